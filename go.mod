@@ -1,0 +1,3 @@
+module github.com/lockcheck/lockcheck
+
+go 1.26.8

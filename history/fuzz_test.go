@@ -1,0 +1,44 @@
+package history
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// FuzzDecode checks that no input makes Decode panic, that errors are one
+// line naming a line number, and that whatever decodes re-encodes and decodes
+// to the same ops.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"index":0,"time":1,"process":0,"type":"invoke","f":"acquire","key":"k"}` + "\n"))
+	f.Add([]byte(`{"index":1,"time":2,"process":0,"type":"ok","f":"acquire","key":"k","value":{"token":3,"owner":"a"}}`))
+	f.Add([]byte(`{"index":2,"time":3,"process":-1,"type":"info","f":"pause","value":{"targets":[1],"duration":5}}`))
+	f.Add([]byte("{\n}\n\n{oops"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := Decode(bytes.NewReader(data))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "line ") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q is not one line starting with its line number", err)
+			}
+			return
+		}
+		var buf bytes.Buffer
+		if err := Encode(&buf, h); err != nil {
+			t.Fatalf("encode: %v", err)
+		}
+		again, err := Decode(&buf)
+		if err != nil {
+			t.Fatalf("re-decode: %v", err)
+		}
+		if len(again) != len(h) {
+			t.Fatalf("re-decoded %d ops, want %d", len(again), len(h))
+		}
+		for i := range h {
+			if again[i].String() != h[i].String() {
+				t.Fatalf("op %d changed: %q -> %q", i, h[i], again[i])
+			}
+		}
+		_, _ = h.Pairs()
+		_ = h.Faults()
+	})
+}

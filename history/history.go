@@ -1,0 +1,97 @@
+package history
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// History is a sequence of ops in the order they were recorded.
+type History []Op
+
+// Pair is an invocation with its completion. Complete is nil when the history
+// ended before the op completed (an interrupted run); such an op counts as
+// info: it may have taken effect at any time after its invocation.
+type Pair struct {
+	Invoke   Op
+	Complete *Op
+}
+
+// Type returns the completion type, Info when the op never completed.
+func (p Pair) Type() Type {
+	if p.Complete == nil {
+		return Info
+	}
+	return p.Complete.Type
+}
+
+// End returns the completion time, or math.MaxInt64 when the op is
+// indeterminate (info or never completed): its effect may land at any later
+// time.
+func (p Pair) End() time.Duration {
+	if p.Complete == nil || p.Complete.Type == Info {
+		return time.Duration(math.MaxInt64)
+	}
+	return p.Complete.Time
+}
+
+// Returned returns when the controller saw the completion, or the invoke time
+// when the op never completed.
+func (p Pair) Returned() time.Duration {
+	if p.Complete == nil {
+		return p.Invoke.Time
+	}
+	return p.Complete.Time
+}
+
+// Value returns the completion's value when present, else the invocation's.
+func (p Pair) Value() *Value {
+	if p.Complete != nil && p.Complete.Value != nil {
+		return p.Complete.Value
+	}
+	return p.Invoke.Value
+}
+
+// Pairs matches every invocation with its completion, in invocation order.
+// It returns an error when a process completes an op it never invoked or
+// invokes while another of its ops is still open.
+func (h History) Pairs() ([]Pair, error) {
+	pairs := make([]Pair, 0, len(h)/2+1)
+	open := make(map[int]int) // process -> index in pairs
+	for i := range h {
+		op := h[i]
+		if op.Type == Invoke {
+			if j, ok := open[op.Process]; ok {
+				return nil, fmt.Errorf("op %d: process %d invokes %s while op %d (%s) is open",
+					op.Index, op.Process, op.F, pairs[j].Invoke.Index, pairs[j].Invoke.F)
+			}
+			open[op.Process] = len(pairs)
+			pairs = append(pairs, Pair{Invoke: op})
+			continue
+		}
+		j, ok := open[op.Process]
+		if !ok {
+			return nil, fmt.Errorf("op %d: process %d completes %s with no open invocation", op.Index, op.Process, op.F)
+		}
+		if pairs[j].Invoke.F != op.F {
+			return nil, fmt.Errorf("op %d: process %d completes %s but invoked %s", op.Index, op.Process, op.F, pairs[j].Invoke.F)
+		}
+		c := h[i]
+		pairs[j].Complete = &c
+		delete(open, op.Process)
+	}
+	return pairs, nil
+}
+
+// Keys returns the distinct non-empty lock keys in order of first appearance.
+func (h History) Keys() []string {
+	seen := make(map[string]bool)
+	var keys []string
+	for _, op := range h {
+		if op.Key != "" && !seen[op.Key] {
+			seen[op.Key] = true
+			keys = append(keys, op.Key)
+		}
+	}
+	return keys
+}

@@ -1,0 +1,130 @@
+package history
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRoundTrip(t *testing.T) {
+	r := NewRecorder(nil)
+	r.Record(Op{Process: 0, Type: Invoke, F: FAcquire, Key: "k"})
+	r.Record(Op{Process: 0, Type: OK, F: FAcquire, Key: "k", Value: &Value{Token: 7, Owner: "o"}})
+	r.Record(Op{Process: 0, Type: Invoke, F: FCS, Key: "k", Value: &Value{Token: 7}})
+	r.Record(Op{Process: 0, Type: Fail, F: FCS, Key: "k", Value: &Value{Token: 7, Read: Int64(3), Rejected: "write", MaxToken: 9}})
+	r.Record(Op{Process: NemesisProcess, Type: Invoke, F: FPause})
+	r.Record(Op{Process: NemesisProcess, Type: Info, F: FPause, Value: &Value{Targets: []int{0}, Duration: time.Second}})
+	want := r.History()
+	var buf bytes.Buffer
+	if err := Encode(&buf, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("decoded %d ops, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].String() != want[i].String() {
+			t.Errorf("op %d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+func TestRecorderSinkIsLineAtATime(t *testing.T) {
+	var buf bytes.Buffer
+	r := NewRecorder(&buf)
+	r.Record(Op{Process: 1, Type: Invoke, F: FAcquire, Key: "k"})
+	if !strings.HasSuffix(buf.String(), "\n") || strings.Count(buf.String(), "\n") != 1 {
+		t.Fatalf("sink holds %q, want one full line", buf.String())
+	}
+	h, err := Decode(&buf)
+	if err != nil || len(h) != 1 || h[0].Index != 0 {
+		t.Fatalf("decode sink: %v %v", h, err)
+	}
+}
+
+func TestDecodeErrorsNameTheLine(t *testing.T) {
+	good := `{"index":0,"time":1,"process":0,"type":"invoke","f":"acquire","key":"k"}`
+	tests := []struct {
+		name, input, want string
+	}{
+		{"not json", good + "\n{oops\n", "line 2: malformed op"},
+		{"unknown type", good + "\n" + `{"index":1,"time":2,"process":0,"type":"done","f":"acquire"}`, `line 2: unknown type "done"`},
+		{"missing f", `{"index":0,"time":1,"process":0,"type":"ok"}`, `line 1: missing "f"`},
+		{"unknown field", `{"index":0,"time":1,"process":0,"type":"ok","f":"x","bogus":1}`, "line 1: malformed op"},
+		{"negative time", `{"index":0,"time":-5,"process":0,"type":"ok","f":"x"}`, "line 1: negative time"},
+		{"bad process", `{"index":0,"time":5,"process":-3,"type":"ok","f":"x"}`, "line 1: invalid process"},
+		{"blank lines count", "\n\n{", "line 3: malformed op"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode(strings.NewReader(tt.input))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got error %v, want it to contain %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error is not one line: %q", err)
+			}
+		})
+	}
+}
+
+func TestPairs(t *testing.T) {
+	h := History{
+		{Index: 0, Process: 0, Type: Invoke, F: FAcquire},
+		{Index: 1, Process: 1, Type: Invoke, F: FAcquire},
+		{Index: 2, Process: 0, Type: OK, F: FAcquire, Time: 5},
+		{Index: 3, Process: 0, Type: Invoke, F: FRelease, Time: 6},
+	}
+	pairs, err := h.Pairs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) != 3 {
+		t.Fatalf("got %d pairs, want 3", len(pairs))
+	}
+	if pairs[0].Type() != OK || pairs[0].End() != 5 {
+		t.Errorf("pair 0: type %s end %d", pairs[0].Type(), pairs[0].End())
+	}
+	if pairs[1].Type() != Info || pairs[2].Type() != Info {
+		t.Errorf("open ops must count as info")
+	}
+	bad := []History{
+		{{Process: 0, Type: OK, F: FAcquire}},
+		{{Process: 0, Type: Invoke, F: FAcquire}, {Process: 0, Type: Invoke, F: FRelease}},
+		{{Process: 0, Type: Invoke, F: FAcquire}, {Process: 0, Type: OK, F: FRelease}},
+	}
+	for i, h := range bad {
+		if _, err := h.Pairs(); err == nil {
+			t.Errorf("bad history %d: no error", i)
+		}
+	}
+}
+
+func TestFaults(t *testing.T) {
+	h := History{
+		{Index: 0, Time: 10, Process: -1, Type: Invoke, F: FPause},
+		{Index: 1, Time: 11, Process: -1, Type: Info, F: FPause, Value: &Value{Targets: []int{3}}},
+		{Index: 2, Time: 20, Process: -1, Type: Invoke, F: FResume},
+		{Index: 3, Time: 21, Process: -1, Type: Info, F: FResume},
+		{Index: 4, Time: 30, Process: -1, Type: Invoke, F: FKill},
+		{Index: 5, Time: 31, Process: -1, Type: Info, F: FKill, Error: "no such node"},
+		{Index: 6, Time: 40, Process: -1, Type: Invoke, F: FPartition},
+		{Index: 7, Time: 41, Process: -1, Type: Info, F: FPartition},
+		{Index: 8, Time: 50, Process: 2, Type: Invoke, F: FAcquire},
+	}
+	f := h.Faults()
+	if len(f) != 2 {
+		t.Fatalf("got %d faults, want 2: %+v", len(f), f)
+	}
+	if f[0].F != FPause || f[0].Start != 11 || f[0].End != 21 || f[0].Targets[0] != 3 {
+		t.Errorf("pause fault: %+v", f[0])
+	}
+	if f[1].F != FPartition || f[1].Start != 41 || f[1].End != 50 {
+		t.Errorf("unhealed partition must last to the end: %+v", f[1])
+	}
+}

@@ -1,0 +1,85 @@
+package history
+
+import "time"
+
+// Nemesis operation names. A fault is recorded as an invoke/info pair of its
+// start op (pause, partition, kill) and later an invoke/info pair of the op
+// that ends it (resume, heal, restart). The fault is in force from the start
+// op's info completion to the end op's info completion.
+const (
+	FPause     = "pause"
+	FResume    = "resume"
+	FPartition = "partition"
+	FHeal      = "heal"
+	FKill      = "kill"
+	FRestart   = "restart"
+)
+
+// EndOf returns the name of the op that ends the fault started by f, and
+// false when f does not start a fault.
+func EndOf(f string) (string, bool) {
+	switch f {
+	case FPause:
+		return FResume, true
+	case FPartition:
+		return FHeal, true
+	case FKill:
+		return FRestart, true
+	}
+	return "", false
+}
+
+// Fault is one nemesis fault and the window it was in force.
+type Fault struct {
+	// F is the start op's name (pause, partition, kill).
+	F string
+	// Start is when the fault took effect; End when it was undone, or the end
+	// of the history when it never was.
+	Start, End time.Duration
+	// Targets and Nodes are what the fault acted on.
+	Targets []int
+	Nodes   []string
+	// Detail is the nemesis's own description of the fault.
+	Detail string
+	// Ops are the indices of the start and end completions.
+	Ops []int
+}
+
+// Faults pairs each nemesis fault with the op that ended it. A start op that
+// failed (its completion carries an error) is not a fault.
+func (h History) Faults() []Fault {
+	var faults []Fault
+	open := make(map[string][]int) // end op name -> indices into faults
+	var last time.Duration
+	for _, op := range h {
+		if op.Time > last {
+			last = op.Time
+		}
+		if !op.IsNemesis() || op.Type == Invoke {
+			continue
+		}
+		if end, ok := EndOf(op.F); ok {
+			if op.Error != "" {
+				continue
+			}
+			f := Fault{F: op.F, Start: op.Time, End: -1, Ops: []int{op.Index}}
+			if v := op.Value; v != nil {
+				f.Targets, f.Nodes, f.Detail = v.Targets, v.Nodes, v.Detail
+			}
+			open[end] = append(open[end], len(faults))
+			faults = append(faults, f)
+			continue
+		}
+		for _, i := range open[op.F] {
+			faults[i].End = op.Time
+			faults[i].Ops = append(faults[i].Ops, op.Index)
+		}
+		delete(open, op.F)
+	}
+	for i := range faults {
+		if faults[i].End < 0 {
+			faults[i].End = last
+		}
+	}
+	return faults
+}

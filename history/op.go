@@ -1,0 +1,128 @@
+package history
+
+import (
+	"fmt"
+	"time"
+)
+
+// Type is the kind of an Op: an invocation or one of three completions.
+type Type string
+
+// The four op types. Every Invoke is followed by exactly one OK, Fail or Info
+// for the same process.
+const (
+	Invoke Type = "invoke"
+	OK     Type = "ok"
+	Fail   Type = "fail"
+	Info   Type = "info"
+)
+
+// Valid reports whether t is one of the four known types.
+func (t Type) Valid() bool {
+	switch t {
+	case Invoke, OK, Fail, Info:
+		return true
+	}
+	return false
+}
+
+// NemesisProcess is the process id of nemesis operations.
+const NemesisProcess = -1
+
+// Operation names (Op.F) used by the built-in workloads and the controller.
+const (
+	FAcquire = "acquire" // take the lock named by Key
+	FRelease = "release" // give the lock back
+	FCS      = "cs"      // critical section: read-modify-write on the protected resource
+	FCrash   = "crash"   // the controller retired the process (killed its worker)
+)
+
+// Op is one entry of a history.
+type Op struct {
+	// Index is the position of the op in the history, from 0.
+	Index int `json:"index"`
+	// Time is the controller's monotonic time since the test started.
+	Time time.Duration `json:"time"`
+	// Process is the logical worker id; NemesisProcess for nemesis ops.
+	Process int `json:"process"`
+	// Type says whether this is an invocation or a completion.
+	Type Type `json:"type"`
+	// F names the operation: acquire, release, cs, crash, or a nemesis fault.
+	F string `json:"f"`
+	// Key is the lock name; checkers partition on it.
+	Key string `json:"key,omitempty"`
+	// Value carries what the operation sent or observed.
+	Value *Value `json:"value,omitempty"`
+	// Error explains a fail or info completion.
+	Error string `json:"error,omitempty"`
+}
+
+// Value carries an op's arguments and results. Fields that do not apply to an
+// op are left empty and omitted from the JSON form.
+type Value struct {
+	// Token is the fencing token: granted by acquire, carried by cs.
+	Token int64 `json:"token,omitempty"`
+	// Owner is the unique value the lock client stored as the lock's owner.
+	Owner string `json:"owner,omitempty"`
+	// Read is the register value a critical section read.
+	Read *int64 `json:"read,omitempty"`
+	// Wrote is the register value a critical section wrote (or tried to).
+	Wrote *int64 `json:"wrote,omitempty"`
+	// Rejected is set on a cs fail when the fenced resource refused a stale
+	// token; it names the access that was refused ("read" or "write").
+	Rejected string `json:"rejected,omitempty"`
+	// MaxToken is the highest token the resource had accepted when it refused.
+	MaxToken int64 `json:"max_token,omitempty"`
+	// Released reports, on a release ok, whether the lock key was still this
+	// owner's and was deleted. False means the lock had already been lost.
+	Released *bool `json:"released,omitempty"`
+	// DeletedOwner is, on a release ok, the owner value of the key the release
+	// deleted, when the lock design deletes without checking (plain DEL).
+	DeletedOwner string `json:"deleted_owner,omitempty"`
+	// Targets are the processes a nemesis op acted on.
+	Targets []int `json:"targets,omitempty"`
+	// Nodes are the cluster nodes a nemesis op acted on.
+	Nodes []string `json:"nodes,omitempty"`
+	// Duration is how long a nemesis fault is meant to last.
+	Duration time.Duration `json:"duration,omitempty"`
+	// Detail is free text: what a nemesis did, or an event a worker reported.
+	Detail string `json:"detail,omitempty"`
+}
+
+// Int64 returns a pointer to v, for Value.Read and Value.Wrote.
+func Int64(v int64) *int64 { return &v }
+
+// Bool returns a pointer to v, for Value.Released.
+func Bool(v bool) *bool { return &v }
+
+// IsNemesis reports whether op was performed by the nemesis.
+func (op Op) IsNemesis() bool { return op.Process == NemesisProcess }
+
+// String renders op in one short line, for logs and error messages.
+func (op Op) String() string {
+	s := fmt.Sprintf("%d %.3fs p%d %s %s", op.Index, op.Time.Seconds(), op.Process, op.Type, op.F)
+	if op.Key != "" {
+		s += " " + op.Key
+	}
+	if v := op.Value; v != nil {
+		if v.Token != 0 {
+			s += fmt.Sprintf(" token=%d", v.Token)
+		}
+		if v.Read != nil {
+			s += fmt.Sprintf(" read=%d", *v.Read)
+		}
+		if v.Wrote != nil {
+			s += fmt.Sprintf(" wrote=%d", *v.Wrote)
+		}
+		if v.Rejected != "" {
+			s += " rejected=" + v.Rejected
+		}
+		if v.Detail != "" {
+			s += " " + v.Detail
+		}
+	}
+	if op.Error != "" {
+		s += " error=" + op.Error
+	}
+	return s
+}
