@@ -1,0 +1,51 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+)
+
+// Node is one server of a cluster.
+type Node struct {
+	// Name identifies the node in nemesis ops and logs, e.g. "lock0".
+	Name string
+	// Role is what the node is for: "lock" (a lock service node) or
+	// "storage" (the protected resource, which no nemesis touches).
+	Role string
+	// Addr is the node's real address, host:port on loopback.
+	Addr string
+}
+
+// Cluster is a set of server processes that a test runs against.
+type Cluster interface {
+	// Setup starts every node and returns once all of them answer.
+	Setup(ctx context.Context) error
+	// Teardown stops every process Setup started. It is idempotent.
+	Teardown(ctx context.Context) error
+	// Nodes lists the cluster's nodes.
+	Nodes() []Node
+}
+
+// Killer is a cluster whose nodes can be crashed and restarted.
+type Killer interface {
+	// Kill crashes the node (SIGKILL) and refuses connections to it.
+	Kill(ctx context.Context, node string) error
+	// Restart starts a killed node again and waits until it answers.
+	Restart(ctx context.Context, node string) error
+}
+
+// Partitioner is a cluster whose client links can be cut.
+type Partitioner interface {
+	// Partition makes every link of worker slot to the lock nodes drop all
+	// traffic in both directions (connections hang).
+	Partition(ctx context.Context, slot int) error
+	// Heal undoes Partition for slot; healing a healthy slot is a no-op.
+	Heal(ctx context.Context, slot int) error
+}
+
+// ErrUnsupported is returned for a capability a cluster does not have.
+var ErrUnsupported = errors.New("not supported by this cluster")
+
+// ErrMissingBinary is wrapped by errors about a server binary that is not
+// installed.
+var ErrMissingBinary = errors.New("missing binary")

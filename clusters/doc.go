@@ -1,0 +1,11 @@
+// Package clusters starts and stops the lock services lockcheck tests: real
+// server processes (redis-server) on free 127.0.0.1 ports, each in its own
+// process group with its own temporary directory and log, and the in-process
+// Toxiproxy proxies that every worker-to-node connection goes through.
+//
+// Setup waits until every node answers; Teardown stops exactly the processes
+// Setup started, by process group, never by name. Optional capabilities
+// (Killer, ...) are small interfaces found by type assertion.
+//
+// clusters may import history; it must not import checker, workloads or runner.
+package clusters

@@ -1,0 +1,108 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Proc is a child process started in its own process group. Stop signals the
+// whole group, so nothing the process started outlives it.
+type Proc struct {
+	Name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	mu   sync.Mutex
+	err  error
+}
+
+// StartProc starts argv in a new process group with stdout and stderr going
+// to log (which may be nil). The child is also sent SIGKILL if the controller
+// dies without cleaning up.
+func StartProc(name string, argv []string, dir string, log *os.File) (*Proc, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Stdout = log
+	cmd.Stderr = log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &Proc{Name: name, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Pid returns the process id, which is also its process group id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// Done is closed when the process has exited.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Exited reports whether the process has exited.
+func (p *Proc) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Signal sends sig to the process group.
+func (p *Proc) Signal(sig syscall.Signal) error {
+	if p.Exited() {
+		return nil
+	}
+	if err := syscall.Kill(-p.Pid(), sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal %s (pgid %d): %w", p.Name, p.Pid(), err)
+	}
+	return nil
+}
+
+// Kill sends SIGKILL to the group and waits for the process to exit.
+func (p *Proc) Kill() error {
+	// A stopped group must be continued to act on anything but SIGKILL;
+	// SIGKILL works on stopped processes too.
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("kill %s (pid %d): still running after SIGKILL", p.Name, p.Pid())
+	}
+}
+
+// Stop asks the group to exit with SIGTERM (continuing it first, in case it
+// is paused), and kills it when it has not exited within grace.
+func (p *Proc) Stop(ctx context.Context, grace time.Duration) error {
+	if p.Exited() {
+		return nil
+	}
+	_ = p.Signal(syscall.SIGCONT)
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return p.Kill()
+}

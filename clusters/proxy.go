@@ -1,0 +1,145 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/rs/zerolog"
+)
+
+// Proxies is an in-process Toxiproxy server holding one proxy per link. Each
+// proxy listens on a free 127.0.0.1 port and forwards to one node.
+type Proxies struct {
+	server *toxiproxy.ApiServer
+	mu     sync.Mutex
+	byName map[string]*toxiproxy.Proxy
+	cut    map[string]bool
+}
+
+// NewProxies returns an empty proxy set that logs to log (nil: discard).
+func NewProxies(log io.Writer) *Proxies {
+	if log == nil {
+		log = io.Discard
+	}
+	logger := zerolog.New(log).With().Timestamp().Logger().Level(zerolog.WarnLevel)
+	return &Proxies{
+		server: toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), logger),
+		byName: make(map[string]*toxiproxy.Proxy),
+		cut:    make(map[string]bool),
+	}
+}
+
+// Add starts a proxy named name in front of upstream and returns the address
+// clients should dial.
+func (ps *Proxies) Add(name, upstream string) (string, error) {
+	p := toxiproxy.NewProxy(ps.server, name, "127.0.0.1:0", upstream)
+	if err := ps.server.Collection.Add(p, true); err != nil {
+		return "", fmt.Errorf("start proxy %s -> %s: %w", name, upstream, err)
+	}
+	ps.mu.Lock()
+	ps.byName[name] = p
+	ps.mu.Unlock()
+	return p.Listen, nil
+}
+
+func (ps *Proxies) get(name string) (*toxiproxy.Proxy, error) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	p, ok := ps.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("no proxy named %q", name)
+	}
+	return p, nil
+}
+
+// Names returns the names of the proxies whose names start with prefix.
+func (ps *Proxies) Names(prefix string) []string {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	var names []string
+	for n := range ps.byName {
+		if strings.HasPrefix(n, prefix) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// Cut makes the proxy drop everything in both directions: a timeout toxic
+// with timeout 0 on the upstream and downstream streams. Connections stay
+// open and hang, as behind a network partition.
+func (ps *Proxies) Cut(name string) error {
+	p, err := ps.get(name)
+	if err != nil {
+		return err
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.cut[name] {
+		return nil
+	}
+	for _, stream := range []string{"upstream", "downstream"} {
+		body := fmt.Sprintf(`{"name":"partition_%s","type":"timeout","stream":%q,"toxicity":1,"attributes":{"timeout":0}}`, stream, stream)
+		if _, err := p.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
+			return fmt.Errorf("cut proxy %s (%s): %w", name, stream, err)
+		}
+	}
+	ps.cut[name] = true
+	return nil
+}
+
+// Restore removes the toxics Cut added. Restoring an intact proxy is a no-op.
+func (ps *Proxies) Restore(ctx context.Context, name string) error {
+	p, err := ps.get(name)
+	if err != nil {
+		return err
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if !ps.cut[name] {
+		return nil
+	}
+	for _, stream := range []string{"upstream", "downstream"} {
+		if err := p.Toxics.RemoveToxic(ctx, "partition_"+stream); err != nil {
+			return fmt.Errorf("restore proxy %s (%s): %w", name, stream, err)
+		}
+	}
+	ps.cut[name] = false
+	return nil
+}
+
+// Disable stops the proxy: it closes its connections and refuses new ones.
+func (ps *Proxies) Disable(name string) error {
+	p, err := ps.get(name)
+	if err != nil {
+		return err
+	}
+	p.Stop()
+	return nil
+}
+
+// Enable starts a stopped proxy again on the same address.
+func (ps *Proxies) Enable(name string) error {
+	p, err := ps.get(name)
+	if err != nil {
+		return err
+	}
+	if err := p.Start(); err != nil && !errors.Is(err, toxiproxy.ErrProxyAlreadyStarted) {
+		return fmt.Errorf("restart proxy %s on %s: %w", name, p.Listen, err)
+	}
+	return nil
+}
+
+// Close stops every proxy.
+func (ps *Proxies) Close() {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	for _, p := range ps.byName {
+		p.Stop()
+	}
+}

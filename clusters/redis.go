@@ -1,0 +1,222 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// RedisBinary is the server binary that RedisServer runs.
+const RedisBinary = "redis-server"
+
+// RedisServer is one redis-server process on a free loopback port.
+type RedisServer struct {
+	Name    string
+	Persist bool // append-only file with fsync always, so a restart keeps keys
+	Dir     string
+	LogPath string
+	Port    int
+	Extra   []string // extra config lines
+
+	mu   sync.Mutex
+	proc *Proc
+	log  *os.File
+}
+
+// Addr returns host:port of the server.
+func (s *RedisServer) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
+
+// LookRedis returns the path of redis-server, or an error naming the Debian
+// package to install.
+func LookRedis() (string, error) {
+	path, err := exec.LookPath(RedisBinary)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s not found in PATH: install the Debian package redis-server (scripts/deps.sh does)", ErrMissingBinary, RedisBinary)
+	}
+	return path, nil
+}
+
+func (s *RedisServer) writeConfig() (string, error) {
+	lines := []string{
+		"bind 127.0.0.1",
+		"port " + strconv.Itoa(s.Port),
+		"protected-mode yes",
+		"daemonize no",
+		"dir " + s.Dir,
+		"logfile \"\"",
+		"save \"\"",
+		"databases 1",
+	}
+	if s.Persist {
+		lines = append(lines, "appendonly yes", "appendfsync always")
+	} else {
+		lines = append(lines, "appendonly no")
+	}
+	lines = append(lines, s.Extra...)
+	path := filepath.Join(s.Dir, "redis.conf")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("write %s config: %w", s.Name, err)
+	}
+	return path, nil
+}
+
+// Start launches the server and waits until it answers PING. When Port is 0
+// a free port is chosen; a port taken between choosing and binding is retried
+// with another port.
+func (s *RedisServer) Start(ctx context.Context) error {
+	bin, err := LookRedis()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return fmt.Errorf("create %s dir: %w", s.Name, err)
+	}
+	fixed := s.Port != 0
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		if !fixed {
+			if s.Port, err = FreePort(); err != nil {
+				return err
+			}
+		}
+		lastErr = s.startOnce(ctx, bin)
+		if lastErr == nil || fixed || !errors.Is(lastErr, errPortInUse) {
+			return lastErr
+		}
+	}
+	return lastErr
+}
+
+var errPortInUse = errors.New("port in use")
+
+func (s *RedisServer) startOnce(ctx context.Context, bin string) error {
+	conf, err := s.writeConfig()
+	if err != nil {
+		return err
+	}
+	log, err := os.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s log: %w", s.Name, err)
+	}
+	proc, err := StartProc(s.Name, []string{bin, conf}, s.Dir, log)
+	if err != nil {
+		log.Close()
+		return err
+	}
+	s.mu.Lock()
+	s.proc, s.log = proc, log
+	s.mu.Unlock()
+	if err := waitRedis(ctx, s.Addr(), proc, 10*time.Second); err != nil {
+		_ = proc.Kill()
+		log.Close()
+		if b, _ := os.ReadFile(s.LogPath); strings.Contains(string(b), "Address already in use") {
+			return fmt.Errorf("start %s on %s: %w", s.Name, s.Addr(), errPortInUse)
+		}
+		return fmt.Errorf("start %s on %s (log %s): %w", s.Name, s.Addr(), s.LogPath, err)
+	}
+	return nil
+}
+
+// Kill crashes the server with SIGKILL.
+func (s *RedisServer) Kill() error {
+	s.mu.Lock()
+	p := s.proc
+	s.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.Kill()
+}
+
+// Running reports whether the server process is alive.
+func (s *RedisServer) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc != nil && !s.proc.Exited()
+}
+
+// Pid returns the server's pid, 0 when it is not running.
+func (s *RedisServer) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil || s.proc.Exited() {
+		return 0
+	}
+	return s.proc.Pid()
+}
+
+// Stop shuts the server down (SIGTERM, then SIGKILL after a grace period).
+func (s *RedisServer) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	p, log := s.proc, s.log
+	s.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	err := p.Stop(ctx, 5*time.Second)
+	if log != nil {
+		log.Close()
+	}
+	return err
+}
+
+// waitRedis polls addr with PING until it answers PONG, the process exits,
+// or the timeout passes.
+func waitRedis(ctx context.Context, addr string, proc *Proc, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		if proc.Exited() {
+			return errors.New("server exited during start-up")
+		}
+		if lastErr = Ping(addr); lastErr == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("no answer within %s: %w", timeout, lastErr)
+}
+
+// Ping sends a RESP PING to addr and expects +PONG.
+func Ping(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 64)
+	n, err := c.Read(buf)
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(string(buf[:n]), "+PONG") {
+		return fmt.Errorf("unexpected reply %q", buf[:n])
+	}
+	return nil
+}
+
+// FreePort asks the kernel for a free TCP port on 127.0.0.1.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

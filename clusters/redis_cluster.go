@@ -1,0 +1,236 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// RedisConfig describes a set of local redis-server nodes: the lock nodes a
+// lock design uses and one storage node for the protected resource.
+type RedisConfig struct {
+	// LockNodes is how many independent redis-server lock nodes to start.
+	LockNodes int
+	// Workers is the number of worker slots; each slot gets its own proxy to
+	// each lock node.
+	Workers int
+	// LogDir receives one log per node (the run directory's nodes/).
+	LogDir string
+	// Persist makes lock nodes keep an append-only file with fsync always,
+	// so a killed and restarted node still has its keys.
+	Persist bool
+}
+
+// Redis is a Cluster of local redis-server processes behind Toxiproxy.
+type Redis struct {
+	cfg     RedisConfig
+	tmp     string
+	lock    []*RedisServer
+	storage *RedisServer
+	proxies *Proxies
+	proxyLg *os.File
+
+	mu       sync.Mutex
+	torn     bool
+	slotAddr [][]string // slot -> lock node -> proxy address
+}
+
+var (
+	_ Cluster     = (*Redis)(nil)
+	_ Killer      = (*Redis)(nil)
+	_ Partitioner = (*Redis)(nil)
+)
+
+// NewRedis returns an unstarted cluster.
+func NewRedis(cfg RedisConfig) *Redis {
+	if cfg.LockNodes < 1 {
+		cfg.LockNodes = 1
+	}
+	if cfg.Workers < 1 {
+		cfg.Workers = 1
+	}
+	return &Redis{cfg: cfg}
+}
+
+func proxyName(slot, node int) string { return fmt.Sprintf("w%d-lock%d", slot, node) }
+
+// Setup starts the lock nodes, the storage node and the proxies, and returns
+// once every node answers. On error, whatever was started is stopped.
+func (r *Redis) Setup(ctx context.Context) (err error) {
+	if _, err := LookRedis(); err != nil {
+		return err
+	}
+	r.tmp, err = os.MkdirTemp("", "lockcheck-redis-")
+	if err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = r.Teardown(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := os.MkdirAll(r.cfg.LogDir, 0o755); err != nil {
+		return fmt.Errorf("create log dir: %w", err)
+	}
+	mk := func(name string, persist bool) *RedisServer {
+		return &RedisServer{Name: name, Persist: persist, Dir: filepath.Join(r.tmp, name),
+			LogPath: filepath.Join(r.cfg.LogDir, name+".log")}
+	}
+	for i := 0; i < r.cfg.LockNodes; i++ {
+		r.lock = append(r.lock, mk(fmt.Sprintf("lock%d", i), r.cfg.Persist))
+	}
+	r.storage = mk("storage", false)
+	for _, s := range append(append([]*RedisServer(nil), r.lock...), r.storage) {
+		if err := s.Start(ctx); err != nil {
+			return err
+		}
+	}
+	r.proxyLg, err = os.Create(filepath.Join(r.cfg.LogDir, "toxiproxy.log"))
+	if err != nil {
+		return fmt.Errorf("create proxy log: %w", err)
+	}
+	r.proxies = NewProxies(r.proxyLg)
+	r.slotAddr = make([][]string, r.cfg.Workers)
+	for slot := 0; slot < r.cfg.Workers; slot++ {
+		for j, s := range r.lock {
+			addr, err := r.proxies.Add(proxyName(slot, j), s.Addr())
+			if err != nil {
+				return err
+			}
+			r.slotAddr[slot] = append(r.slotAddr[slot], addr)
+		}
+	}
+	return nil
+}
+
+// Nodes lists the lock nodes, then the storage node.
+func (r *Redis) Nodes() []Node {
+	var nodes []Node
+	for _, s := range r.lock {
+		nodes = append(nodes, Node{Name: s.Name, Role: "lock", Addr: s.Addr()})
+	}
+	if r.storage != nil {
+		nodes = append(nodes, Node{Name: r.storage.Name, Role: "storage", Addr: r.storage.Addr()})
+	}
+	return nodes
+}
+
+// LockAddrs returns the proxy addresses worker slot uses, one per lock node.
+func (r *Redis) LockAddrs(slot int) []string {
+	return append([]string(nil), r.slotAddr[slot]...)
+}
+
+// StorageAddr returns the storage node's address. Workers reach it directly:
+// no nemesis touches the protected resource.
+func (r *Redis) StorageAddr() string { return r.storage.Addr() }
+
+// Pids returns the pids of the running server processes, by node name.
+func (r *Redis) Pids() map[string]int {
+	pids := make(map[string]int)
+	for _, s := range append(append([]*RedisServer(nil), r.lock...), r.storage) {
+		if s != nil {
+			if pid := s.Pid(); pid != 0 {
+				pids[s.Name] = pid
+			}
+		}
+	}
+	return pids
+}
+
+func (r *Redis) lockNode(name string) (int, *RedisServer, error) {
+	for i, s := range r.lock {
+		if s.Name == name {
+			return i, s, nil
+		}
+	}
+	return 0, nil, fmt.Errorf("no lock node named %q", name)
+}
+
+// Kill stops the proxies to a lock node, so new connections are refused and
+// open ones close, then SIGKILLs its redis-server.
+func (r *Redis) Kill(ctx context.Context, node string) error {
+	j, s, err := r.lockNode(node)
+	if err != nil {
+		return err
+	}
+	for slot := 0; slot < r.cfg.Workers; slot++ {
+		if err := r.proxies.Disable(proxyName(slot, j)); err != nil {
+			return err
+		}
+	}
+	if err := s.Kill(); err != nil {
+		return fmt.Errorf("kill %s: %w", node, err)
+	}
+	return nil
+}
+
+// Restart starts a killed lock node on its old port and re-enables its
+// proxies once it answers.
+func (r *Redis) Restart(ctx context.Context, node string) error {
+	j, s, err := r.lockNode(node)
+	if err != nil {
+		return err
+	}
+	if !s.Running() {
+		if err := s.Start(ctx); err != nil {
+			return fmt.Errorf("restart %s: %w", node, err)
+		}
+	}
+	for slot := 0; slot < r.cfg.Workers; slot++ {
+		if err := r.proxies.Enable(proxyName(slot, j)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Partition cuts every link of a worker slot to the lock nodes.
+func (r *Redis) Partition(ctx context.Context, slot int) error {
+	for j := range r.lock {
+		if err := r.proxies.Cut(proxyName(slot, j)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Heal restores every link of a worker slot.
+func (r *Redis) Heal(ctx context.Context, slot int) error {
+	var errs []error
+	for j := range r.lock {
+		errs = append(errs, r.proxies.Restore(ctx, proxyName(slot, j)))
+	}
+	return errors.Join(errs...)
+}
+
+// Teardown stops the proxies and every server Setup started, and removes the
+// data directory. It is idempotent.
+func (r *Redis) Teardown(ctx context.Context) error {
+	r.mu.Lock()
+	if r.torn {
+		r.mu.Unlock()
+		return nil
+	}
+	r.torn = true
+	r.mu.Unlock()
+	if r.proxies != nil {
+		r.proxies.Close()
+	}
+	if r.proxyLg != nil {
+		r.proxyLg.Close()
+	}
+	var errs []error
+	for _, s := range append(append([]*RedisServer(nil), r.lock...), r.storage) {
+		if s != nil {
+			errs = append(errs, s.Stop(ctx))
+		}
+	}
+	if r.tmp != "" && strings.Contains(r.tmp, "lockcheck-redis-") {
+		errs = append(errs, os.RemoveAll(r.tmp))
+	}
+	return errors.Join(errs...)
+}
