@@ -1,0 +1,105 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Grant is what a successful acquire returns.
+type Grant struct {
+	// Owner is the unique value the client stored as the lock's owner.
+	Owner string
+	// Token is the fencing token, 0 when the design has none.
+	Token int64
+}
+
+// Lock is a lock client as one worker process uses it.
+type Lock interface {
+	// Acquire takes the lock named key, retrying until the acquire timeout.
+	Acquire(ctx context.Context, key string) (Grant, error)
+	// Release gives the lock back and reports what it observed.
+	Release(ctx context.Context, key string, g Grant) (*history.Value, error)
+	// Close releases the client's connections.
+	Close() error
+}
+
+// Design describes one lock design lockcheck can test.
+type Design struct {
+	// Name is the --lock name.
+	Name string
+	// Summary is the one line `check list` prints.
+	Summary string
+	// Service names the lock service the design needs ("redis").
+	Service string
+	// LockNodes is how many lock service nodes the design uses.
+	LockNodes int
+	// Tokens reports whether the design hands out monotonic fencing tokens.
+	Tokens bool
+	// New builds a client for one worker.
+	New func(cfg Config, rng *rand.Rand) (Lock, error)
+}
+
+// Designs returns every known lock design, sorted by name.
+func Designs() []Design {
+	ds := []Design{
+		{Name: "redis-set-px", Service: "redis", LockNodes: 1, Tokens: true, New: newSetPX,
+			Summary: "SET key owner NX PX lease (+ INCR token in the same script); release by Lua compare-and-delete"},
+		{Name: "redis-set-px-del", Service: "redis", LockNodes: 1, Tokens: true, New: newSetPXDel,
+			Summary: "the same acquire; release by plain DEL, which can delete another holder's key"},
+		{Name: "redis-setnx-expire", Service: "redis", LockNodes: 1, Tokens: true, New: newSetNXExpire,
+			Summary: "SETNX then PEXPIRE as two commands (+ INCR token); release by plain DEL"},
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i].Name < ds[j].Name })
+	return ds
+}
+
+// FindDesign returns the design called name, or an error listing the known
+// designs.
+func FindDesign(name string) (Design, error) {
+	var names []string
+	for _, d := range Designs() {
+		if d.Name == name {
+			return d, nil
+		}
+		names = append(names, d.Name)
+	}
+	return Design{}, fmt.Errorf("unknown lock %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// newOwner returns a unique owner value for one acquire.
+func newOwner(process int, rng *rand.Rand) string {
+	return fmt.Sprintf("p%d-%016x", process, rng.Uint64())
+}
+
+// retryLoop calls try until it grants the lock, fails, or the acquire timeout
+// passes, sleeping a jittered retry interval between attempts.
+func retryLoop(ctx context.Context, cfg Config, rng *rand.Rand, try func(context.Context) (Grant, bool, error)) (Grant, error) {
+	deadline := time.Now().Add(ms(cfg.AcquireTimeoutMS))
+	for {
+		g, ok, err := try(ctx)
+		if err != nil {
+			return Grant{}, err
+		}
+		if ok {
+			return g, nil
+		}
+		wait := ms(cfg.RetryMS)
+		if wait > 0 {
+			wait = wait/2 + time.Duration(rng.Int64N(int64(wait)))
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return Grant{}, ErrNotAcquired
+		}
+		select {
+		case <-ctx.Done():
+			return Grant{}, Definite(ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package workloads
+
+import (
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// ProtocolVersion is the version of the worker protocol described in
+// docs/worker-protocol.md. The controller sends it in the open request and a
+// worker must refuse a version it does not speak.
+const ProtocolVersion = 1
+
+// Request operation names beyond the history's acquire, release and cs.
+const (
+	FOpen  = "open"
+	FClose = "close"
+)
+
+// Request is one line the controller writes to a worker's stdin.
+type Request struct {
+	// ID is unique per worker and echoed in the reply.
+	ID int64 `json:"id"`
+	// F is open, acquire, release, cs or close.
+	F string `json:"f"`
+	// Key is the lock name for acquire, release and cs.
+	Key string `json:"key,omitempty"`
+	// Value carries the grant (token, owner) for release and cs.
+	Value *history.Value `json:"value,omitempty"`
+	// Config is sent with open only.
+	Config *Config `json:"config,omitempty"`
+}
+
+// Reply is one line a worker writes to stdout for each request.
+type Reply struct {
+	ID int64 `json:"id"`
+	// Type is ok, fail (certainly no effect) or info (unknown effect).
+	Type history.Type `json:"type"`
+	// Value is what the operation observed.
+	Value *history.Value `json:"value,omitempty"`
+	// Error explains fail and info.
+	Error string `json:"error,omitempty"`
+	// Protocol is the worker's protocol version, in the reply to open.
+	Protocol int `json:"protocol,omitempty"`
+}
+
+// Config is everything a worker needs to build its lock client and resource.
+type Config struct {
+	Protocol int    `json:"protocol"`
+	Lock     string `json:"lock"`
+	// Process is the logical process id this worker serves.
+	Process int `json:"process"`
+	// Seed seeds the worker's randomness (owner ids, retry jitter).
+	Seed uint64 `json:"seed"`
+	// LockAddrs are the addresses of the lock nodes (through this worker's
+	// own proxies).
+	LockAddrs []string `json:"lock_addrs"`
+	// StorageAddr is the protected resource's storage node.
+	StorageAddr string `json:"storage_addr"`
+	// LeaseMS is the lock's lease (time to live) in milliseconds.
+	LeaseMS int64 `json:"lease_ms"`
+	// AcquireTimeoutMS bounds how long acquire keeps retrying before it fails.
+	AcquireTimeoutMS int64 `json:"acquire_timeout_ms"`
+	// RetryMS is the mean pause between acquire attempts.
+	RetryMS int64 `json:"retry_ms"`
+	// ThinkMS is how long a critical section waits between read and write.
+	ThinkMS int64 `json:"think_ms"`
+	// OpTimeoutMS is the dial, read and write timeout of one command.
+	OpTimeoutMS int64 `json:"op_timeout_ms"`
+	// Fencing makes the critical section pass the lock's token to the
+	// resource, which refuses tokens older than the newest it has seen.
+	Fencing bool `json:"fencing"`
+}
+
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// Lease returns LeaseMS as a duration.
+func (c Config) Lease() time.Duration { return ms(c.LeaseMS) }
+
+// OpTimeout returns OpTimeoutMS as a duration.
+func (c Config) OpTimeout() time.Duration { return ms(c.OpTimeoutMS) }

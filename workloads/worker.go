@@ -1,0 +1,120 @@
+package workloads
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// worker is the state of one worker process.
+type worker struct {
+	cfg  Config
+	lock Lock
+	res  *Resource
+}
+
+// Serve runs the worker side of the worker protocol: it reads one request a
+// line from in and writes one reply a line to out, until a close request or
+// the end of in. See docs/worker-protocol.md.
+func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	w := bufio.NewWriter(out)
+	enc := json.NewEncoder(w)
+	var wk *worker
+	defer func() {
+		if wk != nil {
+			wk.close()
+		}
+	}()
+	for sc.Scan() {
+		var req Request
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			return fmt.Errorf("worker: malformed request %q: %w", sc.Text(), err)
+		}
+		reply := Reply{ID: req.ID}
+		switch {
+		case req.F == FOpen:
+			if wk != nil {
+				reply.Type, reply.Error = history.Fail, "already open"
+				break
+			}
+			var err error
+			if wk, err = open(req.Config); err != nil {
+				reply.Type, reply.Error = history.Fail, err.Error()
+			} else {
+				reply.Type, reply.Protocol = history.OK, ProtocolVersion
+			}
+		case req.F == FClose:
+			reply.Type = history.OK
+		case wk == nil:
+			reply.Type, reply.Error = history.Fail, "not open: send open first"
+		default:
+			val, err := wk.invoke(ctx, req)
+			reply.Type, reply.Value = Classify(err), val
+			if err != nil {
+				reply.Error = err.Error()
+			}
+		}
+		if err := enc.Encode(reply); err != nil {
+			return fmt.Errorf("worker: write reply: %w", err)
+		}
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("worker: write reply: %w", err)
+		}
+		if req.F == FClose {
+			return nil
+		}
+	}
+	return sc.Err()
+}
+
+func open(cfg *Config) (*worker, error) {
+	if cfg == nil {
+		return nil, errors.New("open without config")
+	}
+	if cfg.Protocol != ProtocolVersion {
+		return nil, fmt.Errorf("protocol %d not supported (this worker speaks %d)", cfg.Protocol, ProtocolVersion)
+	}
+	d, err := FindDesign(cfg.Lock)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Process)))
+	l, err := d.New(*cfg, rng)
+	if err != nil {
+		return nil, err
+	}
+	return &worker{cfg: *cfg, lock: l, res: NewResource(*cfg)}, nil
+}
+
+func (w *worker) invoke(ctx context.Context, req Request) (*history.Value, error) {
+	var g Grant
+	if req.Value != nil {
+		g = Grant{Owner: req.Value.Owner, Token: req.Value.Token}
+	}
+	switch req.F {
+	case history.FAcquire:
+		g, err := w.lock.Acquire(ctx, req.Key)
+		if err != nil {
+			return nil, err
+		}
+		return &history.Value{Token: g.Token, Owner: g.Owner}, nil
+	case history.FRelease:
+		return w.lock.Release(ctx, req.Key, g)
+	case history.FCS:
+		return w.res.CriticalSection(ctx, req.Key, g.Token)
+	}
+	return nil, Definite(fmt.Errorf("unknown operation %q", req.F))
+}
+
+func (w *worker) close() {
+	_ = w.lock.Close()
+	_ = w.res.Close()
+}
