@@ -19,18 +19,45 @@ type Proxies struct {
 	mu     sync.Mutex
 	byName map[string]*toxiproxy.Proxy
 	cut    map[string]bool
+	log    *closableLog
+}
+
+// closableLog drops writes once closed: Toxiproxy's goroutines may still log
+// while the proxies shut down.
+type closableLog struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
+}
+
+func (l *closableLog) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return len(b), nil
+	}
+	return l.w.Write(b)
+}
+
+func (l *closableLog) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
 }
 
 // NewProxies returns an empty proxy set that logs to log (nil: discard).
+// Close stops writing to log.
 func NewProxies(log io.Writer) *Proxies {
 	if log == nil {
 		log = io.Discard
 	}
-	logger := zerolog.New(log).With().Timestamp().Logger().Level(zerolog.WarnLevel)
+	cl := &closableLog{w: log}
+	logger := zerolog.New(cl).With().Timestamp().Logger().Level(zerolog.WarnLevel)
 	return &Proxies{
 		server: toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), logger),
 		byName: make(map[string]*toxiproxy.Proxy),
 		cut:    make(map[string]bool),
+		log:    cl,
 	}
 }
 
@@ -135,11 +162,12 @@ func (ps *Proxies) Enable(name string) error {
 	return nil
 }
 
-// Close stops every proxy.
+// Close stops every proxy and stops logging.
 func (ps *Proxies) Close() {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	for _, p := range ps.byName {
 		p.Stop()
 	}
+	ps.log.close()
 }

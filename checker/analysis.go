@@ -1,0 +1,201 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// analysis is the view of a history that several checkers share: the
+// invoke/completion pairs, the faults and the hold intervals, each computed
+// once. Compose hands one analysis to all its sub-checkers.
+type analysis struct {
+	h     history.History
+	pairs []pair
+	err   error
+	// end is the time of the last op: the end of the history.
+	end time.Duration
+
+	faultsOnce sync.Once
+	faults     []history.Fault
+
+	holdsOnce sync.Once
+	holds     []hold
+}
+
+// analyzer is implemented by checkers that can work from a shared analysis.
+type analyzer interface {
+	checkAnalysis(ctx context.Context, a *analysis) Result
+}
+
+// newAnalysis pairs the ops of h. A pairing error is kept in err.
+func newAnalysis(h history.History) *analysis {
+	a := &analysis{h: h}
+	a.pairs, a.err = pairUp(h)
+	for i := range h {
+		if h[i].Time > a.end {
+			a.end = h[i].Time
+		}
+	}
+	return a
+}
+
+// pair is an invocation with its completion, like history.Pair, but pointing
+// into the history instead of copying the ops: for a history of a million ops
+// that saves some 90 MB.
+type pair struct {
+	Invoke *history.Op
+	// Complete is nil when the history ended before the op completed.
+	Complete *history.Op
+}
+
+// Type returns the completion type, Info when the op never completed.
+func (p pair) Type() history.Type {
+	if p.Complete == nil {
+		return history.Info
+	}
+	return p.Complete.Type
+}
+
+// End returns the completion time, or forever when the op is indeterminate.
+func (p pair) End() time.Duration {
+	if p.Complete == nil || p.Complete.Type == history.Info {
+		return forever
+	}
+	return p.Complete.Time
+}
+
+// Value returns the completion's value when present, else the invocation's.
+func (p pair) Value() *history.Value {
+	if p.Complete != nil && p.Complete.Value != nil {
+		return p.Complete.Value
+	}
+	return p.Invoke.Value
+}
+
+// pairUp matches every invocation with its completion, in invocation order,
+// exactly as history.History.Pairs does and with the same errors.
+func pairUp(h history.History) ([]pair, error) {
+	pairs := make([]pair, 0, len(h)/2+1)
+	open := make(map[int]int) // process -> index in pairs
+	for i := range h {
+		op := &h[i]
+		if op.Type == history.Invoke {
+			if j, ok := open[op.Process]; ok {
+				return nil, fmt.Errorf("op %d: process %d invokes %s while op %d (%s) is open",
+					op.Index, op.Process, op.F, pairs[j].Invoke.Index, pairs[j].Invoke.F)
+			}
+			open[op.Process] = len(pairs)
+			pairs = append(pairs, pair{Invoke: op})
+			continue
+		}
+		j, ok := open[op.Process]
+		if !ok {
+			return nil, fmt.Errorf("op %d: process %d completes %s with no open invocation", op.Index, op.Process, op.F)
+		}
+		if pairs[j].Invoke.F != op.F {
+			return nil, fmt.Errorf("op %d: process %d completes %s but invoked %s", op.Index, op.Process, op.F, pairs[j].Invoke.F)
+		}
+		pairs[j].Complete = op
+		delete(open, op.Process)
+	}
+	return pairs, nil
+}
+
+// check runs c on a, through the shared analysis when c supports it.
+func check(ctx context.Context, c Checker, a *analysis) Result {
+	if an, ok := c.(analyzer); ok {
+		return an.checkAnalysis(ctx, a)
+	}
+	return c.Check(ctx, a.h)
+}
+
+// getFaults returns the history's faults, sorted by start.
+func (a *analysis) getFaults() []history.Fault {
+	a.faultsOnce.Do(func() {
+		a.faults = a.h.Faults()
+		sort.SliceStable(a.faults, func(i, j int) bool { return a.faults[i].Start < a.faults[j].Start })
+	})
+	return a.faults
+}
+
+// endKind says what ended a hold.
+type endKind uint8
+
+const (
+	endRelease endKind = iota // the holder invoked a release
+	endCrash                  // the holder was retired
+	endHistory                // the history ended first
+)
+
+// hold is the interval in which a process believed it held a lock: from the
+// completion of its acquire ok to its next release invoke or crash invoke, or
+// the end of the history.
+type hold struct {
+	key        string
+	proc       int
+	start, end time.Duration
+	// acquire is the index in the history of the acquire ok.
+	acquire int
+	// endOp is the index of the release or crash invoke that ended the
+	// hold, -1 when the history ended first.
+	endOp   int
+	endKind endKind
+	token   int64
+	owner   string
+}
+
+// getHolds returns every hold interval, in order of grant. It needs pairs.
+func (a *analysis) getHolds() []hold {
+	a.holdsOnce.Do(func() {
+		n := 0
+		for _, pr := range a.pairs {
+			if pr.Invoke.F == history.FAcquire && pr.Type() == history.OK {
+				n++
+			}
+		}
+		a.holds = make([]hold, 0, n)
+		open := make(map[int][]int) // process -> indices of open holds
+		closeHolds := func(p int, key string, at time.Duration, op int, kind endKind) {
+			keep := open[p][:0]
+			for _, i := range open[p] {
+				if key != "" && a.holds[i].key != key {
+					keep = append(keep, i)
+					continue
+				}
+				a.holds[i].end, a.holds[i].endOp, a.holds[i].endKind = at, op, kind
+			}
+			if len(keep) == 0 {
+				delete(open, p)
+			} else {
+				open[p] = keep
+			}
+		}
+		for _, pr := range a.pairs {
+			inv := pr.Invoke
+			switch inv.F {
+			case history.FAcquire:
+				if pr.Type() != history.OK {
+					continue
+				}
+				hd := hold{key: inv.Key, proc: inv.Process, start: pr.Complete.Time,
+					acquire: pr.Complete.Index, endOp: -1, endKind: endHistory, end: a.end}
+				if v := pr.Value(); v != nil {
+					hd.token, hd.owner = v.Token, v.Owner
+				}
+				open[inv.Process] = append(open[inv.Process], len(a.holds))
+				a.holds = append(a.holds, hd)
+			case history.FRelease:
+				closeHolds(inv.Process, inv.Key, inv.Time, inv.Index, endRelease)
+			case history.FCrash:
+				closeHolds(inv.Process, "", inv.Time, inv.Index, endCrash)
+			}
+		}
+		sort.SliceStable(a.holds, func(i, j int) bool { return a.holds[i].start < a.holds[j].start })
+	})
+	return a.holds
+}

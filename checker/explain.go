@@ -1,0 +1,160 @@
+package checker
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// secs renders a time since the test started as seconds with two decimals.
+func secs(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + " s"
+}
+
+// span renders an interval of time, e.g. "2.31 s–5.41 s", or "from 2.31 s
+// on" when it never ended.
+func span(from, to time.Duration) string {
+	if to == forever {
+		return "from " + secs(from) + " on"
+	}
+	return strconv.FormatFloat(from.Seconds(), 'f', 2, 64) + " s–" + secs(to)
+}
+
+// forever is the end of an op that may take effect at any later time.
+const forever = time.Duration(1<<63 - 1)
+
+// joinAnd joins words as English: "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	switch len(words) {
+	case 0:
+		return ""
+	case 1:
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// procs renders process numbers: "process 3", "processes 3 and 1".
+func procs(ps []int) string {
+	words := make([]string, len(ps))
+	for i, p := range ps {
+		words[i] = strconv.Itoa(p)
+	}
+	if len(ps) == 1 {
+		return "process " + words[0]
+	}
+	return "processes " + joinAnd(words)
+}
+
+// plural renders a count with the singular or plural noun.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// capitalize upper-cases the first letter of an ASCII sentence.
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// withToken renders " (token 41)", or nothing when the lock has no tokens.
+func withToken(token int64) string {
+	if token == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (token %d)", token)
+}
+
+// describeFault renders a fault for Anomaly.Nemesis, e.g. "pause of process
+// 3 from 2.40 s to 5.40 s".
+func describeFault(f history.Fault) string {
+	var what []string
+	if len(f.Targets) > 0 {
+		what = append(what, procs(f.Targets))
+	}
+	switch len(f.Nodes) {
+	case 0:
+	case 1:
+		what = append(what, "node "+f.Nodes[0])
+	default:
+		what = append(what, "nodes "+joinAnd(f.Nodes))
+	}
+	s := f.F
+	if len(what) > 0 {
+		s += " of " + joinAnd(what)
+	} else if f.Detail != "" {
+		s += " (" + f.Detail + ")"
+	}
+	return s + " from " + secs(f.Start) + " to " + secs(f.End)
+}
+
+// faultsDuring returns the faults whose window intersects [from, to].
+func faultsDuring(faults []history.Fault, from, to time.Duration) []history.Fault {
+	var in []history.Fault
+	for _, f := range faults {
+		if f.Start <= to && f.End >= from {
+			in = append(in, f)
+		}
+	}
+	return in
+}
+
+// describeFaults renders faults for Anomaly.Nemesis.
+func describeFaults(faults []history.Fault) []string {
+	if len(faults) == 0 {
+		return nil
+	}
+	out := make([]string, len(faults))
+	for i, f := range faults {
+		out[i] = describeFault(f)
+	}
+	return out
+}
+
+// targets reports whether fault f acted on process p.
+func targets(f history.Fault, p int) bool {
+	for _, t := range f.Targets {
+		if t == p {
+			return true
+		}
+	}
+	return false
+}
+
+// faultSentence tells which faults were in force, and why the first pause of
+// the stale holder matters. It returns "" when there were none.
+func faultSentence(faults []history.Fault, stale int) string {
+	if len(faults) == 0 {
+		return ""
+	}
+	why := ""
+	for _, f := range faults {
+		if f.F == history.FPause && targets(f, stale) {
+			why = ": its lease ran out while it was stopped"
+			break
+		}
+	}
+	if len(faults) == 1 {
+		return "A " + describeFault(faults[0]) + " was in force" + why + "."
+	}
+	return fmt.Sprintf("%d faults were in force: %s", len(faults), strings.Join(describeFaults(faults), "; ")) + why + "."
+}
+
+// sentences joins non-empty sentences with spaces.
+func sentences(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, " ")
+}

@@ -1,0 +1,85 @@
+package checker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/histories/*/want.json from the current results")
+
+// want is the expected outcome of a golden history (want.json).
+type want struct {
+	Valid Validity `json:"valid"`
+	// Kinds are the sorted distinct kinds of the non-fenced anomalies.
+	Kinds []string `json:"kinds"`
+	// Fenced says the run used fencing tokens (Options.Fenced).
+	Fenced bool `json:"fenced,omitempty"`
+	// StuckBoundS is Options.StuckBound in seconds.
+	StuckBoundS float64 `json:"stuck_bound_s,omitempty"`
+}
+
+// TestDataHistories checks every stored history under testdata/histories
+// with Default and compares the verdict and anomaly kinds with want.json. A
+// failing run's directory can be copied there to become a regression test.
+func TestDataHistories(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("testdata", "histories", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) == 0 {
+		t.Fatal("no golden histories")
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantPath := filepath.Join(dir, "want.json")
+			var w want
+			b, err := os.ReadFile(wantPath)
+			if err != nil && !(*update && os.IsNotExist(err)) {
+				t.Fatal(err)
+			}
+			if err == nil {
+				if err := json.Unmarshal(b, &w); err != nil {
+					t.Fatalf("%s: %v", wantPath, err)
+				}
+			}
+			opts := Options{Fenced: w.Fenced, Timeout: 30 * time.Second,
+				StuckBound: time.Duration(w.StuckBoundS * float64(time.Second))}
+			r := Default(opts).Check(context.Background(), h)
+			got := want{Valid: r.Valid, Kinds: kinds(r.Anomalies, false), Fenced: w.Fenced, StuckBoundS: w.StuckBoundS}
+			if *update {
+				b, err := json.MarshalIndent(got, "", "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(wantPath, append(b, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if w.Kinds == nil {
+				w.Kinds = []string{}
+			}
+			if got.Valid != w.Valid || !slices.Equal(got.Kinds, w.Kinds) {
+				t.Errorf("got valid %v kinds %v, want valid %v kinds %v (error %q)\n%s",
+					got.Valid, got.Kinds, w.Valid, w.Kinds, r.Error, dump(r.Anomalies))
+			}
+			var buf bytes.Buffer
+			if err := json.NewEncoder(&buf).Encode(r); err != nil {
+				t.Errorf("encode result: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,182 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// NewLiveness returns the liveness checker. A history in which no acquire
+// ever succeeded proves nothing, so it is Invalid ("no-grants"). With
+// opts.StuckBound > 0, a lock key that had no holder for longer than the
+// bound, between the first acquire invoke (or the end of a hold) and the next
+// grant (or the end of the history), while at least one acquire of it failed,
+// is stuck ("stuck-lock", Invalid): the lock service kept refusing a lock no
+// live process held. A long critical section is not a stuck lock: the time
+// any process held the lock (see NewOverlap) does not count. Choose the bound
+// above the lock's lease, since a crashed holder's lease must run out first.
+func NewLiveness(opts Options) Checker { return &liveness{opts: opts} }
+
+// liveness implements NewLiveness.
+type liveness struct{ opts Options }
+
+// Name returns "liveness".
+func (c *liveness) Name() string { return "liveness" }
+
+// Check checks h.
+func (c *liveness) Check(ctx context.Context, h history.History) Result {
+	return c.checkAnalysis(ctx, newAnalysis(h))
+}
+
+// checkAnalysis implements analyzer.
+func (c *liveness) checkAnalysis(_ context.Context, a *analysis) Result {
+	if a.err != nil {
+		return malformed(c.Name(), a.err)
+	}
+	r := newResult(c.Name())
+	type keyInfo struct {
+		first time.Duration   // first acquire invoke
+		fails []time.Duration // acquire fail completions
+		ops   []int           // their history indices
+		procs []int
+	}
+	info := make(map[string]*keyInfo)
+	var keys []string
+	attempts, grants, failed, unknown := 0, 0, 0, 0
+	for _, pr := range a.pairs {
+		inv := pr.Invoke
+		if inv.F != history.FAcquire {
+			continue
+		}
+		attempts++
+		k := info[inv.Key]
+		if k == nil {
+			k = &keyInfo{first: inv.Time}
+			info[inv.Key] = k
+			keys = append(keys, inv.Key)
+		}
+		switch pr.Type() {
+		case history.OK:
+			grants++
+		case history.Fail:
+			failed++
+			k.fails = append(k.fails, pr.Complete.Time)
+			k.ops = append(k.ops, pr.Complete.Index)
+			k.procs = append(k.procs, inv.Process)
+		default:
+			unknown++
+		}
+	}
+	r.Stats["grants"] = grants
+	r.Stats["acquire_attempts"] = attempts
+	r.Stats["acquires_failed"] = failed
+	r.Stats["acquires_indeterminate"] = unknown
+	if grants == 0 {
+		r.Valid = Invalid
+		r.Anomalies = append(r.Anomalies, Anomaly{
+			Kind: "no-grants", Processes: []int{}, Start: 0, End: a.end,
+			Explanation: fmt.Sprintf("no process was ever granted a lock: the run proves nothing (%s: %d failed, %d indeterminate).",
+				plural(attempts, "acquire attempt", "acquire attempts"), failed, unknown),
+		})
+		return r
+	}
+	if c.opts.StuckBound <= 0 {
+		return r
+	}
+	// Per key, the holds in order of grant; the gaps between them (from the
+	// first acquire invoke) are the times the lock had no holder.
+	byKey := make(map[string][]hold)
+	for _, hd := range a.getHolds() {
+		byKey[hd.key] = append(byKey[hd.key], hd)
+	}
+	stuck := 0
+	for _, k := range keys {
+		ki := info[k]
+		sort.Sort(byFail{ki.fails, ki.ops, ki.procs})
+		free := ki.first
+		var last *hold
+		holds := byKey[k]
+		check := func(until time.Duration, next *hold) {
+			if until-free <= c.opts.StuckBound {
+				return
+			}
+			lo := sort.Search(len(ki.fails), func(i int) bool { return ki.fails[i] > free })
+			hi := sort.Search(len(ki.fails), func(i int) bool { return ki.fails[i] > until })
+			if lo == hi {
+				return
+			}
+			stuck++
+			if stuck <= maxListed {
+				r.Anomalies = append(r.Anomalies, stuckLock(k, free, until, c.opts.StuckBound, last, next, ki.procs[lo:hi], ki.ops[lo:hi], a.getFaults()))
+			}
+		}
+		for i := range holds {
+			hd := &holds[i]
+			if hd.start > free {
+				check(hd.start, hd)
+			}
+			if hd.end > free {
+				free, last = hd.end, hd
+			}
+		}
+		check(a.end, nil)
+	}
+	r.Stats["stuck_locks"] = stuck
+	if stuck > 0 {
+		r.Valid = Invalid
+	}
+	return r
+}
+
+// stuckLock explains a lock left without a holder while acquires failed.
+func stuckLock(key string, from, to, bound time.Duration, last, next *hold, failedBy, ops []int, faults []history.Fault) Anomaly {
+	an := Anomaly{Kind: "stuck-lock", Key: key, Processes: []int{}, Start: from, End: to}
+	seen := make(map[int]bool)
+	for _, p := range failedBy {
+		if !seen[p] {
+			seen[p] = true
+			an.Processes = append(an.Processes, p)
+		}
+	}
+	an.Ops = append(an.Ops, ops[:min(len(ops), 20)]...)
+	in := faultsDuring(faults, from, to)
+	an.Nemesis = describeFaults(in)
+	before := "since the first acquire at " + secs(from)
+	if last != nil {
+		how := "started its release"
+		switch last.endKind {
+		case endCrash:
+			how = "was retired"
+		case endHistory:
+			how = "stopped"
+		}
+		before = fmt.Sprintf("after process %d, granted it at %s, %s at %s", last.proc, secs(last.start), how, secs(from))
+	}
+	after := "until the history ended at " + secs(to)
+	if next != nil {
+		after = fmt.Sprintf("until process %d was granted it at %s", next.proc, secs(to))
+	}
+	an.Explanation = sentences(fmt.Sprintf("lock %s had no holder for %.2f s, longer than the %.2f s bound, %s %s, while %s failed.",
+		key, (to-from).Seconds(), bound.Seconds(), before, after, plural(len(failedBy), "acquire", "acquires")),
+		faultSentence(in, -1))
+	return an
+}
+
+// byFail sorts failed acquires by completion time, keeping their ops and
+// processes in step.
+type byFail struct {
+	at    []time.Duration
+	ops   []int
+	procs []int
+}
+
+func (b byFail) Len() int           { return len(b.at) }
+func (b byFail) Less(i, j int) bool { return b.at[i] < b.at[j] }
+func (b byFail) Swap(i, j int) {
+	b.at[i], b.at[j] = b.at[j], b.at[i]
+	b.ops[i], b.ops[j] = b.ops[j], b.ops[i]
+	b.procs[i], b.procs[j] = b.procs[j], b.procs[i]
+}

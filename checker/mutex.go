@@ -1,0 +1,313 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// NewMutex returns the mutex checker: Porcupine over acquire, release and
+// crash with an owner-aware mutex model (the state is the holding process or
+// none), partitioned by lock key and always bounded by opts.Timeout.
+//
+// An acquire ok takes a free lock; a release ok (whether or not the key was
+// still the releaser's) requires the releaser to hold it; a crash frees the
+// lock if the crashed process held it. Failed acquires and releases are
+// dropped. An acquire that ended in info may have taken effect; when it is
+// its process's last acquire or release, as the controller's retirement of
+// the process makes it, it is dropped: it can always be linearized at the
+// very end, where it constrains nothing. Releases that ended in info and
+// crashes are placed at their invocation time: freeing a lock earlier never
+// makes any later operation impossible, since no other process needs the
+// retired one to keep it. Both rules keep the search small and change no
+// verdict.
+func NewMutex(opts Options) Checker { return &mutex{opts: opts} }
+
+// mutex implements NewMutex.
+type mutex struct {
+	opts Options
+	// target overrides chunkTarget, for tests.
+	target int
+}
+
+// Name returns "mutex".
+func (c *mutex) Name() string { return "mutex" }
+
+// Check checks h.
+func (c *mutex) Check(ctx context.Context, h history.History) Result {
+	return c.checkAnalysis(ctx, newAnalysis(h))
+}
+
+// mutexKind is the kind of one mutex model operation.
+type mutexKind uint8
+
+const (
+	mStart mutexKind = iota
+	mAcquire
+	mRelease
+	mCrash
+)
+
+// mutexOp is the input of one mutex model operation.
+type mutexOp struct {
+	kind mutexKind
+	key  string
+	proc int
+	// holder is the start state of an mStart op: holding process + 1, or 0.
+	holder int
+	token  int64
+	// inv and done are history indices of the invoke and completion (-1).
+	inv, done int
+	// call and ret are the op's times; ret is forever when indeterminate.
+	call, ret time.Duration
+	info      bool
+}
+
+// operation implements linInput.
+func (in *mutexOp) operation() porcupine.Operation {
+	return porcupine.Operation{ClientId: in.proc, Input: in, Call: int64(in.call), Return: int64(in.ret)}
+}
+
+// mutexState renders a state (holding process + 1, 0 when free).
+func mutexState(s int) string {
+	if s == 0 {
+		return "free"
+	}
+	return fmt.Sprintf("held by %d", s-1)
+}
+
+// mutexModel is the owner-aware mutex model.
+func mutexModel() porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return 0 },
+		Step: func(state, input, _ any) (bool, any) {
+			s, in := state.(int), input.(*mutexOp)
+			switch in.kind {
+			case mStart:
+				return true, in.holder
+			case mAcquire:
+				return s == 0, in.proc + 1
+			case mRelease:
+				return s == in.proc+1, 0
+			case mCrash:
+				if s == in.proc+1 {
+					return true, 0
+				}
+				return true, s
+			}
+			return false, s
+		},
+		Equal: func(a, b any) bool { return a.(int) == b.(int) },
+		Hash:  func(s any) uint64 { return uint64(s.(int)) },
+		DescribeOperation: func(input, _ any) string {
+			in := input.(*mutexOp)
+			var s string
+			switch in.kind {
+			case mStart:
+				return "start: " + mutexState(in.holder)
+			case mAcquire:
+				s = fmt.Sprintf("%d acquire%s", in.proc, withToken(in.token))
+			case mRelease:
+				s = fmt.Sprintf("%d release", in.proc)
+			case mCrash:
+				return fmt.Sprintf("%d crash", in.proc)
+			}
+			if in.info {
+				s += " (info)"
+			}
+			return s
+		},
+		DescribeState: func(s any) string { return mutexState(s.(int)) },
+	}
+}
+
+// mutexTracker follows which processes hold the lock, for the cuts: after
+// any valid linearization, the holder is the process whose last operation is
+// an acquire (every process's ops are sequential, and only its own release
+// or crash ends its hold).
+type mutexTracker struct {
+	holders map[int]time.Duration // process -> acquire call
+}
+
+func (t *mutexTracker) add(input linInput) {
+	in := input.(*mutexOp)
+	switch in.kind {
+	case mAcquire:
+		t.holders[in.proc] = in.call
+	case mRelease, mCrash:
+		delete(t.holders, in.proc)
+	}
+}
+
+// settle returns the holder; with two holders the chunk is already
+// nonlinearizable, and the latest acquirer is carried on.
+func (t *mutexTracker) settle() (any, bool) {
+	s, at := 0, time.Duration(-1)
+	for p, call := range t.holders {
+		if call > at || (call == at && p+1 < s) {
+			s, at = p+1, call
+		}
+	}
+	return s, true
+}
+
+// checkAnalysis implements analyzer.
+func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) Result {
+	r := newResult(c.Name())
+	if a.err != nil {
+		return malformed(c.Name(), a.err)
+	}
+	// The last acquire or release of each process, and of each process on
+	// each key (as an index into inputs).
+	lastOp := make(map[int]int)
+	lastOnKey := make(map[int]map[string]int)
+	for i, pr := range a.pairs {
+		if pr.Invoke.F == history.FAcquire || pr.Invoke.F == history.FRelease {
+			lastOp[pr.Invoke.Process] = i
+		}
+	}
+	n := 0
+	for _, pr := range a.pairs {
+		switch pr.Invoke.F {
+		case history.FAcquire, history.FRelease, history.FCrash:
+			n++
+		}
+	}
+	inputs := make([]mutexOp, 0, n)
+	dropped := 0
+	for i, pr := range a.pairs {
+		inv := pr.Invoke
+		op := mutexOp{key: inv.Key, proc: inv.Process, inv: inv.Index, done: -1, call: inv.Time, ret: pr.End()}
+		if pr.Complete != nil {
+			op.done = pr.Complete.Index
+		}
+		op.info = pr.Type() == history.Info
+		switch inv.F {
+		case history.FAcquire:
+			switch {
+			case pr.Type() == history.Fail:
+				continue
+			case op.info && lastOp[inv.Process] == i:
+				dropped++
+				continue
+			}
+			op.kind = mAcquire
+			if v := pr.Value(); v != nil {
+				op.token = v.Token
+			}
+		case history.FRelease:
+			if pr.Type() == history.Fail {
+				continue
+			}
+			op.kind = mRelease
+			if op.info {
+				op.ret = op.call
+			}
+		case history.FCrash:
+			// The crash ends the process's hold on every key where its
+			// last operation is an acquire; elsewhere it is a no-op.
+			for key, j := range lastOnKey[inv.Process] {
+				if inputs[j].kind != mAcquire {
+					continue
+				}
+				inputs = append(inputs, mutexOp{kind: mCrash, key: key, proc: inv.Process, inv: inv.Index, done: op.done,
+					call: inv.Time, ret: inv.Time, info: true})
+			}
+			continue
+		default:
+			continue
+		}
+		inputs = append(inputs, op)
+		if lastOnKey[inv.Process] == nil {
+			lastOnKey[inv.Process] = make(map[string]int)
+		}
+		lastOnKey[inv.Process][inv.Key] = len(inputs) - 1
+	}
+	keys, byKey := groupByKey(len(inputs), func(i int) (string, linInput) { return inputs[i].key, &inputs[i] })
+	var chunks []chunk
+	start := func(state any, at time.Duration, proc int) linInput {
+		return &mutexOp{kind: mStart, holder: state.(int), proc: proc, inv: -1, done: -1, call: at, ret: at}
+	}
+	for _, k := range keys {
+		chunks = append(chunks, split(k, byKey[k], &mutexTracker{holders: make(map[int]time.Duration)}, 0, c.target, start)...)
+	}
+	r.Stats["keys"] = len(keys)
+	r.Stats["operations"] = len(inputs)
+	r.Stats["indeterminate_acquires_dropped"] = dropped
+	linearizable(ctx, &r, mutexModel(), chunks, c.opts.timeout(), a.getFaults, func(ch chunk, s *stuck) Anomaly {
+		return c.explain(ch, s, a.getFaults())
+	})
+	return r
+}
+
+// explain tells the story of a chunk Porcupine could not linearize.
+func (c *mutex) explain(ch chunk, s *stuck, faults []history.Fault) Anomaly {
+	an := Anomaly{Kind: "nonlinearizable", Key: ch.key, Start: ch.from, End: ch.to, Fenced: c.opts.Fenced}
+	n := len(ch.ops)
+	general := fmt.Sprintf("no order of the %s on lock %s between %s and %s fits a lock with at most one holder at a time",
+		plural(n, "acquire, release or crash", "acquires, releases and crashes"), ch.key, secs(ch.from), secs(ch.to))
+	if s == nil || s.op == nil {
+		an.Nemesis = describeFaults(faultsDuring(faults, ch.from, ch.to))
+		an.Explanation = capitalize(general) + "; the overlap checker names the double holders."
+		return an
+	}
+	op := s.op.Input.(*mutexOp)
+	holder := s.state.(int) - 1
+	// The grant that made the holder, if it is in the prefix.
+	var grant *mutexOp
+	for i := len(s.prefix) - 1; i >= 0 && holder >= 0; i-- {
+		if in := s.prefix[i].Input.(*mutexOp); (in.kind == mAcquire || in.kind == mStart) && (in.proc == holder || in.kind == mStart) {
+			if in.kind == mAcquire {
+				grant = in
+			}
+			break
+		}
+	}
+	if holder >= 0 {
+		an.Processes = append(an.Processes, holder)
+		if grant != nil {
+			an.Start = grant.ret
+			if grant.done >= 0 {
+				an.Ops = append(an.Ops, grant.done)
+			}
+		}
+	}
+	if op.proc != holder {
+		an.Processes = append(an.Processes, op.proc)
+	}
+	an.Ops = append(an.Ops, op.inv)
+	if op.done >= 0 {
+		an.Ops = append(an.Ops, op.done)
+	}
+	if op.ret != forever {
+		an.End = op.ret
+	}
+	an.Nemesis = describeFaults(faultsDuring(faults, an.Start, an.End))
+	what := map[mutexKind]string{mAcquire: "acquire", mRelease: "release", mCrash: "crash"}[op.kind]
+	state := "the lock is free"
+	if holder >= 0 {
+		state = fmt.Sprintf("process %d holds the lock", holder)
+		if grant != nil {
+			state += " (granted at " + secs(grant.ret)
+			if grant.token != 0 {
+				state += fmt.Sprintf(" with token %d", grant.token)
+			}
+			state += ")"
+		}
+	}
+	var why string
+	switch op.kind {
+	case mAcquire:
+		why = fmt.Sprintf("%s when %d's acquire (%s) returns", state, op.proc, span(op.call, op.ret))
+	case mRelease:
+		why = fmt.Sprintf("%s, not %d, when %d's release (%s) returns", state, op.proc, op.proc, span(op.call, op.ret))
+	default:
+		why = fmt.Sprintf("%s when %d's %s at %s happens", state, op.proc, what, secs(op.call))
+	}
+	an.Explanation = fmt.Sprintf("Process %d's %s of lock %s cannot be placed: %s. In the longest order that fits, %s. The overlap checker names the double holders.",
+		op.proc, what, ch.key, general, why)
+	return an
+}

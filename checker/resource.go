@@ -1,0 +1,426 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// NewResource returns the resource checker. The protected resource is a
+// register per lock key, starting at 0, and every critical section (cs) reads
+// it and writes a new value. Two checks run:
+//
+//   - a direct scan: two or more accepted (ok) critical sections on the same
+//     key that read the same value are a lost update. The scan is sound, so
+//     it makes the verdict Invalid even when the search below times out.
+//   - Porcupine over the critical sections, partitioned by key: an ok cs
+//     read r and wrote w atomically; a failed cs had no effect and is
+//     dropped; a cs that ended in info may take effect at any later time, or
+//     never. When its read is known (r, and w or r+1) it moves r to w; when
+//     it is not, it adds one to whatever the register holds. Such blind
+//     increments are interchangeable, so they are kept as a count of
+//     pending increments in the model state that later ops may draw on,
+//     which is exactly equivalent and keeps the search small.
+//
+// The verdict is Invalid if either check finds a violation, Unknown if
+// Porcupine could not decide and the scan found nothing.
+func NewResource(opts Options) Checker { return &resource{opts: opts} }
+
+// resource implements NewResource.
+type resource struct {
+	opts Options
+	// target overrides chunkTarget, for tests.
+	target int
+}
+
+// Name returns "resource".
+func (c *resource) Name() string { return "resource" }
+
+// Check checks h.
+func (c *resource) Check(ctx context.Context, h history.History) Result {
+	return c.checkAnalysis(ctx, newAnalysis(h))
+}
+
+// csKind is the kind of one register model operation.
+type csKind uint8
+
+const (
+	rStart  csKind = iota
+	rRMW           // an ok cs: read r, wrote w
+	rIncr          // an ok cs whose read is unknown: +1
+	rMaybe         // an info cs with a known read: r -> w at any later time, or never
+	rCredit        // an info cs with an unknown read: one more pending increment
+)
+
+// csOp is the input of one register model operation.
+type csOp struct {
+	kind        csKind
+	key         string
+	proc        int
+	read, wrote int64
+	token       int64
+	start       regState
+	inv, done   int
+	call, ret   time.Duration
+}
+
+// operation implements linInput.
+func (in *csOp) operation() porcupine.Operation {
+	return porcupine.Operation{ClientId: in.proc, Input: in, Call: int64(in.call), Return: int64(in.ret)}
+}
+
+// regState is the register's value and the number of pending blind
+// increments (info critical sections that may still land).
+type regState struct{ v, c int64 }
+
+func (s regState) String() string {
+	if s.c == 0 {
+		return fmt.Sprint(s.v)
+	}
+	return fmt.Sprintf("%d (+%d pending)", s.v, s.c)
+}
+
+// reach applies pending increments to bring the register from s to r, and
+// reports whether it can.
+func (s regState) reach(r int64) (regState, bool) {
+	if r < s.v || r-s.v > s.c {
+		return s, false
+	}
+	return regState{r, s.c - (r - s.v)}, true
+}
+
+// registerModel is the model of the protected register.
+func registerModel() porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return regState{} },
+		Step: func(state, input, _ any) (bool, any) {
+			s, in := state.(regState), input.(*csOp)
+			switch in.kind {
+			case rStart:
+				return true, in.start
+			case rRMW:
+				t, ok := s.reach(in.read)
+				return ok, regState{in.wrote, t.c}
+			case rIncr:
+				return true, regState{s.v + 1, s.c}
+			case rMaybe:
+				// Applied when it can be; "never" is the same op placed
+				// after everything, which its open end allows.
+				if t, ok := s.reach(in.read); ok {
+					return true, regState{in.wrote, t.c}
+				}
+				return true, s
+			case rCredit:
+				return true, regState{s.v, s.c + 1}
+			}
+			return false, s
+		},
+		Equal: func(a, b any) bool { return a.(regState) == b.(regState) },
+		Hash: func(st any) uint64 {
+			s := st.(regState)
+			return uint64(s.v)*0x9e3779b97f4a7c15 ^ uint64(s.c)
+		},
+		DescribeOperation: func(input, _ any) string {
+			in := input.(*csOp)
+			switch in.kind {
+			case rStart:
+				return "start: " + in.start.String()
+			case rRMW:
+				return fmt.Sprintf("%d cs %d→%d%s", in.proc, in.read, in.wrote, withToken(in.token))
+			case rIncr:
+				return fmt.Sprintf("%d cs +1%s", in.proc, withToken(in.token))
+			case rMaybe:
+				return fmt.Sprintf("%d cs %d→%d (info)%s", in.proc, in.read, in.wrote, withToken(in.token))
+			case rCredit:
+				return fmt.Sprintf("%d cs +1 (info)%s", in.proc, withToken(in.token))
+			}
+			return "?"
+		},
+		DescribeState: func(s any) string { return s.(regState).String() },
+	}
+}
+
+// regTracker follows the register for the cuts. With every ok cs writing a
+// value above the one it read, values only grow along a valid linearization,
+// so the ok critical sections of a stretch are linearized in order of what
+// they read, and the value and pending increments at the end are
+// determined. An op that breaks this (a blind ok cs, a write not above its
+// read, or an open-ended info cs, which spans every later cut anyway) stops
+// all further cuts on the key.
+type regTracker struct {
+	base          regState
+	edges         []*csOp
+	credits       int64
+	indeterminate bool
+}
+
+func (t *regTracker) add(input linInput) {
+	in := input.(*csOp)
+	switch in.kind {
+	case rRMW:
+		if in.wrote <= in.read {
+			t.indeterminate = true
+		}
+		t.edges = append(t.edges, in)
+	case rCredit:
+		t.credits++
+	default:
+		t.indeterminate = true
+	}
+}
+
+func (t *regTracker) settle() (any, bool) {
+	if t.indeterminate {
+		return nil, false
+	}
+	sort.Slice(t.edges, func(i, j int) bool { return t.edges[i].read < t.edges[j].read })
+	s := regState{t.base.v, t.base.c + t.credits}
+	for _, e := range t.edges {
+		// A read below the register (a lost update) makes the stretch
+		// nonlinearizable; it must not turn into pending increments.
+		s = regState{e.wrote, max(0, s.c-max(0, e.read-s.v))}
+	}
+	t.base, t.edges, t.credits = s, t.edges[:0], 0
+	return s, true
+}
+
+// checkAnalysis implements analyzer.
+func (c *resource) checkAnalysis(ctx context.Context, a *analysis) Result {
+	if a.err != nil {
+		return malformed(c.Name(), a.err)
+	}
+	r := newResult(c.Name())
+	n := 0
+	for _, pr := range a.pairs {
+		if pr.Invoke.F == history.FCS {
+			n++
+		}
+	}
+	inputs := make([]csOp, 0, n)
+	counts := make(map[csKind]int)
+	for _, pr := range a.pairs {
+		inv := pr.Invoke
+		if inv.F != history.FCS || pr.Type() == history.Fail {
+			continue
+		}
+		op := csOp{key: inv.Key, proc: inv.Process, inv: inv.Index, done: -1, call: inv.Time, ret: pr.End()}
+		if pr.Complete != nil {
+			op.done = pr.Complete.Index
+		}
+		v := pr.Value()
+		if v == nil {
+			v = &history.Value{}
+		}
+		op.token = v.Token
+		if v.Read != nil {
+			op.read = *v.Read
+			op.wrote = op.read + 1
+			if v.Wrote != nil {
+				op.wrote = *v.Wrote
+			}
+		}
+		switch {
+		case pr.Type() == history.OK && v.Read != nil:
+			op.kind = rRMW
+		case pr.Type() == history.OK:
+			op.kind = rIncr
+		case v.Read != nil:
+			op.kind = rMaybe
+		default:
+			op.kind = rCredit
+			op.ret = op.call
+		}
+		counts[op.kind]++
+		inputs = append(inputs, op)
+	}
+	keys, byKey := groupByKey(len(inputs), func(i int) (string, linInput) { return inputs[i].key, &inputs[i] })
+	r.Stats["keys"] = len(keys)
+	r.Stats["cs_ok"] = counts[rRMW] + counts[rIncr]
+	r.Stats["cs_indeterminate"] = counts[rMaybe] + counts[rCredit]
+
+	// The sound scan for lost updates.
+	lost := c.lostUpdates(keys, byKey, a.getFaults())
+	r.Stats["lost_updates"] = len(lost)
+	if len(lost) > 0 {
+		r.Valid = Invalid
+		r.Anomalies = append(r.Anomalies, lost[:min(len(lost), maxListed)]...)
+	}
+
+	var chunks []chunk
+	start := func(state any, at time.Duration, proc int) linInput {
+		return &csOp{kind: rStart, start: state.(regState), proc: proc, inv: -1, done: -1, call: at, ret: at}
+	}
+	for _, k := range keys {
+		chunks = append(chunks, split(k, boundMaybes(byKey[k]), &regTracker{}, regState{}, c.target, start)...)
+	}
+	lin := newResult(c.Name())
+	linearizable(ctx, &lin, registerModel(), chunks, c.opts.timeout(), a.getFaults, func(ch chunk, s *stuck) Anomaly {
+		return explainRegister(ch, s, a.getFaults())
+	})
+	for k, v := range lin.Stats {
+		r.Stats[k] = v
+	}
+	r.Visualize = lin.Visualize
+	switch {
+	case r.Valid == Invalid:
+		if lin.Error != "" {
+			r.Stats["porcupine_error"] = lin.Error
+		}
+	case lin.Valid == Invalid:
+		r.Valid = Invalid
+		r.Anomalies = append(r.Anomalies, lin.Anomalies...)
+	default:
+		r.Valid, r.Error = lin.Valid, lin.Error
+	}
+	return r
+}
+
+// boundMaybes shortens the open end of indeterminate critical sections with
+// a known read r. When every ok cs on the key wrote more than it read, the
+// register only grows along any linearization, so once an ok cs that wrote
+// more than r has returned, the register is above r for good and such an op
+// can only be a no-op: its end is that return, and if that return came
+// before the op was even invoked, the op is dropped. This keeps Porcupine
+// from carrying it to the end of the history and changes no verdict.
+func boundMaybes(ops []linInput) []linInput {
+	var oks []*csOp
+	maybes := 0
+	for _, in := range ops {
+		switch op := in.(*csOp); op.kind {
+		case rRMW:
+			if op.wrote <= op.read {
+				return ops
+			}
+			oks = append(oks, op)
+		case rIncr:
+			return ops
+		case rMaybe:
+			maybes++
+		}
+	}
+	if maybes == 0 || len(oks) == 0 {
+		return ops
+	}
+	// oks by what they wrote; firstRet[i] is the earliest return among
+	// oks[i:].
+	sort.Slice(oks, func(i, j int) bool { return oks[i].wrote < oks[j].wrote })
+	firstRet := make([]time.Duration, len(oks)+1)
+	firstRet[len(oks)] = forever
+	for i := len(oks) - 1; i >= 0; i-- {
+		firstRet[i] = min(firstRet[i+1], oks[i].ret)
+	}
+	kept := ops[:0]
+	for _, in := range ops {
+		op := in.(*csOp)
+		if op.kind == rMaybe {
+			i := sort.Search(len(oks), func(i int) bool { return oks[i].wrote > op.read })
+			if firstRet[i] < op.call {
+				continue
+			}
+			op.ret = min(op.ret, firstRet[i])
+		}
+		kept = append(kept, in)
+	}
+	return kept
+}
+
+// lostUpdates scans each key's ok critical sections for reads of the same
+// value.
+func (c *resource) lostUpdates(keys []string, byKey map[string][]linInput, faults []history.Fault) []Anomaly {
+	var out []Anomaly
+	for _, k := range keys {
+		var oks []*csOp
+		for _, in := range byKey[k] {
+			if in := in.(*csOp); in.kind == rRMW {
+				oks = append(oks, in)
+			}
+		}
+		sort.SliceStable(oks, func(i, j int) bool {
+			if oks[i].read != oks[j].read {
+				return oks[i].read < oks[j].read
+			}
+			return oks[i].call < oks[j].call
+		})
+		for i := 0; i < len(oks); {
+			j := i + 1
+			for j < len(oks) && oks[j].read == oks[i].read {
+				j++
+			}
+			if j-i > 1 {
+				out = append(out, lostUpdate(k, oks[i:j], faults))
+			}
+			i = j
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	return out
+}
+
+// lostUpdate explains accepted critical sections that all read one value.
+func lostUpdate(key string, ops []*csOp, faults []history.Fault) Anomaly {
+	an := Anomaly{Kind: "lost-update", Key: key, Start: ops[0].call}
+	var ps, runs, wrote []string
+	seenWrote := make(map[int64]bool)
+	for i, op := range ops {
+		an.Processes = append(an.Processes, op.proc)
+		an.Ops = append(an.Ops, op.inv, op.done)
+		an.Start, an.End = min(an.Start, op.call), max(an.End, op.ret)
+		ps = append(ps, fmt.Sprint(op.proc))
+		run := fmt.Sprintf("%d's %s", op.proc, span(op.call, op.ret))
+		if i == 0 {
+			run = fmt.Sprintf("%d's critical section ran %s", op.proc, span(op.call, op.ret))
+		}
+		runs = append(runs, run)
+		if !seenWrote[op.wrote] {
+			seenWrote[op.wrote] = true
+			wrote = append(wrote, fmt.Sprint(op.wrote))
+		}
+	}
+	an.Nemesis = describeFaults(faultsDuring(faults, an.Start, an.End))
+	both, lostN := "both", "one update was"
+	if len(ops) > 2 {
+		both, lostN = "all", fmt.Sprintf("%d updates were", len(ops)-1)
+	}
+	an.Explanation = fmt.Sprintf("processes %s %s read %d from the resource for lock %s and %s wrote %s: %s lost (%s).",
+		joinAnd(ps), both, ops[0].read, key, both, joinAnd(wrote), lostN, strings.Join(runs, ", "))
+	return an
+}
+
+// explainRegister tells the story of a chunk of critical sections Porcupine
+// could not linearize.
+func explainRegister(ch chunk, s *stuck, faults []history.Fault) Anomaly {
+	an := Anomaly{Kind: "nonlinearizable", Key: ch.key, Start: ch.from, End: ch.to}
+	general := fmt.Sprintf("no order of the %s on lock %s between %s and %s fits a register that each one read and then wrote",
+		plural(len(ch.ops), "critical section", "critical sections"), ch.key, secs(ch.from), secs(ch.to))
+	if s == nil || s.op == nil {
+		an.Nemesis = describeFaults(faultsDuring(faults, ch.from, ch.to))
+		an.Explanation = capitalize(general) + "."
+		return an
+	}
+	op := s.op.Input.(*csOp)
+	st := s.state.(regState)
+	an.Processes = []int{op.proc}
+	an.Ops = []int{op.inv}
+	if op.done >= 0 {
+		an.Ops = append(an.Ops, op.done)
+	}
+	if len(s.prefix) > 0 {
+		if last := s.prefix[len(s.prefix)-1].Input.(*csOp); last.kind != rStart {
+			an.Processes = append([]int{last.proc}, an.Processes...)
+			an.Ops = append([]int{last.inv}, an.Ops...)
+			an.Start = last.call
+		}
+	}
+	if op.ret != forever {
+		an.End = op.ret
+	}
+	an.Nemesis = describeFaults(faultsDuring(faults, an.Start, an.End))
+	an.Explanation = fmt.Sprintf("Process %d's critical section on lock %s (%s) read %d and wrote %d, but %s: in the longest order that fits, the register holds %s when it would have to run.",
+		op.proc, ch.key, span(op.call, op.ret), op.read, op.wrote, general, st)
+	return an
+}

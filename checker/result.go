@@ -1,0 +1,193 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Validity is the three-way verdict of a check. The order of the constants
+// is the composition priority: Valid < Unknown < Invalid.
+type Validity int
+
+// The three verdicts.
+const (
+	// Valid means the property held.
+	Valid Validity = iota
+	// Unknown means the check could not decide (a Porcupine timeout, a
+	// malformed history, a cancelled context); it is never a pass.
+	Unknown
+	// Invalid means the property was violated.
+	Invalid
+)
+
+// String returns "valid", "unknown" or "invalid".
+func (v Validity) String() string {
+	switch v {
+	case Valid:
+		return "valid"
+	case Unknown:
+		return "unknown"
+	case Invalid:
+		return "invalid"
+	}
+	return fmt.Sprintf("Validity(%d)", int(v))
+}
+
+// MarshalJSON encodes Valid as true, Invalid as false and Unknown as the
+// string "unknown", as Jepsen does.
+func (v Validity) MarshalJSON() ([]byte, error) {
+	switch v {
+	case Valid:
+		return []byte("true"), nil
+	case Invalid:
+		return []byte("false"), nil
+	case Unknown:
+		return []byte(`"unknown"`), nil
+	}
+	return nil, fmt.Errorf("marshal validity: unknown value %d", int(v))
+}
+
+// UnmarshalJSON decodes true, false or "unknown".
+func (v *Validity) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "true":
+		*v = Valid
+	case "false":
+		*v = Invalid
+	case `"unknown"`:
+		*v = Unknown
+	default:
+		return fmt.Errorf("unmarshal validity: want true, false or \"unknown\", got %s", b)
+	}
+	return nil
+}
+
+// worse returns the higher-priority of two verdicts.
+func worse(a, b Validity) Validity {
+	if b > a {
+		return b
+	}
+	return a
+}
+
+// Anomaly is one violation (or, with Fenced, one harmless near-violation)
+// found in a history, with the story of how it happened.
+type Anomaly struct {
+	// Kind is one of double-holder, foreign-release, lost-update,
+	// nonlinearizable, stale-write, token-order, stale-write-rejected,
+	// no-grants, stuck-lock.
+	Kind string `json:"kind"`
+	// Key is the lock the anomaly concerns.
+	Key string `json:"key,omitempty"`
+	// Processes are the processes involved, the one that acted first first.
+	Processes []int `json:"processes"`
+	// Start and End bound the anomaly in time since the test started.
+	Start time.Duration `json:"start"`
+	End   time.Duration `json:"end"`
+	// Ops are the history indices of the ops involved.
+	Ops []int `json:"ops,omitempty"`
+	// Nemesis describes the faults in force, e.g. "pause of process 3 from
+	// 2.40 s to 5.40 s".
+	Nemesis []string `json:"nemesis,omitempty"`
+	// Fenced marks an anomaly made harmless by fencing: the run was fenced
+	// and the resource refused the stale access.
+	Fenced bool `json:"fenced,omitempty"`
+	// Explanation tells the story in plain English, with times in seconds
+	// and process numbers.
+	Explanation string `json:"explanation"`
+}
+
+// MarshalJSON encodes the anomaly with Processes as [] rather than null when
+// empty.
+func (a Anomaly) MarshalJSON() ([]byte, error) {
+	type plain Anomaly
+	p := plain(a)
+	if p.Processes == nil {
+		p.Processes = []int{}
+	}
+	return json.Marshal(p)
+}
+
+// Result is what a Checker reports.
+type Result struct {
+	// Checker names the checker that produced the result.
+	Checker string `json:"checker"`
+	// Valid is the verdict.
+	Valid Validity `json:"valid"`
+	// Advisory marks a result that is reported but does not decide the
+	// verdict of a composition.
+	Advisory bool `json:"advisory,omitempty"`
+	// Anomalies lists what was found; it encodes as [] when empty.
+	Anomalies []Anomaly `json:"anomalies"`
+	// Stats holds plain JSON-friendly figures.
+	Stats map[string]any `json:"stats,omitempty"`
+	// Error says why a check could not decide (Unknown), or what went wrong.
+	Error string `json:"error,omitempty"`
+	// Results are the sub-results of a composition.
+	Results []Result `json:"results,omitempty"`
+	// Visualize, set when a Porcupine check failed, writes Porcupine's HTML
+	// visualization of the failing part of the history.
+	Visualize func(w io.Writer) error `json:"-"`
+}
+
+// MarshalJSON encodes the result with Anomalies as [] rather than null when
+// empty.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	p := plain(r)
+	if p.Anomalies == nil {
+		p.Anomalies = []Anomaly{}
+	}
+	return json.Marshal(p)
+}
+
+// Checker decides one property of a history.
+type Checker interface {
+	// Name identifies the checker in results.
+	Name() string
+	// Check examines h and reports a verdict. It must not modify h.
+	Check(ctx context.Context, h history.History) Result
+}
+
+// Options configure the built-in checkers.
+type Options struct {
+	// Fenced says the run used fencing tokens: a double holder is then
+	// harmless when the resource refused the stale holder's accesses.
+	Fenced bool
+	// Timeout bounds the Porcupine search of one checker; 0 means 60 s. A
+	// search that runs out of time makes the verdict Unknown.
+	Timeout time.Duration
+	// StuckBound is the liveness bound: a lock left without a holder for
+	// longer than this while acquires failed is stuck. 0 disables the check.
+	StuckBound time.Duration
+}
+
+// timeout returns the Porcupine budget.
+func (o Options) timeout() time.Duration {
+	if o.Timeout <= 0 {
+		return 60 * time.Second
+	}
+	return o.Timeout
+}
+
+// maxListed caps the anomalies of one kind listed by one checker; all of them
+// are counted in the checker's Stats.
+const maxListed = 1000
+
+// newResult returns a Valid result with an empty anomaly list.
+func newResult(name string) Result {
+	return Result{Checker: name, Valid: Valid, Anomalies: []Anomaly{}, Stats: map[string]any{}}
+}
+
+// malformed returns the Unknown result of a checker that could not read h.
+func malformed(name string, err error) Result {
+	r := newResult(name)
+	r.Valid = Unknown
+	r.Error = fmt.Sprintf("malformed history: %v", err)
+	return r
+}

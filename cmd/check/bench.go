@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/lockcheck/lockcheck/runner"
+)
+
+// cmdBench measures harness overhead: grants per second through worker
+// processes and the recorder, over grants per second of a plain loop in one
+// process with the same lock client, in the same invocation.
+func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
+	var t runner.Test
+	var seed int64
+	rounds := 0
+	fs := newFlags("bench", stderr)
+	fs.StringVar(&t.Lock, "lock", "redis-set-px", "lock design")
+	fs.IntVar(&t.Workers, "workers", 10, "number of workers")
+	fs.DurationVar(&t.Time, "time", 10*time.Second, "length of each measurement")
+	fs.DurationVar(&t.Think, "think", time.Millisecond, "critical-section think time")
+	fs.DurationVar(&t.Retry, "retry", 2*time.Millisecond, "mean pause between acquire attempts")
+	fs.IntVar(&rounds, "rounds", 3, "how many harness/plain pairs to measure")
+	fs.Int64Var(&seed, "seed", 1, "random seed")
+	fs.StringVar(&t.Store, "store", "", "store directory (default: a temporary one)")
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return exitError, err
+	}
+	t.Seed = uint64(seed)
+	if t.Store == "" {
+		dir, err := os.MkdirTemp("", "lockcheck-bench-store-")
+		if err != nil {
+			return exitError, err
+		}
+		defer os.RemoveAll(dir)
+		t.Store = dir
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var ratios []float64
+	for i := 0; i < rounds; i++ {
+		o, err := runner.BenchOverhead(ctx, t, io.Discard)
+		if err != nil {
+			return exitError, err
+		}
+		ratios = append(ratios, o.Ratio)
+		fmt.Fprintf(stdout, "round %d: harness %d grants (%.1f/s), plain loop %d grants (%.1f/s), ratio %.2f\n",
+			i+1, o.HarnessGrants, o.HarnessRate, o.PlainGrants, o.PlainRate, o.Ratio)
+	}
+	fmt.Fprintf(stdout, "harness/plain grants per second: median ratio %.2f over %d rounds (%s, %d workers, think %s)\n",
+		median(ratios), len(ratios), t.Lock, t.Workers, t.Think)
+	return exitValid, nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

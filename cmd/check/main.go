@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/runner"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// Exit codes.
+const (
+	exitValid       = 0
+	exitInvalid     = 1
+	exitUnknown     = 2
+	exitError       = 3
+	exitInterrupted = 130
+)
+
+const usage = `usage: check <command> [flags]
+
+commands:
+  run       run a test: check run --lock NAME [--nemesis none|pause|partition|kill[,...]] [--fencing] ...
+  analyze   re-check a stored run: check analyze RUN_DIR
+  list      list lock designs and nemeses
+  worker    serve the worker protocol on stdin/stdout (started by run)
+  bench     measure harness overhead against a plain client loop
+
+exit codes: 0 valid, 1 invalid, 2 unknown, 3 error, 130 interrupted
+`
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Main runs the command line args and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitError
+	}
+	var code int
+	var err error
+	switch args[0] {
+	case "run":
+		code, err = cmdRun(args[1:], stdout, stderr)
+	case "analyze":
+		code, err = cmdAnalyze(args[1:], stdout, stderr)
+	case "list":
+		code, err = cmdList(args[1:], stdout)
+	case "worker":
+		code, err = cmdWorker(args[1:])
+	case "bench":
+		code, err = cmdBench(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitValid
+	default:
+		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, worker, bench)", args[0])
+		code = exitError
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "check: %s\n", oneLine(err.Error()))
+	}
+	return code
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("check "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags parses args; a bad flag is an error (exit 3), -h is not.
+func parseFlags(fs *flag.FlagSet, args []string) (bool, error) {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return true, nil
+	}
+	if err != nil {
+		return false, errors.New(oneLine(err.Error()))
+	}
+	return false, nil
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
+	var t runner.Test
+	var seed int64
+	var workerCmd string
+	fs := newFlags("run", stderr)
+	fs.StringVar(&t.Lock, "lock", "", "lock design to test (see check list)")
+	fs.StringVar(&t.Nemesis, "nemesis", "none", "faults: none, or a comma-separated list of pause, partition, kill")
+	fs.BoolVar(&t.Fencing, "fencing", false, "pass fencing tokens to the protected resource, which rejects stale ones")
+	fs.IntVar(&t.Workers, "workers", 10, "number of worker processes")
+	fs.IntVar(&t.Keys, "keys", 1, "number of distinct lock keys")
+	fs.DurationVar(&t.Time, "time", 30*time.Second, "how long the workload runs")
+	fs.DurationVar(&t.Lease, "lease", time.Second, "lock lease (TTL)")
+	fs.DurationVar(&t.Think, "think", 10*time.Millisecond, "time between the critical section's read and write")
+	fs.DurationVar(&t.AcquireTimeout, "acquire-timeout", 0, "how long acquire retries before it fails (default 2 x lease)")
+	fs.DurationVar(&t.Retry, "retry", 10*time.Millisecond, "mean pause between acquire attempts")
+	fs.DurationVar(&t.OpTimeout, "op-timeout", 500*time.Millisecond, "dial/read/write timeout of one lock-service command")
+	fs.DurationVar(&t.NemesisInterval, "nemesis-interval", 4*time.Second, "mean time between faults")
+	fs.DurationVar(&t.NemesisDuration, "nemesis-duration", 0, "how long each fault lasts (default 3 x lease)")
+	fs.DurationVar(&t.CheckTimeout, "check-timeout", 60*time.Second, "time limit of each Porcupine check (past it the verdict is unknown)")
+	fs.DurationVar(&t.StuckBound, "stuck-bound", 0, "liveness: fail when acquires fail for longer than this with no grant (0: off)")
+	fs.Int64Var(&seed, "seed", -1, "random seed (default: from the clock; printed and stored)")
+	fs.StringVar(&t.Store, "store", "store", "store directory")
+	fs.StringVar(&workerCmd, "worker-cmd", "", "command that runs one worker (default: this binary's worker subcommand)")
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return exitError, err
+	}
+	if fs.NArg() > 0 {
+		return exitError, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if t.Lock == "" {
+		_, err := workloads.FindDesign("")
+		return exitError, fmt.Errorf("--lock is required: %w", err)
+	}
+	if seed < 0 {
+		seed = time.Now().UnixNano() % 1_000_000
+	}
+	t.Seed = uint64(seed)
+	t.WorkerCmd = strings.Fields(workerCmd)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out, err := runner.Run(ctx, t, stdout)
+	if err != nil {
+		if out.Dir != "" {
+			return exitError, fmt.Errorf("%w (run dir %s)", err, out.Dir)
+		}
+		return exitError, err
+	}
+	printResult(stdout, out.Result)
+	if out.Interrupted {
+		fmt.Fprintf(stdout, "interrupted: partial history (%d ops) checked %s; run dir %s\n", out.Ops, verdictWord(out.Result.Valid), out.Dir)
+		return exitInterrupted, nil
+	}
+	fmt.Fprintf(stdout, "%s: %s; run dir %s\n", verdictWord(out.Result.Valid), anomalyCounts(out.Result), out.Dir)
+	return exitCode(out.Result.Valid), nil
+}
+
+func cmdAnalyze(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("analyze", stderr)
+	timeout := fs.Duration("check-timeout", 0, "time limit of each Porcupine check (default: the run's)")
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return exitError, err
+	}
+	if fs.NArg() != 1 {
+		return exitError, errors.New("usage: check analyze RUN_DIR (or a history.jsonl file)")
+	}
+	dir, path := fs.Arg(0), filepath.Join(fs.Arg(0), "history.jsonl")
+	if st, err := os.Stat(dir); err != nil {
+		return exitError, err
+	} else if !st.IsDir() {
+		dir, path = filepath.Dir(dir), dir
+	}
+	h, err := history.ReadFile(path)
+	if err != nil {
+		return exitError, err
+	}
+	t, err := runner.ReadTest(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return exitError, err
+	}
+	if err != nil { // a bare history: infer fencing from the tokens cs carried
+		t.Fencing = fencedHistory(h)
+	}
+	t.Defaults()
+	opts := runner.CheckOptions(t)
+	if *timeout > 0 {
+		opts.Timeout = *timeout
+	}
+	res, err := runner.Check(context.Background(), dir, h, opts)
+	if err != nil {
+		return exitError, err
+	}
+	printResult(stdout, res)
+	fmt.Fprintf(stdout, "%s: %s; %d ops in %s\n", verdictWord(res.Valid), anomalyCounts(res), len(h), path)
+	return exitCode(res.Valid), nil
+}
+
+func fencedHistory(h history.History) bool {
+	for _, op := range h {
+		if op.F == history.FCS && op.Type == history.Invoke && op.Value != nil && op.Value.Token != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func cmdList(args []string, stdout io.Writer) (int, error) {
+	if len(args) > 0 {
+		return exitError, fmt.Errorf("unexpected argument %q", args[0])
+	}
+	fmt.Fprintln(stdout, "locks:")
+	for _, d := range workloads.Designs() {
+		fmt.Fprintf(stdout, "  %-20s %s\n", d.Name, d.Summary)
+	}
+	fmt.Fprintln(stdout, "nemeses:")
+	fmt.Fprintf(stdout, "  %-20s %s\n", "none", "no faults: the control run")
+	for _, k := range nemesis.Kinds() {
+		fmt.Fprintf(stdout, "  %-20s %s\n", k.Name, k.Summary)
+	}
+	return exitValid, nil
+}
+
+func cmdWorker(args []string) (int, error) {
+	if len(args) > 0 {
+		return exitError, fmt.Errorf("unexpected argument %q", args[0])
+	}
+	if err := workloads.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+		return exitError, err
+	}
+	return exitValid, nil
+}
+
+func exitCode(v checker.Validity) int {
+	switch v {
+	case checker.Valid:
+		return exitValid
+	case checker.Invalid:
+		return exitInvalid
+	}
+	return exitUnknown
+}
+
+func verdictWord(v checker.Validity) string {
+	switch v {
+	case checker.Valid:
+		return "valid"
+	case checker.Invalid:
+		return "invalid"
+	}
+	return "unknown"
+}

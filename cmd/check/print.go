@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/lockcheck/lockcheck/checker"
+)
+
+// maxPrinted bounds how many anomaly explanations a terminal gets; all of
+// them are in results.json.
+const maxPrinted = 8
+
+// printResult prints each checker's verdict and the first anomalies.
+func printResult(w io.Writer, res checker.Result) {
+	for _, r := range res.Results {
+		note := ""
+		if r.Advisory {
+			note = " (advisory: fenced run, the resource decides)"
+		}
+		if r.Error != "" {
+			note += " error: " + oneLine(r.Error)
+		}
+		fmt.Fprintf(w, "  %-9s %s%s\n", r.Checker, verdictWord(r.Valid), note)
+	}
+	anomalies := append([]checker.Anomaly(nil), res.Anomalies...)
+	sort.SliceStable(anomalies, func(i, j int) bool {
+		return kindRank(anomalies[i].Kind) < kindRank(anomalies[j].Kind)
+	})
+	printed := 0
+	for _, a := range anomalies {
+		if printed == maxPrinted {
+			n := len(anomalies) - printed
+			fmt.Fprintf(w, "  ... %d more %s in results.json\n", n, map[bool]string{true: "anomaly", false: "anomalies"}[n == 1])
+			break
+		}
+		tag := a.Kind
+		if a.Fenced {
+			tag += ", fenced"
+		}
+		fmt.Fprintf(w, "  [%s] %s\n", tag, oneLine(a.Explanation))
+		printed++
+	}
+}
+
+// kindRank orders anomaly kinds for the terminal: the findings a reader
+// needs first (who held the lock twice, what was lost) before the evidence.
+func kindRank(kind string) int {
+	for i, k := range []string{"double-holder", "lost-update", "stale-write", "foreign-release",
+		"token-order", "no-grants", "stuck-lock", "stale-write-rejected", "nonlinearizable"} {
+		if k == kind {
+			return i
+		}
+	}
+	return 100
+}
+
+// anomalyCounts summarises anomalies by kind, e.g. "2 double-holder, 1 lost-update".
+func anomalyCounts(res checker.Result) string {
+	counts := make(map[string]int)
+	for _, a := range res.Anomalies {
+		k := a.Kind
+		if a.Fenced {
+			k += " (fenced)"
+		}
+		counts[k]++
+	}
+	if len(counts) == 0 {
+		return "no anomalies"
+	}
+	kinds := make([]string, 0, len(counts))
+	for k := range counts {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+	}
+	return strings.Join(parts, ", ")
+}

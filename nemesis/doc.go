@@ -1,0 +1,11 @@
+// Package nemesis injects faults into a running test: pause (SIGSTOP of the
+// lock holder's worker process), partition (the holder's links to the lock
+// service drop everything) and kill (SIGKILL and restart of a lock node).
+// Each nemesis applies one fault per Invoke and undoes it with the matching
+// end op; Heal undoes everything and is idempotent. Schedule runs them at
+// seeded random times.
+//
+// nemesis may import history and clusters; it must not import checker,
+// workloads or runner. What it needs from the controller (who holds a lock,
+// which process that is) comes through the Env interface.
+package nemesis

@@ -1,0 +1,85 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Kill crashes a lock node with SIGKILL (its proxies refuse connections while
+// it is down) and restarts it on the end op.
+type Kill struct {
+	env    Env
+	rng    *rand.Rand
+	k      clusters.Killer
+	mu     sync.Mutex
+	killed map[string]bool
+}
+
+var _ Nemesis = (*Kill)(nil)
+
+func newKill(env Env, rng *rand.Rand) (Nemesis, error) {
+	k, ok := env.Cluster().(clusters.Killer)
+	if !ok {
+		return nil, fmt.Errorf("kill nemesis: %w", clusters.ErrUnsupported)
+	}
+	return &Kill{env: env, rng: rng, k: k, killed: make(map[string]bool)}, nil
+}
+
+// Fs returns kill and restart.
+func (n *Kill) Fs() (string, string) { return history.FKill, history.FRestart }
+
+// Invoke kills one lock node (kill) or restarts every killed node (restart).
+func (n *Kill) Invoke(ctx context.Context, op history.Op) history.Op {
+	switch op.F {
+	case history.FKill:
+		var lock []string
+		for _, node := range n.env.Cluster().Nodes() {
+			if node.Role == "lock" {
+				lock = append(lock, node.Name)
+			}
+		}
+		if len(lock) == 0 {
+			return completed(op, nil, errors.New("no lock node to kill"))
+		}
+		node := lock[n.rng.IntN(len(lock))]
+		if err := n.k.Kill(ctx, node); err != nil {
+			return completed(op, nil, err)
+		}
+		n.mu.Lock()
+		n.killed[node] = true
+		n.mu.Unlock()
+		return completed(op, &history.Value{Nodes: []string{node}, Detail: "SIGKILL " + node}, nil)
+	case history.FRestart:
+		nodes, err := n.restartAll(ctx)
+		return completed(op, &history.Value{Nodes: nodes, Detail: "restarted"}, err)
+	}
+	return completed(op, nil, fmt.Errorf("kill nemesis cannot %q", op.F))
+}
+
+func (n *Kill) restartAll(ctx context.Context) ([]string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var nodes []string
+	var errs []error
+	for node := range n.killed {
+		if err := n.k.Restart(ctx, node); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		nodes = append(nodes, node)
+		delete(n.killed, node)
+	}
+	return nodes, errors.Join(errs...)
+}
+
+// Heal restarts every node this nemesis killed.
+func (n *Kill) Heal(ctx context.Context) error {
+	_, err := n.restartAll(ctx)
+	return err
+}

@@ -1,0 +1,123 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Nemesis applies one kind of fault.
+type Nemesis interface {
+	// Fs returns the names of the op that starts the fault and the op that
+	// ends it, e.g. pause and resume.
+	Fs() (start, end string)
+	// Invoke applies the start or end op and returns it completed as info,
+	// with what it acted on; a fault it could not apply has Error set.
+	Invoke(ctx context.Context, op history.Op) history.Op
+	// Heal undoes every fault this nemesis applied. It is idempotent.
+	Heal(ctx context.Context) error
+}
+
+// Target is a worker the nemesis can act on.
+type Target struct {
+	// Process is the logical process id the worker serves.
+	Process int
+	// Slot is the worker slot; links and proxies belong to slots.
+	Slot int
+	// Pid is the worker's pid, which is also its process group id.
+	Pid int
+}
+
+// Env is what a nemesis needs from the controller.
+type Env interface {
+	// Holders returns the workers that hold a lock right now, by slot.
+	Holders() []Target
+	// Cluster is the cluster under test.
+	Cluster() clusters.Cluster
+}
+
+// Kind describes a nemesis for `check list` and builds it.
+type Kind struct {
+	Name    string
+	Summary string
+	New     func(env Env, rng *rand.Rand) (Nemesis, error)
+}
+
+// Kinds returns every known nemesis kind, sorted by name.
+func Kinds() []Kind {
+	ks := []Kind{
+		{Name: "pause", Summary: "SIGSTOP the worker process that holds the lock (every goroutine stops, as in a GC pause), SIGCONT it after the fault duration", New: newPause},
+		{Name: "partition", Summary: "cut the holding worker's links to the lock nodes (Toxiproxy timeout toxic both ways: packets vanish, connections hang), heal after the fault duration", New: newPartition},
+		{Name: "kill", Summary: "SIGKILL a lock node's server (connections refused) and restart it after the fault duration", New: newKill},
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
+	return ks
+}
+
+// Parse turns a comma-separated --nemesis value into kinds. "none" or ""
+// gives no kinds.
+func Parse(spec string) ([]Kind, error) {
+	if spec == "" || spec == "none" {
+		return nil, nil
+	}
+	var out []Kind
+	seen := make(map[string]bool)
+	for _, name := range strings.Split(spec, ",") {
+		name = strings.TrimSpace(name)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		k, err := findKind(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+func findKind(name string) (Kind, error) {
+	var names []string
+	for _, k := range Kinds() {
+		if k.Name == name {
+			return k, nil
+		}
+		names = append(names, k.Name)
+	}
+	return Kind{}, fmt.Errorf("unknown nemesis %q (known: none, %s)", name, strings.Join(names, ", "))
+}
+
+// completed returns op as an info completion carrying err, if any.
+func completed(op history.Op, v *history.Value, err error) history.Op {
+	op.Type = history.Info
+	op.Value = v
+	if err != nil {
+		op.Error = err.Error()
+	}
+	return op
+}
+
+// pickHolder waits up to wait for some worker to hold a lock and picks one.
+func pickHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Duration) (Target, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		if hs := env.Holders(); len(hs) > 0 {
+			return hs[rng.IntN(len(hs))], nil
+		}
+		if time.Now().After(deadline) {
+			return Target{}, fmt.Errorf("no worker held a lock within %s", wait)
+		}
+		select {
+		case <-ctx.Done():
+			return Target{}, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}

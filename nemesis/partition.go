@@ -1,0 +1,82 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Partition cuts the holding worker off from every lock node: its proxies
+// drop all traffic both ways, so its connections hang (a grudge against one
+// client). Heal restores the links.
+type Partition struct {
+	env Env
+	rng *rand.Rand
+	p   clusters.Partitioner
+	mu  sync.Mutex
+	cut map[int]Target // slot -> target
+}
+
+var _ Nemesis = (*Partition)(nil)
+
+func newPartition(env Env, rng *rand.Rand) (Nemesis, error) {
+	p, ok := env.Cluster().(clusters.Partitioner)
+	if !ok {
+		return nil, fmt.Errorf("partition nemesis: %w", clusters.ErrUnsupported)
+	}
+	return &Partition{env: env, rng: rng, p: p, cut: make(map[int]Target)}, nil
+}
+
+// Fs returns partition and heal.
+func (n *Partition) Fs() (string, string) { return history.FPartition, history.FHeal }
+
+// Invoke cuts a holder off (partition) or restores every cut link (heal).
+func (n *Partition) Invoke(ctx context.Context, op history.Op) history.Op {
+	switch op.F {
+	case history.FPartition:
+		t, err := pickHolder(ctx, n.env, n.rng, 2*time.Second)
+		if err != nil {
+			return completed(op, nil, err)
+		}
+		if err := n.p.Partition(ctx, t.Slot); err != nil {
+			return completed(op, nil, err)
+		}
+		n.mu.Lock()
+		n.cut[t.Slot] = t
+		n.mu.Unlock()
+		return completed(op, &history.Value{Targets: []int{t.Process},
+			Detail: fmt.Sprintf("process %d cut off from the lock service", t.Process)}, nil)
+	case history.FHeal:
+		targets, err := n.healAll(ctx)
+		return completed(op, &history.Value{Targets: targets, Detail: "links restored"}, err)
+	}
+	return completed(op, nil, fmt.Errorf("partition nemesis cannot %q", op.F))
+}
+
+func (n *Partition) healAll(ctx context.Context) ([]int, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var targets []int
+	var errs []error
+	for slot, t := range n.cut {
+		if err := n.p.Heal(ctx, slot); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		targets = append(targets, t.Process)
+		delete(n.cut, slot)
+	}
+	return targets, errors.Join(errs...)
+}
+
+// Heal restores every link this nemesis cut.
+func (n *Partition) Heal(ctx context.Context) error {
+	_, err := n.healAll(ctx)
+	return err
+}

@@ -1,0 +1,155 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// releaseTries bounds how often a worker retries a release that certainly
+// failed (connection refused) before it is retired.
+const releaseTries = 3
+
+// slot is one worker slot: a sequence of worker processes, each serving a
+// logical process id. A process whose op ended in info is retired and the
+// slot continues with a fresh process id (slot + k*workers).
+type slot struct {
+	r       *run
+	index   int
+	process int
+	rng     *rand.Rand
+	w       *workerProc
+}
+
+// slotLoop runs acquire -> critical section -> release cycles until the
+// deadline or until ctx is done. A cycle that has begun is finished, so
+// every grant that can be released is released.
+func (r *run) slotLoop(ctx context.Context, index int) {
+	s := &slot{r: r, index: index, process: index, rng: rand.New(rand.NewPCG(r.test.Seed, uint64(index)+1))}
+	defer func() {
+		if s.w != nil {
+			s.w.close(2 * time.Second)
+		}
+	}()
+	keys := make([]string, r.test.Keys)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d", i)
+	}
+	for ctx.Err() == nil && time.Now().Before(r.deadline) {
+		if s.w == nil {
+			if err := s.spawn(ctx); err != nil {
+				fmt.Fprintf(r.workLog, "slot %d: %v\n", index, err)
+				sleepCtx(ctx, 100*time.Millisecond)
+				continue
+			}
+		}
+		s.cycle(ctx, keys[s.rng.IntN(len(keys))])
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+func (s *slot) spawn(ctx context.Context) error {
+	t := s.r.test
+	cfg := workloads.Config{
+		Protocol: workloads.ProtocolVersion, Lock: t.Lock, Process: s.process, Seed: t.Seed,
+		LockAddrs: s.r.cluster.LockAddrs(s.index), StorageAddr: s.r.cluster.StorageAddr(),
+		LeaseMS: t.Lease.Milliseconds(), AcquireTimeoutMS: t.AcquireTimeout.Milliseconds(),
+		RetryMS: t.Retry.Milliseconds(), ThinkMS: t.Think.Milliseconds(),
+		OpTimeoutMS: t.OpTimeout.Milliseconds(), Fencing: t.Fencing,
+	}
+	w, err := startWorker(ctx, s.r.argv, t.WorkerEnv, cfg, s.r.workLog, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	w.slot = s.index
+	s.w = w
+	return nil
+}
+
+// cycle runs one acquire -> cs -> release on key.
+func (s *slot) cycle(ctx context.Context, key string) {
+	acq := s.op(ctx, history.FAcquire, key, nil)
+	switch acq.Type {
+	case history.Fail:
+		return
+	case history.Info:
+		s.retire(key)
+		return
+	}
+	grant := acq.Value
+	if grant == nil {
+		grant = &history.Value{}
+	}
+	s.r.setHolder(s.index, &nemesis.Target{Process: s.process, Slot: s.index, Pid: s.w.pid()})
+	csArg := &history.Value{Owner: grant.Owner}
+	if s.r.test.Fencing {
+		csArg.Token = grant.Token
+	}
+	// The critical section runs even past the deadline: the lock is held.
+	cs := s.op(context.WithoutCancel(ctx), history.FCS, key, csArg)
+	if cs.Type == history.Info {
+		s.r.setHolder(s.index, nil)
+		s.retire(key)
+		return
+	}
+	s.r.setHolder(s.index, nil)
+	rel := &history.Value{Owner: grant.Owner, Token: grant.Token}
+	for try := 1; ; try++ {
+		done := s.op(context.WithoutCancel(ctx), history.FRelease, key, rel)
+		switch {
+		case done.Type == history.OK:
+			return
+		case done.Type == history.Info || try == releaseTries || ctx.Err() != nil:
+			s.retire(key)
+			return
+		}
+		sleepCtx(ctx, 100*time.Millisecond)
+	}
+}
+
+// op records an invocation, asks the worker, and records the completion. A
+// worker that does not answer in time makes the op info.
+func (s *slot) op(ctx context.Context, f, key string, v *history.Value) history.Op {
+	rec := s.r.rec
+	rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: f, Key: key, Value: v})
+	reply, err := s.w.call(ctx, workloads.Request{F: f, Key: key, Value: v}, s.r.test.controllerTimeout())
+	done := history.Op{Process: s.process, F: f, Key: key}
+	switch {
+	case err != nil:
+		done.Type, done.Error = history.Info, err.Error()
+	case reply.Type == history.OK || reply.Type == history.Fail || reply.Type == history.Info:
+		done.Type, done.Value, done.Error = reply.Type, reply.Value, reply.Error
+	default:
+		done.Type, done.Error = history.Info, fmt.Sprintf("worker replied with unknown type %q", reply.Type)
+	}
+	if errors.Is(err, errNoReply) && ctx.Err() != nil {
+		done.Error = "interrupted: " + done.Error
+	}
+	return rec.Record(done)
+}
+
+// retire kills the slot's worker, records its process's crash, and moves the
+// slot on to a fresh process id.
+func (s *slot) retire(key string) {
+	if s.w != nil {
+		s.w.kill()
+		s.w = nil
+	}
+	rec := s.r.rec
+	rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: history.FCrash, Key: key})
+	rec.Record(history.Op{Process: s.process, Type: history.Info, F: history.FCrash, Key: key,
+		Value: &history.Value{Detail: "worker killed; process retired"}})
+	s.process += s.r.test.Workers
+}

@@ -1,0 +1,213 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// Outcome is what a finished (or interrupted) run produced.
+type Outcome struct {
+	// Dir is the run directory in the store.
+	Dir string
+	// Result is the checkers' verdict on the history.
+	Result checker.Result
+	// Interrupted is set when the run was stopped before its time was up.
+	Interrupted bool
+	// Ops is how many ops the history holds.
+	Ops int
+}
+
+// run is the state of one test run.
+type run struct {
+	test    Test
+	design  workloads.Design
+	cluster *clusters.Redis
+	rec     *history.Recorder
+	dir     string
+	argv    []string
+	workLog *os.File
+	log     io.Writer
+
+	deadline time.Time
+	mu       sync.Mutex
+	holders  map[int]nemesis.Target // slot -> holder
+}
+
+// Run executes t: it sets up the cluster, runs the workload and the nemesis
+// until t.Time has passed or ctx is done, tears everything down, checks the
+// history and stores the results. Progress lines go to log. An error means
+// the run could not be carried out (bad test map, setup failure); a run that
+// found anomalies is not an error.
+func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
+	t.Defaults()
+	if err := t.Validate(); err != nil {
+		return Outcome{}, err
+	}
+	design, _ := workloads.FindDesign(t.Lock)
+	kinds, _ := nemesis.Parse(t.Nemesis)
+	argv := t.WorkerCmd
+	if len(argv) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return Outcome{}, fmt.Errorf("find this binary for the worker command: %w", err)
+		}
+		argv = []string{exe, "worker"}
+	}
+	if _, err := clusters.LookRedis(); err != nil {
+		return Outcome{}, err
+	}
+	dir, err := newRunDir(t.Store, t.Name, time.Now())
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := writeTestJSON(dir, t); err != nil {
+		return Outcome{Dir: dir}, err
+	}
+	hf, err := os.Create(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		return Outcome{Dir: dir}, fmt.Errorf("create history: %w", err)
+	}
+	defer hf.Close()
+	workLog, err := os.Create(filepath.Join(dir, "workers.log"))
+	if err != nil {
+		return Outcome{Dir: dir}, fmt.Errorf("create worker log: %w", err)
+	}
+	defer workLog.Close()
+
+	r := &run{test: t, design: design, dir: dir, argv: argv, workLog: workLog, log: log,
+		holders: make(map[int]nemesis.Target)}
+	r.cluster = clusters.NewRedis(clusters.RedisConfig{LockNodes: design.LockNodes, Workers: t.Workers,
+		LogDir: filepath.Join(dir, "nodes"), Persist: true})
+	fmt.Fprintf(log, "lockcheck: %s, seed %d, %d workers, %s; run dir %s\n", t.Name, t.Seed, t.Workers, t.Time, dir)
+	setupStart := time.Now()
+	if err := r.cluster.Setup(ctx); err != nil {
+		return Outcome{Dir: dir}, fmt.Errorf("set up cluster: %w", err)
+	}
+	defer r.cluster.Teardown(context.WithoutCancel(ctx))
+	fmt.Fprintf(log, "cluster ready in %s: %s\n", time.Since(setupStart).Round(time.Millisecond), describeNodes(r.cluster.Nodes()))
+
+	r.rec = history.NewRecorder(hf)
+	r.deadline = time.Now().Add(t.Time)
+	var nems []nemesis.Nemesis
+	for i, k := range kinds {
+		n, err := k.New(r, rand.New(rand.NewPCG(t.Seed, 0x6e656d+uint64(i))))
+		if err != nil {
+			return Outcome{Dir: dir}, err
+		}
+		nems = append(nems, n)
+	}
+	sched := nemesis.Schedule{Nemeses: nems, Interval: t.NemesisInterval, Duration: t.NemesisDuration,
+		Rng: rand.New(rand.NewPCG(t.Seed, 0x736368)), Record: r.rec.Record}
+
+	var wg sync.WaitGroup
+	for slot := 0; slot < t.Workers; slot++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.slotLoop(ctx, slot)
+		}()
+	}
+	healErr := sched.Run(ctx, r.deadline)
+	wg.Wait()
+	interrupted := ctx.Err() != nil
+	if err := r.cluster.Teardown(context.WithoutCancel(ctx)); err != nil {
+		fmt.Fprintf(log, "teardown: %v\n", err)
+	}
+	if healErr != nil {
+		fmt.Fprintf(log, "nemesis heal: %v\n", healErr)
+	}
+	if err := r.rec.Err(); err != nil {
+		return Outcome{Dir: dir}, err
+	}
+	h := r.rec.History()
+	if err := updateLatest(t.Store, dir); err != nil {
+		fmt.Fprintf(log, "store: %v\n", err)
+	}
+	res, err := Check(context.WithoutCancel(ctx), dir, h, CheckOptions(t))
+	if err != nil {
+		return Outcome{Dir: dir, Interrupted: interrupted}, err
+	}
+	return Outcome{Dir: dir, Result: res, Interrupted: interrupted, Ops: len(h)}, nil
+}
+
+func describeNodes(nodes []clusters.Node) string {
+	s := ""
+	for i, n := range nodes {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s %s", n.Name, n.Addr)
+	}
+	return s
+}
+
+// Holders implements nemesis.Env: the workers holding a lock, by slot.
+func (r *run) Holders() []nemesis.Target {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]nemesis.Target, 0, len(r.holders))
+	for _, t := range r.holders {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Slot < out[j].Slot })
+	return out
+}
+
+// Cluster implements nemesis.Env.
+func (r *run) Cluster() clusters.Cluster { return r.cluster }
+
+func (r *run) setHolder(slot int, t *nemesis.Target) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t == nil {
+		delete(r.holders, slot)
+	} else {
+		r.holders[slot] = *t
+	}
+}
+
+// CheckOptions returns the checker options a test implies.
+func CheckOptions(t Test) checker.Options {
+	stuck := t.StuckBound
+	return checker.Options{Fenced: t.Fencing, Timeout: t.CheckTimeout, StuckBound: stuck}
+}
+
+// Check runs the default checkers on h and stores results.json (and the
+// Porcupine visualization, when a linearizability check failed) in dir.
+func Check(ctx context.Context, dir string, h history.History, opts checker.Options) (checker.Result, error) {
+	res := checker.Default(opts).Check(ctx, h)
+	if err := writeJSON(filepath.Join(dir, "results.json"), res); err != nil {
+		return res, err
+	}
+	viz := filepath.Join(dir, "linearizability.html")
+	if res.Visualize != nil {
+		f, err := os.Create(viz)
+		if err != nil {
+			return res, fmt.Errorf("create %s: %w", viz, err)
+		}
+		err = res.Visualize(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return res, fmt.Errorf("write %s: %w", viz, err)
+		}
+	} else if err := os.Remove(viz); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return res, err
+	}
+	return res, nil
+}

@@ -1,0 +1,188 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// TestMain lets the test binary serve as a worker process: the runner starts
+// it again with LOCKCHECK_TEST_WORKER=1, exactly as `check worker`.
+func TestMain(m *testing.M) {
+	if os.Getenv("LOCKCHECK_TEST_WORKER") == "1" {
+		if err := workloads.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// quick returns a short test of lock under nem that runs this binary as its
+// workers.
+func quick(t *testing.T, lock, nem string, fencing bool) Test {
+	return Test{Lock: lock, Nemesis: nem, Fencing: fencing, Workers: 5, Seed: 1,
+		Time: 6 * time.Second, Lease: 300 * time.Millisecond, NemesisInterval: 1500 * time.Millisecond,
+		NemesisDuration: 900 * time.Millisecond, Store: t.TempDir(),
+		WorkerCmd: []string{os.Args[0]}, WorkerEnv: []string{"LOCKCHECK_TEST_WORKER=1"}}
+}
+
+func kinds(res checker.Result, fenced bool) map[string]int {
+	m := make(map[string]int)
+	for _, a := range res.Anomalies {
+		if a.Fenced == fenced {
+			m[a.Kind]++
+		}
+	}
+	return m
+}
+
+func grants(t *testing.T, dir string) int {
+	h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, op := range h {
+		if op.F == history.FAcquire && op.Type == history.OK {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRunNoNemesisIsValid(t *testing.T) {
+	for _, d := range workloads.Designs() {
+		t.Run(d.Name, func(t *testing.T) {
+			tt := quick(t, d.Name, "none", false)
+			tt.Time = 3 * time.Second
+			out, err := Run(context.Background(), tt, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Result.Valid != checker.Valid {
+				t.Fatalf("verdict %v, anomalies %+v", out.Result.Valid, out.Result.Anomalies)
+			}
+			if n := grants(t, out.Dir); n < 20 {
+				t.Errorf("only %d grants in %s", n, tt.Time)
+			}
+			for _, f := range []string{"test.json", "history.jsonl", "results.json", "nodes/lock0.log", "workers.log"} {
+				if _, err := os.Stat(filepath.Join(out.Dir, f)); err != nil {
+					t.Errorf("run dir lacks %s: %v", f, err)
+				}
+			}
+			if target, err := os.Readlink(filepath.Join(tt.Store, "latest")); err != nil || filepath.Join(tt.Store, target) != out.Dir {
+				t.Errorf("store/latest -> %q (%v), want %s", target, err, out.Dir)
+			}
+			assertNoChildren(t)
+		})
+	}
+}
+
+func TestRunPause(t *testing.T) {
+	tests := []struct {
+		lock     string
+		fencing  bool
+		want     checker.Validity
+		mustFind string // an anomaly kind that must be present
+		fenced   bool   // ... with this Fenced mark
+	}{
+		{"redis-set-px", false, checker.Invalid, "double-holder", false},
+		{"redis-set-px", true, checker.Valid, "stale-write-rejected", true},
+		{"redis-set-px-del", false, checker.Invalid, "foreign-release", false},
+	}
+	for _, tt := range tests {
+		name := tt.lock
+		if tt.fencing {
+			name += "-fenced"
+		}
+		t.Run(name, func(t *testing.T) {
+			out, err := Run(context.Background(), quick(t, tt.lock, "pause", tt.fencing), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := kinds(out.Result, tt.fenced)
+			if out.Result.Valid != tt.want || got[tt.mustFind] == 0 {
+				t.Fatalf("verdict %v with anomalies %v; want %v with a %s anomaly", out.Result.Valid, got, tt.want, tt.mustFind)
+			}
+			for _, a := range out.Result.Anomalies {
+				if a.Kind == "double-holder" && (len(a.Processes) != 2 || a.Processes[0] == a.Processes[1]) {
+					t.Errorf("double holder must name two processes: %+v", a)
+				}
+			}
+			assertNoChildren(t)
+		})
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	tt := quick(t, "redis-set-px", "pause", false)
+	tt.Time = time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(2500*time.Millisecond, cancel)
+	start := time.Now()
+	out, err := Run(ctx, tt, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Interrupted || time.Since(start) > 20*time.Second {
+		t.Fatalf("interrupted=%v after %s", out.Interrupted, time.Since(start))
+	}
+	assertNoChildren(t)
+	h, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl"))
+	if err != nil || len(h) < 10 {
+		t.Fatalf("partial history: %d ops, %v", len(h), err)
+	}
+}
+
+func TestRunRejectsBadInput(t *testing.T) {
+	for _, tt := range []struct{ lock, nem, want string }{
+		{"zookeeper-magic", "none", `unknown lock "zookeeper-magic" (known: redis-set-px`},
+		{"redis-set-px", "earthquake", `unknown nemesis "earthquake"`},
+	} {
+		_, err := Run(context.Background(), quick(t, tt.lock, tt.nem, false), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("lock %q nemesis %q: got %v, want %q", tt.lock, tt.nem, err, tt.want)
+		}
+	}
+}
+
+// assertNoChildren fails when any process this test started is still alive:
+// a server or worker outliving its run is a harness bug.
+func assertNoChildren(t *testing.T) {
+	t.Helper()
+	self := strconv.Itoa(os.Getpid())
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var left []string
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			if err != nil {
+				continue
+			}
+			// pid (comm) state ppid ...
+			s := string(b)
+			fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+			if len(fields) > 1 && fields[1] == self && fields[0] != "Z" {
+				left = append(left, e.Name()+" "+s[:strings.LastIndexByte(s, ')')+1])
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left running: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// Test is the test map: everything that defines one run. It is stored as
+// test.json in the run directory, so a run can be repeated exactly.
+type Test struct {
+	Name    string `json:"name"`
+	Lock    string `json:"lock"`
+	Nemesis string `json:"nemesis"`
+	Fencing bool   `json:"fencing"`
+	Workers int    `json:"workers"`
+	Keys    int    `json:"keys"`
+	Seed    uint64 `json:"seed"`
+
+	Time            time.Duration `json:"time"`
+	Lease           time.Duration `json:"lease"`
+	AcquireTimeout  time.Duration `json:"acquire_timeout"`
+	Retry           time.Duration `json:"retry"`
+	Think           time.Duration `json:"think"`
+	OpTimeout       time.Duration `json:"op_timeout"`
+	NemesisInterval time.Duration `json:"nemesis_interval"`
+	NemesisDuration time.Duration `json:"nemesis_duration"`
+	CheckTimeout    time.Duration `json:"check_timeout"`
+	StuckBound      time.Duration `json:"stuck_bound"`
+
+	// Store is the root of the store directory.
+	Store string `json:"store"`
+	// WorkerCmd runs one worker; empty means this binary's `worker`
+	// subcommand. WorkerEnv is added to the worker's environment.
+	WorkerCmd []string `json:"worker_cmd,omitempty"`
+	WorkerEnv []string `json:"-"`
+}
+
+// Defaults fills every unset field with its default.
+func (t *Test) Defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if t.Nemesis == "" {
+		t.Nemesis = "none"
+	}
+	if t.Workers == 0 {
+		t.Workers = 10
+	}
+	if t.Keys == 0 {
+		t.Keys = 1
+	}
+	if t.Store == "" {
+		t.Store = "store"
+	}
+	def(&t.Time, 30*time.Second)
+	def(&t.Lease, time.Second)
+	def(&t.AcquireTimeout, 2*t.Lease)
+	def(&t.Retry, 10*time.Millisecond)
+	def(&t.Think, 10*time.Millisecond)
+	def(&t.OpTimeout, 500*time.Millisecond)
+	def(&t.NemesisInterval, 4*time.Second)
+	def(&t.NemesisDuration, 3*t.Lease)
+	def(&t.CheckTimeout, 60*time.Second)
+	if t.Name == "" {
+		t.Name = fmt.Sprintf("%s-%s", t.Lock, strings.ReplaceAll(t.Nemesis, ",", "+"))
+		if t.Fencing {
+			t.Name += "-fenced"
+		}
+	}
+}
+
+// Validate reports the first problem with the test map, as a one-line error.
+func (t *Test) Validate() error {
+	if _, err := workloads.FindDesign(t.Lock); err != nil {
+		return err
+	}
+	if _, err := nemesis.Parse(t.Nemesis); err != nil {
+		return err
+	}
+	switch {
+	case t.Workers < 1 || t.Workers > 200:
+		return fmt.Errorf("--workers %d: want 1 to 200", t.Workers)
+	case t.Keys < 1 || t.Keys > 1000:
+		return fmt.Errorf("--keys %d: want 1 to 1000", t.Keys)
+	case t.Time <= 0 || t.Time > 24*time.Hour:
+		return fmt.Errorf("--time %s: want more than 0 and at most 24h", t.Time)
+	case t.Lease < time.Millisecond:
+		return fmt.Errorf("--lease %s: want at least 1ms", t.Lease)
+	case t.NemesisInterval <= 0 || t.NemesisDuration <= 0:
+		return errors.New("nemesis interval and duration must be positive")
+	case strings.ContainsAny(t.Name, "/\\") || strings.HasPrefix(t.Name, "."):
+		return fmt.Errorf("test name %q: no slashes, no leading dot", t.Name)
+	}
+	return nil
+}
+
+// controllerTimeout is how long the controller waits for a worker's reply
+// before it records info and replaces the worker. It outlasts a pause, so a
+// paused holder's operation completes, late, after the pause.
+func (t *Test) controllerTimeout() time.Duration {
+	d := 10 * time.Second
+	for _, c := range []time.Duration{t.NemesisDuration + 5*time.Second, t.AcquireTimeout + 5*time.Second} {
+		if c > d {
+			d = c
+		}
+	}
+	return d
+}
