@@ -54,6 +54,14 @@ func TestBadInputExitsThreeWithOneLine(t *testing.T) {
 	}
 }
 
+func TestMissingRedisNamesThePackage(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	code, _, stderr := run("run", "--lock", "redis-set-px", "--time", "1s", "--store", t.TempDir())
+	if code != exitError || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "install the Debian package redis-server") {
+		t.Fatalf("exit %d, stderr %q; want exit 3 and one line naming the package", code, stderr)
+	}
+}
+
 func TestAnalyzeGoldenHistories(t *testing.T) {
 	tests := []struct {
 		dir  string
