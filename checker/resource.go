@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -346,13 +347,29 @@ func (c *resource) lostUpdates(keys []string, byKey map[string][]linInput, fault
 			}
 			return oks[i].call < oks[j].call
 		})
+		var groups [][]*csOp // ops that read one value, by value
 		for i := 0; i < len(oks); {
 			j := i + 1
 			for j < len(oks) && oks[j].read == oks[i].read {
 				j++
 			}
 			if j-i > 1 {
-				out = append(out, lostUpdate(k, oks[i:j], faults))
+				groups = append(groups, oks[i:j])
+			}
+			i = j
+		}
+		// A stale write that sets the register back makes every value
+		// after it be read again: one anomaly for each such run of
+		// consecutive values, not one per value.
+		for i := 0; i < len(groups); {
+			j := i + 1
+			for j < len(groups) && groups[j][0].read == groups[j-1][0].read+1 {
+				j++
+			}
+			if j-i == 1 {
+				out = append(out, lostUpdate(k, groups[i], faults))
+			} else {
+				out = append(out, rollback(k, groups[i:j], faults))
 			}
 			i = j
 		}
@@ -389,6 +406,38 @@ func lostUpdate(key string, ops []*csOp, faults []history.Fault) Anomaly {
 	an.Explanation = fmt.Sprintf("processes %s %s read %d from the resource for lock %s and %s wrote %s: %s lost (%s).",
 		joinAnd(ps), both, ops[0].read, key, both, joinAnd(wrote), lostN, strings.Join(runs, ", "))
 	return an
+}
+
+// rollback explains a run of consecutive values that were each read by more
+// than one accepted critical section: the register was set back, and every
+// update since was made a second time.
+func rollback(key string, groups [][]*csOp, faults []history.Fault) Anomaly {
+	an := lostUpdate(key, groups[0], faults)
+	lost := 0
+	for _, g := range groups {
+		lost += len(g) - 1
+		for _, op := range g {
+			an.Start, an.End = min(an.Start, op.call), max(an.End, op.ret)
+		}
+	}
+	an.Nemesis = describeFaults(faultsDuring(faults, an.Start, an.End))
+	first, last := groups[0][0].read, groups[len(groups)-1][0].read
+	// The first pair's story, without its own count of lost updates.
+	began := lostCount.ReplaceAllString(uncapitalize(an.Explanation), " (")
+	an.Explanation = fmt.Sprintf("The register of lock %s was set back: each value from %d to %d was read by more than one critical section, so %d updates were lost. It began when %s",
+		key, first, last, lost, began)
+	return an
+}
+
+// lostCount matches the ": N updates were lost (" of a lostUpdate story.
+var lostCount = regexp.MustCompile(`: (one update was|\d+ updates were) lost \(`)
+
+// uncapitalize lower-cases the first letter of s.
+func uncapitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // explainRegister tells the story of a chunk of critical sections Porcupine
