@@ -21,10 +21,12 @@ type Test struct {
 	Keys    int    `json:"keys"`
 	Seed    uint64 `json:"seed"`
 
-	Time            time.Duration `json:"time"`
-	Lease           time.Duration `json:"lease"`
-	AcquireTimeout  time.Duration `json:"acquire_timeout"`
-	Retry           time.Duration `json:"retry"`
+	Time           time.Duration `json:"time"`
+	Lease          time.Duration `json:"lease"`
+	AcquireTimeout time.Duration `json:"acquire_timeout"`
+	Retry          time.Duration `json:"retry"`
+	// Think is the wait inside the critical section; zero is allowed (the
+	// CLI's default is 10ms).
 	Think           time.Duration `json:"think"`
 	OpTimeout       time.Duration `json:"op_timeout"`
 	NemesisInterval time.Duration `json:"nemesis_interval"`
@@ -63,7 +65,6 @@ func (t *Test) Defaults() {
 	def(&t.Lease, time.Second)
 	def(&t.AcquireTimeout, 2*t.Lease)
 	def(&t.Retry, 10*time.Millisecond)
-	def(&t.Think, 10*time.Millisecond)
 	def(&t.OpTimeout, 500*time.Millisecond)
 	def(&t.NemesisInterval, 4*time.Second)
 	def(&t.NemesisDuration, 3*t.Lease)
