@@ -2,7 +2,6 @@ package checker
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -35,7 +34,7 @@ type analyzer interface {
 // newAnalysis pairs the ops of h. A pairing error is kept in err.
 func newAnalysis(h history.History) *analysis {
 	a := &analysis{h: h}
-	a.pairs, a.err = pairUp(h)
+	a.pairs, a.err = h.Pairs()
 	for i := range h {
 		if h[i].Time > a.end {
 			a.end = h[i].Time
@@ -44,67 +43,8 @@ func newAnalysis(h history.History) *analysis {
 	return a
 }
 
-// pair is an invocation with its completion, like history.Pair, but pointing
-// into the history instead of copying the ops: for a history of a million ops
-// that saves some 90 MB.
-type pair struct {
-	Invoke *history.Op
-	// Complete is nil when the history ended before the op completed.
-	Complete *history.Op
-}
-
-// Type returns the completion type, Info when the op never completed.
-func (p pair) Type() history.Type {
-	if p.Complete == nil {
-		return history.Info
-	}
-	return p.Complete.Type
-}
-
-// End returns the completion time, or forever when the op is indeterminate.
-func (p pair) End() time.Duration {
-	if p.Complete == nil || p.Complete.Type == history.Info {
-		return forever
-	}
-	return p.Complete.Time
-}
-
-// Value returns the completion's value when present, else the invocation's.
-func (p pair) Value() *history.Value {
-	if p.Complete != nil && p.Complete.Value != nil {
-		return p.Complete.Value
-	}
-	return p.Invoke.Value
-}
-
-// pairUp matches every invocation with its completion, in invocation order,
-// exactly as history.History.Pairs does and with the same errors.
-func pairUp(h history.History) ([]pair, error) {
-	pairs := make([]pair, 0, len(h)/2+1)
-	open := make(map[int]int) // process -> index in pairs
-	for i := range h {
-		op := &h[i]
-		if op.Type == history.Invoke {
-			if j, ok := open[op.Process]; ok {
-				return nil, fmt.Errorf("op %d: process %d invokes %s while op %d (%s) is open",
-					op.Index, op.Process, op.F, pairs[j].Invoke.Index, pairs[j].Invoke.F)
-			}
-			open[op.Process] = len(pairs)
-			pairs = append(pairs, pair{Invoke: op})
-			continue
-		}
-		j, ok := open[op.Process]
-		if !ok {
-			return nil, fmt.Errorf("op %d: process %d completes %s with no open invocation", op.Index, op.Process, op.F)
-		}
-		if pairs[j].Invoke.F != op.F {
-			return nil, fmt.Errorf("op %d: process %d completes %s but invoked %s", op.Index, op.Process, op.F, pairs[j].Invoke.F)
-		}
-		pairs[j].Complete = op
-		delete(open, op.Process)
-	}
-	return pairs, nil
-}
+// pair is an invocation with its completion, pointing into the history.
+type pair = history.Pair
 
 // check runs c on a, through the shared analysis when c supports it.
 func check(ctx context.Context, c Checker, a *analysis) Result {

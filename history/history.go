@@ -9,11 +9,12 @@ import (
 // History is a sequence of ops in the order they were recorded.
 type History []Op
 
-// Pair is an invocation with its completion. Complete is nil when the history
+// Pair is an invocation with its completion, both pointing into the history
+// they came from (a pair copies no op). Complete is nil when the history
 // ended before the op completed (an interrupted run); such an op counts as
 // info: it may have taken effect at any time after its invocation.
 type Pair struct {
-	Invoke   Op
+	Invoke   *Op
 	Complete *Op
 }
 
@@ -53,13 +54,14 @@ func (p Pair) Value() *Value {
 }
 
 // Pairs matches every invocation with its completion, in invocation order.
+// The pairs point into h.
 // It returns an error when a process completes an op it never invoked or
 // invokes while another of its ops is still open.
 func (h History) Pairs() ([]Pair, error) {
 	pairs := make([]Pair, 0, len(h)/2+1)
 	open := make(map[int]int) // process -> index in pairs
 	for i := range h {
-		op := h[i]
+		op := &h[i]
 		if op.Type == Invoke {
 			if j, ok := open[op.Process]; ok {
 				return nil, fmt.Errorf("op %d: process %d invokes %s while op %d (%s) is open",
@@ -76,8 +78,7 @@ func (h History) Pairs() ([]Pair, error) {
 		if pairs[j].Invoke.F != op.F {
 			return nil, fmt.Errorf("op %d: process %d completes %s but invoked %s", op.Index, op.Process, op.F, pairs[j].Invoke.F)
 		}
-		c := h[i]
-		pairs[j].Complete = &c
+		pairs[j].Complete = op
 		delete(open, op.Process)
 	}
 	return pairs, nil
