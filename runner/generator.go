@@ -12,6 +12,12 @@ import (
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
+// failBackoff is the mean pause after an acquire that failed fast (the lock
+// service refused the connection), so a crashed node does not turn the
+// slots into a busy loop. An acquire that waited out its timeout is retried
+// at once.
+const failBackoff = 100 * time.Millisecond
+
 // releaseTries bounds how often a worker retries a release that certainly
 // failed (connection refused) before it is retired.
 const releaseTries = 3
@@ -25,6 +31,7 @@ type slot struct {
 	process int
 	rng     *rand.Rand
 	w       *workerProc
+	invoked time.Duration // when the current op was invoked
 }
 
 // slotLoop runs acquire -> critical section -> release cycles until the
@@ -83,6 +90,9 @@ func (s *slot) cycle(ctx context.Context, key string) {
 	acq := s.op(ctx, history.FAcquire, key, nil)
 	switch acq.Type {
 	case history.Fail:
+		if acq.Time-s.invoked < failBackoff {
+			sleepCtx(ctx, failBackoff/2+time.Duration(s.rng.Int64N(int64(failBackoff))))
+		}
 		return
 	case history.Info:
 		s.retire(key)
@@ -123,7 +133,7 @@ func (s *slot) cycle(ctx context.Context, key string) {
 // worker that does not answer in time makes the op info.
 func (s *slot) op(ctx context.Context, f, key string, v *history.Value) history.Op {
 	rec := s.r.rec
-	rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: f, Key: key, Value: v})
+	s.invoked = rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: f, Key: key, Value: v}).Time
 	reply, err := s.w.call(ctx, workloads.Request{F: f, Key: key, Value: v}, s.r.test.controllerTimeout())
 	done := history.Op{Process: s.process, F: f, Key: key}
 	switch {

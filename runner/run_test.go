@@ -186,3 +186,45 @@ func assertNoChildren(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestRunKillAndPartition checks the two faults that a single-node SET NX PX
+// lock survives (a killed node keeps its keys in its append-only file; a
+// holder cut off only delays its release), that they did happen, and that a
+// refused connection does not become a busy loop.
+func TestRunKillAndPartition(t *testing.T) {
+	for _, nem := range []string{"kill", "partition"} {
+		t.Run(nem, func(t *testing.T) {
+			out, err := Run(context.Background(), quick(t, "redis-set-px", nem, false), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Result.Valid != checker.Valid {
+				t.Fatalf("verdict %v: %+v", out.Result.Valid, out.Result.Anomalies)
+			}
+			h, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			faults, fails, infos := len(h.Faults()), 0, 0
+			for _, op := range h {
+				switch {
+				case op.F == history.FAcquire && op.Type == history.Fail:
+					fails++
+				case !op.IsNemesis() && op.Type == history.Info && op.F != history.FCrash:
+					infos++
+				}
+			}
+			if faults == 0 {
+				t.Fatal("no fault took effect")
+			}
+			if nem == "partition" && infos == 0 {
+				t.Error("a partition of the holder produced no info op")
+			}
+			// 5 workers, a 100 ms mean back-off, under 2 s of faults.
+			if fails > 500 {
+				t.Errorf("%d failed acquires: refused connections are retried in a busy loop", fails)
+			}
+			assertNoChildren(t)
+		})
+	}
+}
