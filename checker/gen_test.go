@@ -61,9 +61,14 @@ func TestGeneratedHistories(t *testing.T) {
 	if k := kinds(r.Anomalies, false); fmt.Sprint(k) != "[double-holder nonlinearizable token-order]" {
 		t.Errorf("planted double grant: kinds %v", k)
 	}
+	// Porcupine's longest partial order is not unique, so either process
+	// may be the one that "cannot be placed"; the window must hold the
+	// planted grant either way.
 	a := find(t, r, "nonlinearizable")
-	if !slices.Equal(a.Processes, []int{0, 1}) || a.Start != 3000*600*time.Microsecond+200*time.Microsecond {
-		t.Errorf("planted double grant: %+v", a)
+	planted := 3000*600*time.Microsecond + 250*time.Microsecond
+	procs := slices.Sorted(slices.Values(a.Processes))
+	if !slices.Equal(procs, []int{0, 1}) || a.Start > planted || a.End < planted || a.End < a.Start {
+		t.Errorf("planted double grant at %s: %+v", planted, a)
 	}
 	var buf bytes.Buffer
 	if r.Visualize == nil {

@@ -285,6 +285,13 @@ func (c *mutex) explain(ch chunk, s *stuck, faults []history.Fault) Anomaly {
 	if op.ret != forever {
 		an.End = op.ret
 	}
+	// The holder may have been granted the lock after the stuck op began
+	// (they were concurrent): the window covers both.
+	an.Start = min(an.Start, op.call)
+	if grant != nil {
+		an.End = max(an.End, grant.ret)
+	}
+	an.End = max(an.End, an.Start)
 	an.Nemesis = describeFaults(faultsDuring(faults, an.Start, an.End))
 	what := map[mutexKind]string{mAcquire: "acquire", mRelease: "release", mCrash: "crash"}[op.kind]
 	state := "the lock is free"
