@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# deps.sh installs the lock-service binaries lockcheck needs, and only when
-# they are missing. It is idempotent: a second run with everything present
-# does nothing and exits 0. Both `make run` and `make test` call it.
+# deps.sh installs what lockcheck needs from Debian's packages, and only what
+# is missing. It is idempotent: a second run with everything present does
+# nothing and exits 0. Both `make run` and `make test` call it.
+#
+#   redis-server, redis-cli   Redis lock nodes and the storage node
+#   java, zookeeper.jar       ZooKeeper 3.8 ensembles (package zookeeper)
+#   chromium                  the report's browser test
 set -euo pipefail
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
+command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+[ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
+[ -f /usr/share/java/slf4j-simple.jar ] || need+=(libslf4j-java)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
@@ -26,9 +34,13 @@ fi
 echo "deps: installing ${need[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq >/dev/null
+# Debian's zookeeper package depends on the full default-jre; headless is
+# enough for us but apt decides. Daemons the packages would start are not
+# ours: lockcheck starts its own servers on free loopback ports.
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-# Debian's package starts a system redis-server on 6379; lockcheck starts its
-# own on free ports and does not need it. Leave it: it is not ours to stop.
-for b in redis-server redis-cli; do
+for b in redis-server redis-cli java chromium; do
   command -v "$b" >/dev/null 2>&1 || { echo "deps: $b still missing after apt-get install" >&2; exit 3; }
+done
+for f in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-simple.jar; do
+  [ -f "$f" ] || { echo "deps: $f still missing after apt-get install" >&2; exit 3; }
 done
