@@ -49,3 +49,25 @@ var ErrUnsupported = errors.New("not supported by this cluster")
 // ErrMissingBinary is wrapped by errors about a server binary that is not
 // installed.
 var ErrMissingBinary = errors.New("missing binary")
+
+// Primary is a cluster with a leader the nemesis can find.
+type Primary interface {
+	// Leader returns the name of the current leader node.
+	Leader(ctx context.Context) (string, error)
+}
+
+// Isolator is a cluster whose nodes can be cut off from their peers.
+type Isolator interface {
+	// Isolate cuts node's links to every other server, both ways.
+	Isolate(ctx context.Context, node string) error
+	// Rejoin restores them.
+	Rejoin(ctx context.Context, node string) error
+}
+
+// Pauser is a cluster whose server processes can be paused.
+type Pauser interface {
+	// PauseNode stops the node's process (SIGSTOP).
+	PauseNode(ctx context.Context, node string) error
+	// ResumeNode continues it (SIGCONT).
+	ResumeNode(ctx context.Context, node string) error
+}

@@ -1,0 +1,88 @@
+package clusters
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// waitLeader waits until some node other than not reports itself leader.
+func waitLeader(t *testing.T, z *ZooKeeper, not string, within time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if l, err := z.Leader(context.Background()); err == nil && l != not {
+			return l
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no leader other than %q within %s", not, within)
+	return ""
+}
+
+func TestZooKeeperEnsemble(t *testing.T) {
+	if _, err := LookZooKeeper(); err != nil {
+		t.Fatalf("%v (make test installs it)", err)
+	}
+	ctx := context.Background()
+	z := NewZooKeeper(ZooKeeperConfig{Nodes: 3, Workers: 1, LogDir: t.TempDir()})
+	start := time.Now()
+	if err := z.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("three-node ensemble ready in %s", time.Since(start).Round(time.Millisecond))
+	pids := z.Pids()
+	defer func() {
+		if err := z.Teardown(ctx); err != nil {
+			t.Error(err)
+		}
+		for name, pid := range pids {
+			if syscall.Kill(pid, 0) == nil {
+				t.Errorf("%s (pid %d) still running after Teardown", name, pid)
+			}
+		}
+	}()
+	if len(pids) != 4 {
+		t.Fatalf("want 3 JVMs and a storage node, got %v", pids)
+	}
+	leader, err := z.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, _, err := zk.Connect(z.LockAddrs(0), 2*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Create("/probe", []byte("x"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create through the proxies: %v", err)
+	}
+
+	t.Run("isolated leader is replaced", func(t *testing.T) {
+		if err := z.Isolate(ctx, leader); err != nil {
+			t.Fatal(err)
+		}
+		next := waitLeader(t, z, leader, 20*time.Second)
+		if err := z.Rejoin(ctx, leader); err != nil {
+			t.Fatal(err)
+		}
+		leader = next
+	})
+
+	t.Run("killed leader is replaced and restarts", func(t *testing.T) {
+		if err := z.Kill(ctx, leader); err != nil {
+			t.Fatal(err)
+		}
+		waitLeader(t, z, leader, 20*time.Second)
+		if err := z.Restart(ctx, leader); err != nil {
+			t.Fatal(err)
+		}
+		pids = z.Pids()
+		if _, _, err := conn.Get("/probe"); err != nil {
+			t.Errorf("read after restart: %v", err)
+		}
+	})
+}
