@@ -131,7 +131,7 @@ func targets(f history.Fault, p int) bool {
 
 // faultSentence tells which faults were in force, and why the first pause of
 // the stale holder matters. It returns "" when there were none.
-func faultSentence(faults []history.Fault, stale int) string {
+func faultSentence(faults []history.Fault, stale int, sessionLost bool) string {
 	if len(faults) == 0 {
 		return ""
 	}
@@ -139,6 +139,9 @@ func faultSentence(faults []history.Fault, stale int) string {
 	for _, f := range faults {
 		if f.F == history.FPause && targets(f, stale) {
 			why = ": its lease ran out while it was stopped"
+			if sessionLost {
+				why = ": its session expired while it was stopped"
+			}
 			break
 		}
 	}
@@ -146,6 +149,43 @@ func faultSentence(faults []history.Fault, stale int) string {
 		return "A " + describeFault(faults[0]) + " was in force" + why + "."
 	}
 	return fmt.Sprintf("%d faults were in force: %s", len(faults), strings.Join(describeFaults(faults), "; ")) + why + "."
+}
+
+// maxEvents bounds the client events one story quotes.
+const maxEvents = 3
+
+// eventsByProcess indexes the events (history.FEvent) each process's lock
+// client reported.
+func eventsByProcess(h history.History) map[int][]*history.Op {
+	out := make(map[int][]*history.Op)
+	for i := range h {
+		if h[i].F == history.FEvent {
+			out[h[i].Process] = append(out[h[i].Process], &h[i])
+		}
+	}
+	return out
+}
+
+// eventSentence quotes what process p's lock client reported in [from, to],
+// and reports whether it said its session expired.
+func eventSentence(events []*history.Op, p int, from, to time.Duration) (string, bool) {
+	var quotes []string
+	expired := false
+	for _, ev := range events {
+		if ev.Time < from || ev.Time > to || ev.Value == nil {
+			continue
+		}
+		if strings.Contains(ev.Value.Detail, "expired") {
+			expired = true
+		}
+		if len(quotes) < maxEvents {
+			quotes = append(quotes, fmt.Sprintf("%q at %s", ev.Value.Detail, secs(ev.Time)))
+		}
+	}
+	if len(quotes) == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("Process %d's lock client reported %s.", p, joinAnd(quotes)), expired
 }
 
 // sentences joins non-empty sentences with spaces.

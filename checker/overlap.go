@@ -93,11 +93,12 @@ func (c *overlap) checkAnalysis(_ context.Context, a *analysis) Result {
 			active = append(active, i)
 		}
 	}
+	events := eventsByProcess(a.h)
 	for n, j := range order {
 		if n == maxListed {
 			break
 		}
-		r.Anomalies = append(r.Anomalies, c.double(holds, j, groups[j], faults, refused))
+		r.Anomalies = append(r.Anomalies, c.double(holds, j, groups[j], faults, refused, events[holds[j].proc]))
 	}
 	foreign := c.foreign(a, holds, &r)
 	r.Stats["holds"] = len(holds)
@@ -134,12 +135,16 @@ type overlapPair struct {
 	from, to time.Duration
 }
 
+// eventGrace is how long after a hold ends its client's events still belong
+// to its story.
+const eventGrace = 2 * time.Second
+
 // maxOps bounds the op indices one double-holder anomaly lists.
 const maxOps = 50
 
 // double explains the holds that overlapped hold j: the first of them in
 // full, the others as a count.
-func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []history.Fault, refused map[int][]time.Duration) Anomaly {
+func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []history.Fault, refused map[int][]time.Duration, events []*history.Op) Anomaly {
 	e, first := holds[j], pairs[0]
 	h := holds[first.later]
 	to := first.to
@@ -198,7 +203,11 @@ func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []hist
 		fenced = fmt.Sprintf("The lock is fenced: the resource refused %s from process %d after %d was granted the lock.",
 			plural(n, "stale access", "stale accesses"), e.proc, h.proc)
 	}
-	an.Explanation = sentences(story, more, faultSentence(in, e.proc), fenced)
+	// What the earlier holder's client noticed, up to a moment after it
+	// let go: a paused client learns of its expired session only after it
+	// resumes, often after its stale write.
+	said, expired := eventSentence(events, e.proc, e.start, e.end+eventGrace)
+	an.Explanation = sentences(story, more, faultSentence(in, e.proc, expired), said, fenced)
 	return an
 }
 
@@ -299,7 +308,7 @@ func (c *overlap) foreign(a *analysis, holds []hold, r *Result) int {
 		in := faultsDuring(a.getFaults(), an.Start, an.End)
 		an.Nemesis = describeFaults(in)
 		an.Explanation = sentences(fmt.Sprintf("process %d's release at %s deleted the lock key %s held by %s: a plain DEL does not check the owner.",
-			inv.Process, secs(pr.Complete.Time), inv.Key, victim), faultSentence(in, inv.Process))
+			inv.Process, secs(pr.Complete.Time), inv.Key, victim), faultSentence(in, inv.Process, false))
 		r.Anomalies = append(r.Anomalies, an)
 	}
 	return n

@@ -54,7 +54,8 @@ func (p Pair) Value() *Value {
 }
 
 // Pairs matches every invocation with its completion, in invocation order.
-// The pairs point into h.
+// The pairs point into h. Event ops (FEvent, info, no invocation) are not
+// operations and are skipped.
 // It returns an error when a process completes an op it never invoked or
 // invokes while another of its ops is still open.
 func (h History) Pairs() ([]Pair, error) {
@@ -62,6 +63,9 @@ func (h History) Pairs() ([]Pair, error) {
 	open := make(map[int]int) // process -> index in pairs
 	for i := range h {
 		op := &h[i]
+		if op.F == FEvent && op.Type == Info {
+			continue
+		}
 		if op.Type == Invoke {
 			if j, ok := open[op.Process]; ok {
 				return nil, fmt.Errorf("op %d: process %d invokes %s while op %d (%s) is open",

@@ -77,6 +77,7 @@ func TestPairs(t *testing.T) {
 	h := History{
 		{Index: 0, Process: 0, Type: Invoke, F: FAcquire},
 		{Index: 1, Process: 1, Type: Invoke, F: FAcquire},
+		{Index: 1, Process: 1, Type: Info, F: FEvent, Value: &Value{Detail: "session expired"}},
 		{Index: 2, Process: 0, Type: OK, F: FAcquire, Time: 5},
 		{Index: 3, Process: 0, Type: Invoke, F: FRelease, Time: 6},
 	}

@@ -35,6 +35,10 @@ const (
 	FRelease = "release" // give the lock back
 	FCS      = "cs"      // critical section: read-modify-write on the protected resource
 	FCrash   = "crash"   // the controller retired the process (killed its worker)
+	// FEvent is something a worker's lock client reported on its own, such
+	// as a ZooKeeper session event. It is a lone info op with no invocation
+	// and no effect; Pairs skips it.
+	FEvent = "event"
 )
 
 // Op is one entry of a history.

@@ -47,14 +47,21 @@ func (n *Kill) Invoke(ctx context.Context, op history.Op) history.Op {
 		if len(lock) == 0 {
 			return completed(op, nil, errors.New("no lock node to kill"))
 		}
-		node := lock[n.rng.IntN(len(lock))]
+		node, what := lock[n.rng.IntN(len(lock))], ""
+		if p, ok := n.env.Cluster().(clusters.Primary); ok {
+			leader, err := p.Leader(ctx)
+			if err != nil {
+				return completed(op, nil, err)
+			}
+			node, what = leader, "leader "
+		}
 		if err := n.k.Kill(ctx, node); err != nil {
 			return completed(op, nil, err)
 		}
 		n.mu.Lock()
 		n.killed[node] = true
 		n.mu.Unlock()
-		return completed(op, &history.Value{Nodes: []string{node}, Detail: "SIGKILL " + node}, nil)
+		return completed(op, &history.Value{Nodes: []string{node}, Detail: "SIGKILL " + what + node}, nil)
 	case history.FRestart:
 		nodes, err := n.restartAll(ctx)
 		return completed(op, &history.Value{Nodes: nodes, Detail: "restarted"}, err)

@@ -84,7 +84,7 @@ func plainLoop(ctx context.Context, t Test) (int, error) {
 				LockAddrs: c.LockAddrs(i), StorageAddr: c.StorageAddr(), LeaseMS: t.Lease.Milliseconds(),
 				AcquireTimeoutMS: t.AcquireTimeout.Milliseconds(), RetryMS: t.Retry.Milliseconds(),
 				ThinkMS: t.Think.Milliseconds(), OpTimeoutMS: t.OpTimeout.Milliseconds(), Fencing: t.Fencing}
-			l, err := design.New(cfg, rand.New(rand.NewPCG(t.Seed, uint64(i))))
+			l, err := design.New(cfg, rand.New(rand.NewPCG(t.Seed, uint64(i))), nil)
 			if err != nil {
 				errs <- err
 				return
@@ -98,7 +98,7 @@ func plainLoop(ctx context.Context, t Test) (int, error) {
 					continue
 				}
 				grants.Add(1)
-				_, _ = res.CriticalSection(ctx, "k0", g.Token)
+				_, _ = res.CriticalSection(ctx, "k0", g.Token, nil)
 				_, _ = l.Release(ctx, "k0", g)
 			}
 		}()

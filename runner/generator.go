@@ -76,7 +76,15 @@ func (s *slot) spawn(ctx context.Context) error {
 		RetryMS: t.Retry.Milliseconds(), ThinkMS: t.Think.Milliseconds(),
 		OpTimeoutMS: t.OpTimeout.Milliseconds(), Fencing: t.Fencing,
 	}
-	w, err := startWorker(ctx, s.r.argv, t.WorkerEnv, cfg, s.r.workLog, 10*time.Second)
+	process := s.process
+	onEvent := func(e workloads.Reply) {
+		v := e.Value
+		if v == nil {
+			v = &history.Value{}
+		}
+		s.r.rec.Record(history.Op{Process: process, Type: history.Info, F: history.FEvent, Value: v})
+	}
+	w, err := startWorker(ctx, s.r.argv, t.WorkerEnv, cfg, s.r.workLog, 10*time.Second, onEvent)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ type Outcome struct {
 type run struct {
 	test    Test
 	design  workloads.Design
-	cluster *clusters.Redis
+	cluster topology
 	rec     *history.Recorder
 	dir     string
 	argv    []string
@@ -67,7 +67,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		}
 		argv = []string{exe, "worker"}
 	}
-	if _, err := clusters.LookRedis(); err != nil {
+	if err := lookService(design.Service); err != nil {
 		return Outcome{}, err
 	}
 	dir, err := newRunDir(t.Store, t.Name, time.Now())
@@ -90,8 +90,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 
 	r := &run{test: t, design: design, dir: dir, argv: argv, workLog: workLog, log: log,
 		holders: make(map[int]nemesis.Target)}
-	r.cluster = clusters.NewRedis(clusters.RedisConfig{LockNodes: design.LockNodes, Workers: t.Workers,
-		LogDir: filepath.Join(dir, "nodes"), Persist: true})
+	r.cluster = newTopology(design, t, filepath.Join(dir, "nodes"))
 	fmt.Fprintf(log, "lockcheck: %s, seed %d, %d workers, %s; run dir %s\n", t.Name, t.Seed, t.Workers, t.Time, dir)
 	setupStart := time.Now()
 	if err := r.cluster.Setup(ctx); err != nil {
@@ -153,6 +152,34 @@ func describeNodes(nodes []clusters.Node) string {
 		s += fmt.Sprintf("%s %s", n.Name, n.Addr)
 	}
 	return s
+}
+
+// topology is a cluster as the workers see it: lock nodes reached through
+// their slot's proxies, and the storage node.
+type topology interface {
+	clusters.Cluster
+	LockAddrs(slot int) []string
+	StorageAddr() string
+}
+
+// newTopology returns the cluster a lock design runs on.
+func newTopology(d workloads.Design, t Test, logDir string) topology {
+	if d.Service == "zookeeper" {
+		return clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: t.Nodes, Workers: t.Workers, LogDir: logDir})
+	}
+	return clusters.NewRedis(clusters.RedisConfig{LockNodes: d.LockNodes, Workers: t.Workers, LogDir: logDir, Persist: true})
+}
+
+// lookService checks that the servers a lock service needs are installed.
+func lookService(service string) error {
+	if _, err := clusters.LookRedis(); err != nil {
+		return err
+	}
+	if service == "zookeeper" {
+		_, err := clusters.LookZooKeeper()
+		return err
+	}
+	return nil
 }
 
 // Holders implements nemesis.Env: the workers holding a lock, by slot.

@@ -19,7 +19,9 @@ type Test struct {
 	Fencing bool   `json:"fencing"`
 	Workers int    `json:"workers"`
 	Keys    int    `json:"keys"`
-	Seed    uint64 `json:"seed"`
+	// Nodes is the ZooKeeper ensemble size (3, or 1 for a standalone server).
+	Nodes int    `json:"nodes,omitempty"`
+	Seed  uint64 `json:"seed"`
 
 	Time           time.Duration `json:"time"`
 	Lease          time.Duration `json:"lease"`
@@ -58,6 +60,9 @@ func (t *Test) Defaults() {
 	if t.Keys == 0 {
 		t.Keys = 1
 	}
+	if t.Nodes == 0 {
+		t.Nodes = 3
+	}
 	if t.Store == "" {
 		t.Store = "store"
 	}
@@ -88,6 +93,8 @@ func (t *Test) Validate() error {
 	switch {
 	case t.Workers < 1 || t.Workers > 200:
 		return fmt.Errorf("--workers %d: want 1 to 200", t.Workers)
+	case t.Nodes != 1 && t.Nodes != 3 && t.Nodes != 5:
+		return fmt.Errorf("--nodes %d: want 1, 3 or 5", t.Nodes)
 	case t.Keys < 1 || t.Keys > 1000:
 		return fmt.Errorf("--keys %d: want 1 to 1000", t.Keys)
 	case t.Time <= 0 || t.Time > 24*time.Hour:

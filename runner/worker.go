@@ -27,6 +27,7 @@ type workerProc struct {
 	readErr       error
 	nextID        int64
 	mu            sync.Mutex
+	onEvent       func(workloads.Reply)
 }
 
 // errNoReply means the worker did not answer in time or exited.
@@ -34,7 +35,8 @@ var errNoReply = errors.New("no reply from worker")
 
 // startWorker starts one worker process in its own process group and opens
 // it with cfg.
-func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, stderr *os.File, timeout time.Duration) (*workerProc, error) {
+// onEvent receives the events the worker reports on its own.
+func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, stderr *os.File, timeout time.Duration, onEvent func(workloads.Reply)) (*workerProc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = stderr
@@ -51,7 +53,7 @@ func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, 
 		return nil, fmt.Errorf("start worker %q: %w", argv[0], err)
 	}
 	w := &workerProc{process: cfg.Process, cmd: cmd, stdin: stdin,
-		replies: make(chan workloads.Reply, 16), done: make(chan struct{})}
+		replies: make(chan workloads.Reply, 16), done: make(chan struct{}), onEvent: onEvent}
 	go w.read(stdout)
 	reply, err := w.call(ctx, workloads.Request{F: workloads.FOpen, Config: &cfg}, timeout)
 	if err == nil && reply.Type != "ok" {
@@ -76,6 +78,12 @@ func (w *workerProc) read(stdout io.Reader) {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			w.readErr = fmt.Errorf("malformed reply %q: %w", sc.Text(), err)
 			return
+		}
+		if r.Event != "" && r.ID == 0 {
+			if w.onEvent != nil {
+				w.onEvent(r)
+			}
+			continue
 		}
 		w.replies <- r
 	}

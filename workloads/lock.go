@@ -29,6 +29,14 @@ type Lock interface {
 	Close() error
 }
 
+// Validator is a lock client that knows when it may have lost a lock it was
+// granted (a ZooKeeper session suspended or expired). The worker asks it
+// right before each protected access, as Curator advises.
+type Validator interface {
+	// Valid returns an error when the lock on key may no longer be held.
+	Valid(key string) error
+}
+
 // Design describes one lock design lockcheck can test.
 type Design struct {
 	// Name is the --lock name.
@@ -41,8 +49,9 @@ type Design struct {
 	LockNodes int
 	// Tokens reports whether the design hands out monotonic fencing tokens.
 	Tokens bool
-	// New builds a client for one worker.
-	New func(cfg Config, rng *rand.Rand) (Lock, error)
+	// New builds a client for one worker; events reports what the client
+	// notices on its own (session events) into the history.
+	New func(cfg Config, rng *rand.Rand, events func(detail string)) (Lock, error)
 }
 
 // Designs returns every known lock design, sorted by name.
@@ -54,6 +63,10 @@ func Designs() []Design {
 			Summary: "the same acquire; release by plain DEL, which can delete another holder's key"},
 		{Name: "redis-setnx-expire", Service: "redis", LockNodes: 1, Tokens: true, New: newSetNXExpire,
 			Summary: "SETNX then PEXPIRE as two commands (+ INCR token); release by plain DEL"},
+		{Name: "zk-ephemeral", Service: "zookeeper", LockNodes: 3, Tokens: true, New: newZKEphemeral,
+			Summary: "ZooKeeper ephemeral node per key, waiters watch it and retry (herd); token = czxid; --lease is the session timeout"},
+		{Name: "zk-sequential", Service: "zookeeper", LockNodes: 3, Tokens: true, New: newZKSequential,
+			Summary: "Curator InterProcessMutex recipe: protected ephemeral-sequential children, watch the predecessor; token = czxid; --lease is the session timeout"},
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i].Name < ds[j].Name })
 	return ds

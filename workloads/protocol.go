@@ -9,7 +9,7 @@ import (
 // ProtocolVersion is the version of the worker protocol described in
 // docs/worker-protocol.md. The controller sends it in the open request and a
 // worker must refuse a version it does not speak.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // Request operation names beyond the history's acquire, release and cs.
 const (
@@ -31,9 +31,13 @@ type Request struct {
 	Config *Config `json:"config,omitempty"`
 }
 
-// Reply is one line a worker writes to stdout for each request.
+// Reply is one line a worker writes to stdout for each request. A line with
+// Event set and no ID is not a reply but an event the lock client reported
+// on its own (protocol 2), such as a ZooKeeper session event.
 type Reply struct {
 	ID int64 `json:"id"`
+	// Event names an unsolicited event ("session"); Value.Detail says what.
+	Event string `json:"event,omitempty"`
 	// Type is ok, fail (certainly no effect) or info (unknown effect).
 	Type history.Type `json:"type"`
 	// Value is what the operation observed.
@@ -57,7 +61,8 @@ type Config struct {
 	LockAddrs []string `json:"lock_addrs"`
 	// StorageAddr is the protected resource's storage node.
 	StorageAddr string `json:"storage_addr"`
-	// LeaseMS is the lock's lease (time to live) in milliseconds.
+	// LeaseMS is the lock's lease (time to live) in milliseconds; for
+	// ZooKeeper locks, the session timeout.
 	LeaseMS int64 `json:"lease_ms"`
 	// AcquireTimeoutMS bounds how long acquire keeps retrying before it fails.
 	AcquireTimeoutMS int64 `json:"acquire_timeout_ms"`

@@ -34,15 +34,15 @@ type setPX struct {
 	plainDel bool
 }
 
-func newSetPX(cfg Config, rng *rand.Rand) (Lock, error) {
+func newSetPX(cfg Config, rng *rand.Rand, _ func(string)) (Lock, error) {
 	if len(cfg.LockAddrs) < 1 {
 		return nil, fmt.Errorf("redis-set-px needs one lock node address")
 	}
 	return &setPX{c: newRedisClient(cfg.LockAddrs[0], cfg.OpTimeout()), cfg: cfg, rng: rng}, nil
 }
 
-func newSetPXDel(cfg Config, rng *rand.Rand) (Lock, error) {
-	l, err := newSetPX(cfg, rng)
+func newSetPXDel(cfg Config, rng *rand.Rand, _ func(string)) (Lock, error) {
+	l, err := newSetPX(cfg, rng, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ type setNXExpire struct {
 	rng *rand.Rand
 }
 
-func newSetNXExpire(cfg Config, rng *rand.Rand) (Lock, error) {
+func newSetNXExpire(cfg Config, rng *rand.Rand, _ func(string)) (Lock, error) {
 	if len(cfg.LockAddrs) < 1 {
 		return nil, fmt.Errorf("redis-setnx-expire needs one lock node address")
 	}

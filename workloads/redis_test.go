@@ -34,7 +34,7 @@ func newClient(t *testing.T, cfg Config) Lock {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := d.New(cfg, rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Process))))
+	l, err := d.New(cfg, rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Process))), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,21 +97,21 @@ func TestFencedResource(t *testing.T) {
 	cfg.Fencing = true
 	res := NewResource(cfg)
 	defer res.Close()
-	v, err := res.CriticalSection(ctx, "f", 5)
+	v, err := res.CriticalSection(ctx, "f", 5, nil)
 	if err != nil || *v.Read != 0 || *v.Wrote != 1 {
 		t.Fatalf("cs token 5: %+v %v", v, err)
 	}
-	v, err = res.CriticalSection(ctx, "f", 4)
+	v, err = res.CriticalSection(ctx, "f", 4, nil)
 	if !errors.Is(err, ErrRejected) || v.Rejected != "read" || v.MaxToken != 5 || Classify(err) != history.Fail {
 		t.Fatalf("stale token 4: %+v %v, want a rejected read", v, err)
 	}
-	v, err = res.CriticalSection(ctx, "f", 5)
+	v, err = res.CriticalSection(ctx, "f", 5, nil)
 	if err != nil || *v.Read != 1 {
 		t.Fatalf("same token again: %+v %v", v, err)
 	}
 	unfenced := NewResource(testConfig(r, "redis-set-px", 0))
 	defer unfenced.Close()
-	if v, err := unfenced.CriticalSection(ctx, "u", 0); err != nil || *v.Wrote != 1 {
+	if v, err := unfenced.CriticalSection(ctx, "u", 0, nil); err != nil || *v.Wrote != 1 {
 		t.Fatalf("unfenced cs: %+v %v", v, err)
 	}
 }

@@ -56,10 +56,18 @@ func RegisterKey(key string) string { return "resource:" + key }
 func maxTokenKey(key string) string { return "resource:" + key + ":max-token" }
 
 // CriticalSection runs one read-think-write. It returns ErrRejected (with a
-// value naming the refused access) when fencing refused the token.
-func (r *Resource) CriticalSection(ctx context.Context, key string, token int64) (*history.Value, error) {
+// value naming the refused access) when fencing refused the token. check,
+// when not nil, is asked right before the read and right before the write;
+// an error from it ends the critical section with no effect.
+func (r *Resource) CriticalSection(ctx context.Context, key string, token int64, check func() error) (*history.Value, error) {
 	keys := []string{RegisterKey(key), maxTokenKey(key)}
 	val := &history.Value{Token: token}
+	if check == nil {
+		check = func() error { return nil }
+	}
+	if err := check(); err != nil {
+		return val, Definite(err)
+	}
 	var read int64
 	if r.fenced {
 		res, err := fencedRead.Run(ctx, r.c, keys, token).Int64Slice()
@@ -84,6 +92,9 @@ func (r *Resource) CriticalSection(ctx context.Context, key string, token int64)
 	case <-ctx.Done():
 		return val, Definite(ctx.Err())
 	case <-time.After(r.think):
+	}
+	if err := check(); err != nil {
+		return val, Definite(err)
 	}
 	if r.fenced {
 		res, err := fencedWrite.Run(ctx, r.c, keys, token, read+1).Int64Slice()

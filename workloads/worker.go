@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -27,6 +28,18 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
+	var mu sync.Mutex // replies and events share stdout
+	write := func(r Reply) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+	events := func(detail string) {
+		_ = write(Reply{Event: "session", Value: &history.Value{Detail: detail}})
+	}
 	var wk *worker
 	defer func() {
 		if wk != nil {
@@ -46,7 +59,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 				break
 			}
 			var err error
-			if wk, err = open(req.Config); err != nil {
+			if wk, err = open(req.Config, events); err != nil {
 				reply.Type, reply.Error = history.Fail, err.Error()
 			} else {
 				reply.Type, reply.Protocol = history.OK, ProtocolVersion
@@ -62,10 +75,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 				reply.Error = err.Error()
 			}
 		}
-		if err := enc.Encode(reply); err != nil {
-			return fmt.Errorf("worker: write reply: %w", err)
-		}
-		if err := w.Flush(); err != nil {
+		if err := write(reply); err != nil {
 			return fmt.Errorf("worker: write reply: %w", err)
 		}
 		if req.F == FClose {
@@ -75,7 +85,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	return sc.Err()
 }
 
-func open(cfg *Config) (*worker, error) {
+func open(cfg *Config, events func(string)) (*worker, error) {
 	if cfg == nil {
 		return nil, errors.New("open without config")
 	}
@@ -87,7 +97,7 @@ func open(cfg *Config) (*worker, error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Process)))
-	l, err := d.New(*cfg, rng)
+	l, err := d.New(*cfg, rng, events)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +119,11 @@ func (w *worker) invoke(ctx context.Context, req Request) (*history.Value, error
 	case history.FRelease:
 		return w.lock.Release(ctx, req.Key, g)
 	case history.FCS:
-		return w.res.CriticalSection(ctx, req.Key, g.Token)
+		var check func() error
+		if v, ok := w.lock.(Validator); ok {
+			check = func() error { return v.Valid(req.Key) }
+		}
+		return w.res.CriticalSection(ctx, req.Key, g.Token, check)
 	}
 	return nil, Definite(fmt.Errorf("unknown operation %q", req.F))
 }

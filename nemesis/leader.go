@@ -1,0 +1,95 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Leader faults act on whichever node leads when the fault starts: the
+// nemesis finds it itself. partition-leader cuts the leader off from its
+// peers (clients still reach it); pause-leader stops its process.
+type Leader struct {
+	p     clusters.Primary
+	apply func(ctx context.Context, node string) error
+	undo  func(ctx context.Context, node string) error
+	start string
+	end   string
+	verb  string
+	mu    sync.Mutex
+	nodes map[string]bool
+}
+
+var _ Nemesis = (*Leader)(nil)
+
+func newPartitionLeader(env Env, _ *rand.Rand) (Nemesis, error) {
+	p, ok1 := env.Cluster().(clusters.Primary)
+	iso, ok2 := env.Cluster().(clusters.Isolator)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("partition-leader nemesis: %w", clusters.ErrUnsupported)
+	}
+	return &Leader{p: p, apply: iso.Isolate, undo: iso.Rejoin, start: history.FPartition, end: history.FHeal,
+		verb: "cut off from its peers", nodes: make(map[string]bool)}, nil
+}
+
+func newPauseLeader(env Env, _ *rand.Rand) (Nemesis, error) {
+	p, ok1 := env.Cluster().(clusters.Primary)
+	pa, ok2 := env.Cluster().(clusters.Pauser)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("pause-leader nemesis: %w", clusters.ErrUnsupported)
+	}
+	return &Leader{p: p, apply: pa.PauseNode, undo: pa.ResumeNode, start: history.FPause, end: history.FResume,
+		verb: "SIGSTOP", nodes: make(map[string]bool)}, nil
+}
+
+// Fs returns the start and end op names.
+func (n *Leader) Fs() (string, string) { return n.start, n.end }
+
+// Invoke applies the fault to the current leader, or undoes it everywhere.
+func (n *Leader) Invoke(ctx context.Context, op history.Op) history.Op {
+	switch op.F {
+	case n.start:
+		leader, err := n.p.Leader(ctx)
+		if err != nil {
+			return completed(op, nil, err)
+		}
+		if err := n.apply(ctx, leader); err != nil {
+			return completed(op, nil, err)
+		}
+		n.mu.Lock()
+		n.nodes[leader] = true
+		n.mu.Unlock()
+		return completed(op, &history.Value{Nodes: []string{leader}, Detail: fmt.Sprintf("leader %s %s", leader, n.verb)}, nil)
+	case n.end:
+		nodes, err := n.undoAll(ctx)
+		return completed(op, &history.Value{Nodes: nodes, Detail: "undone"}, err)
+	}
+	return completed(op, nil, fmt.Errorf("leader nemesis cannot %q", op.F))
+}
+
+func (n *Leader) undoAll(ctx context.Context) ([]string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var nodes []string
+	var errs []error
+	for node := range n.nodes {
+		if err := n.undo(ctx, node); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		nodes = append(nodes, node)
+		delete(n.nodes, node)
+	}
+	return nodes, errors.Join(errs...)
+}
+
+// Heal undoes the fault on every node it was applied to.
+func (n *Leader) Heal(ctx context.Context) error {
+	_, err := n.undoAll(ctx)
+	return err
+}
