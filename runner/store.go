@@ -89,7 +89,7 @@ func writeJSON(path string, v any) error {
 // Command returns the check command line that re-runs t.
 func Command(t Test) []string {
 	args := []string{"check", "run", "--lock", t.Lock, "--nemesis", t.Nemesis,
-		"--workers", fmt.Sprint(t.Workers), "--keys", fmt.Sprint(t.Keys),
+		"--workers", fmt.Sprint(t.Workers), "--keys", fmt.Sprint(t.Keys), "--nodes", fmt.Sprint(t.Nodes),
 		"--time", t.Time.String(), "--lease", t.Lease.String(), "--think", t.Think.String(),
 		"--nemesis-interval", t.NemesisInterval.String(), "--nemesis-duration", t.NemesisDuration.String(),
 		"--seed", fmt.Sprint(t.Seed)}

@@ -13,12 +13,14 @@ import (
 // Test is the test map: everything that defines one run. It is stored as
 // test.json in the run directory, so a run can be repeated exactly.
 type Test struct {
-	Name    string `json:"name"`
-	Lock    string `json:"lock"`
-	Nemesis string `json:"nemesis"`
-	Fencing bool   `json:"fencing"`
-	Workers int    `json:"workers"`
-	Keys    int    `json:"keys"`
+	Name string `json:"name"`
+	// Scenario is the named scenario the test came from, if any.
+	Scenario string `json:"scenario,omitempty"`
+	Lock     string `json:"lock"`
+	Nemesis  string `json:"nemesis"`
+	Fencing  bool   `json:"fencing"`
+	Workers  int    `json:"workers"`
+	Keys     int    `json:"keys"`
 	// Nodes is the ZooKeeper ensemble size (3, or 1 for a standalone server).
 	Nodes int    `json:"nodes,omitempty"`
 	Seed  uint64 `json:"seed"`
@@ -74,6 +76,12 @@ func (t *Test) Defaults() {
 	def(&t.NemesisInterval, 4*time.Second)
 	def(&t.NemesisDuration, 3*t.Lease)
 	def(&t.CheckTimeout, 60*time.Second)
+	if t.Name == "" && t.Scenario != "" {
+		t.Name = t.Scenario
+		if t.Fencing {
+			t.Name += "-fenced"
+		}
+	}
 	if t.Name == "" {
 		t.Name = fmt.Sprintf("%s-%s", t.Lock, strings.ReplaceAll(t.Nemesis, ",", "+"))
 		if t.Fencing {

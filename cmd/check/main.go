@@ -17,6 +17,7 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/runner"
+	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -32,7 +33,8 @@ const (
 const usage = `usage: check <command> [flags]
 
 commands:
-  run       run a test: check run --lock NAME [--nemesis none|pause|partition|kill[,...]] [--fencing] ...
+  run       run a test: check run --lock NAME [--nemesis none|pause|partition|kill|...[,...]] [--fencing] ...
+            or a named story: check run --scenario NAME [--seed S] [--fencing]
   analyze   re-check a stored run: check analyze RUN_DIR
   list      list lock designs and nemeses
   worker    serve the worker protocol on stdin/stdout (started by run)
@@ -98,7 +100,12 @@ func parseFlags(fs *flag.FlagSet, args []string) (bool, error) {
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
+	args, scenario, err := scenarios.Expand(args)
+	if err != nil {
+		return exitError, err
+	}
 	var t runner.Test
+	t.Scenario = scenario
 	var seed int64
 	var workerCmd string
 	fs := newFlags("run", stderr)
@@ -107,6 +114,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.BoolVar(&t.Fencing, "fencing", false, "pass fencing tokens to the protected resource, which rejects stale ones")
 	fs.IntVar(&t.Workers, "workers", 10, "number of worker processes")
 	fs.IntVar(&t.Keys, "keys", 1, "number of distinct lock keys")
+	fs.IntVar(&t.Nodes, "nodes", 3, "ZooKeeper ensemble size: 3, or 1 for a standalone server")
 	fs.DurationVar(&t.Time, "time", 30*time.Second, "how long the workload runs")
 	fs.DurationVar(&t.Lease, "lease", time.Second, "lock lease (TTL)")
 	fs.DurationVar(&t.Think, "think", 10*time.Millisecond, "time between the critical section's read and write")
@@ -210,6 +218,11 @@ func cmdList(args []string, stdout io.Writer) (int, error) {
 	fmt.Fprintln(stdout, "locks:")
 	for _, d := range workloads.Designs() {
 		fmt.Fprintf(stdout, "  %-20s %s\n", d.Name, d.Summary)
+	}
+	fmt.Fprintln(stdout, "scenarios (check run --scenario NAME [flags that override]):")
+	for _, sc := range scenarios.All() {
+		fmt.Fprintf(stdout, "  %-20s %s; expect %s\n", sc.Name, sc.Summary, sc.Expect)
+		fmt.Fprintf(stdout, "  %-20s = %s\n", "", strings.Join(sc.Args, " "))
 	}
 	fmt.Fprintln(stdout, "nemeses:")
 	fmt.Fprintf(stdout, "  %-20s %s\n", "none", "no faults: the control run")
