@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/check
 SEED ?= 1
 
-.PHONY: deps build run test vet fuzz bench acceptance clean
+.PHONY: deps build run test vet fuzz bench acceptance acceptance-zk clean
 
 deps:
 	@bash scripts/deps.sh
@@ -39,6 +39,9 @@ bench: deps build
 # The acceptance matrix of docs/verdicts.md: long, not part of make test.
 acceptance: deps build
 	bash scripts/acceptance.sh
+
+acceptance-zk: deps build
+	bash scripts/acceptance-zk.sh
 
 clean:
 	rm -rf bin store

@@ -131,7 +131,9 @@ func targets(f history.Fault, p int) bool {
 
 // faultSentence tells which faults were in force, and why the first pause of
 // the stale holder matters. It returns "" when there were none.
-func faultSentence(faults []history.Fault, stale int, sessionLost bool) string {
+// lost, when not empty, replaces "its lease" as what ran out during the
+// stale holder's pause (e.g. "its ZooKeeper session 0x1f").
+func faultSentence(faults []history.Fault, stale int, lost string) string {
 	if len(faults) == 0 {
 		return ""
 	}
@@ -139,8 +141,8 @@ func faultSentence(faults []history.Fault, stale int, sessionLost bool) string {
 	for _, f := range faults {
 		if f.F == history.FPause && targets(f, stale) {
 			why = ": its lease ran out while it was stopped"
-			if sessionLost {
-				why = ": its session expired while it was stopped"
+			if lost != "" {
+				why = ": " + lost + " expired while it was stopped"
 			}
 			break
 		}
@@ -186,6 +188,34 @@ func eventSentence(events []*history.Op, p int, from, to time.Duration) (string,
 		return "", false
 	}
 	return fmt.Sprintf("Process %d's lock client reported %s.", p, joinAnd(quotes)), expired
+}
+
+// sessionBefore returns the "session 0x…" a process's client last reported
+// before t, or "".
+func sessionBefore(events []*history.Op, t time.Duration) string {
+	s := ""
+	for _, ev := range events {
+		if ev.Time > t {
+			break
+		}
+		if ev.Value != nil && strings.HasPrefix(ev.Value.Detail, "session 0x") {
+			if f := strings.Fields(ev.Value.Detail); len(f) > 1 {
+				s = "session " + f[1]
+			}
+		}
+	}
+	return s
+}
+
+// pausedLonger reports whether a pause of process p in faults lasted longer
+// than d.
+func pausedLonger(faults []history.Fault, p int, d time.Duration) (time.Duration, bool) {
+	for _, f := range faults {
+		if f.F == history.FPause && targets(f, p) && d > 0 && f.End-f.Start > d {
+			return f.End - f.Start, true
+		}
+	}
+	return 0, false
 }
 
 // sentences joins non-empty sentences with spaces.

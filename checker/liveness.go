@@ -161,7 +161,7 @@ func stuckLock(key string, from, to, bound time.Duration, last, next *hold, fail
 	}
 	an.Explanation = sentences(fmt.Sprintf("lock %s had no holder for %.2f s, longer than the %.2f s bound, %s %s, while %s failed.",
 		key, (to-from).Seconds(), bound.Seconds(), before, after, plural(len(failedBy), "acquire", "acquires")),
-		faultSentence(in, -1, false))
+		faultSentence(in, -1, ""))
 	return an
 }
 

@@ -207,7 +207,19 @@ func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []hist
 	// let go: a paused client learns of its expired session only after it
 	// resumes, often after its stale write.
 	said, expired := eventSentence(events, e.proc, e.start, e.end+eventGrace)
-	an.Explanation = sentences(story, more, faultSentence(in, e.proc, expired), said, fenced)
+	lost := ""
+	if sess := sessionBefore(events, e.start); sess != "" {
+		// A ZooKeeper client: name its session. A pause longer than the
+		// session timeout expires it on the servers even when the client,
+		// retired first, never heard of it.
+		if d, ok := pausedLonger(in, e.proc, c.opts.Lease); ok || expired {
+			lost = "its ZooKeeper " + sess
+			if ok && !expired {
+				lost += fmt.Sprintf(" (timeout %s, paused %s)", secs(c.opts.Lease), secs(d))
+			}
+		}
+	}
+	an.Explanation = sentences(story, more, faultSentence(in, e.proc, lost), said, fenced)
 	return an
 }
 
@@ -308,7 +320,7 @@ func (c *overlap) foreign(a *analysis, holds []hold, r *Result) int {
 		in := faultsDuring(a.getFaults(), an.Start, an.End)
 		an.Nemesis = describeFaults(in)
 		an.Explanation = sentences(fmt.Sprintf("process %d's release at %s deleted the lock key %s held by %s: a plain DEL does not check the owner.",
-			inv.Process, secs(pr.Complete.Time), inv.Key, victim), faultSentence(in, inv.Process, false))
+			inv.Process, secs(pr.Complete.Time), inv.Key, victim), faultSentence(in, inv.Process, ""))
 		r.Anomalies = append(r.Anomalies, an)
 	}
 	return n

@@ -165,6 +165,9 @@ type Options struct {
 	// StuckBound is the liveness bound: a lock left without a holder for
 	// longer than this while acquires failed is stuck. 0 disables the check.
 	StuckBound time.Duration
+	// Lease is the lock's lease, or its ZooKeeper session timeout. When set,
+	// a story can say that a holder paused for longer lost it for certain.
+	Lease time.Duration
 }
 
 // timeout returns the Porcupine budget.

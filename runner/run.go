@@ -210,7 +210,7 @@ func (r *run) setHolder(slot int, t *nemesis.Target) {
 // CheckOptions returns the checker options a test implies.
 func CheckOptions(t Test) checker.Options {
 	stuck := t.StuckBound
-	return checker.Options{Fenced: t.Fencing, Timeout: t.CheckTimeout, StuckBound: stuck}
+	return checker.Options{Fenced: t.Fencing, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: t.Lease}
 }
 
 // Check runs the default checkers on h and stores results.json (and the
