@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -67,7 +66,7 @@ func plainLoop(ctx context.Context, t Test) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(logDir)
-	c := clusters.NewRedis(clusters.RedisConfig{LockNodes: design.LockNodes, Workers: t.Workers, LogDir: logDir, Persist: true})
+	c := newTopology(design, t, logDir)
 	if err := c.Setup(ctx); err != nil {
 		return 0, err
 	}

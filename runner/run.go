@@ -172,14 +172,13 @@ func newTopology(d workloads.Design, t Test, logDir string) topology {
 
 // lookService checks that the servers a lock service needs are installed.
 func lookService(service string) error {
-	if _, err := clusters.LookRedis(); err != nil {
-		return err
-	}
 	if service == "zookeeper" {
-		_, err := clusters.LookZooKeeper()
-		return err
+		if _, err := clusters.LookZooKeeper(); err != nil {
+			return err
+		}
 	}
-	return nil
+	_, err := clusters.LookRedis()
+	return err
 }
 
 // Holders implements nemesis.Env: the workers holding a lock, by slot.

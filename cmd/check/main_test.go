@@ -54,11 +54,13 @@ func TestBadInputExitsThreeWithOneLine(t *testing.T) {
 	}
 }
 
-func TestMissingRedisNamesThePackage(t *testing.T) {
+func TestMissingBinaryNamesThePackage(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	code, _, stderr := run("run", "--lock", "redis-set-px", "--time", "1s", "--store", t.TempDir())
-	if code != exitError || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "install the Debian package redis-server") {
-		t.Fatalf("exit %d, stderr %q; want exit 3 and one line naming the package", code, stderr)
+	for lock, pkg := range map[string]string{"redis-set-px": "redis-server", "zk-ephemeral": "default-jre-headless"} {
+		code, _, stderr := run("run", "--lock", lock, "--time", "1s", "--store", t.TempDir())
+		if code != exitError || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "install the Debian package "+pkg) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 3 and one line naming %s", lock, code, stderr, pkg)
+		}
 	}
 }
 
@@ -109,9 +111,15 @@ func TestSIGINTLeavesNothingRunning(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	store := filepath.Join(tmp, "store")
-	cmd := exec.Command(bin, "run", "--lock", "redis-set-px", "--nemesis", "pause", "--workers", "4",
-		"--time", "60s", "--lease", "300ms", "--nemesis-interval", "1s", "--seed", "3", "--store", store)
+	for _, lock := range []string{"redis-set-px", "zk-ephemeral"} {
+		t.Run(lock, func(t *testing.T) { interruptRun(t, bin, lock) })
+	}
+}
+
+func interruptRun(t *testing.T, bin, lock string) {
+	store := filepath.Join(t.TempDir(), "store")
+	cmd := exec.Command(bin, "run", "--lock", lock, "--nemesis", "pause", "--workers", "4",
+		"--time", "60s", "--lease", "1s", "--nemesis-interval", "1s", "--seed", "3", "--store", store)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -151,10 +159,43 @@ func TestSIGINTLeavesNothingRunning(t *testing.T) {
 	if len(runs) == 0 {
 		t.Error("no node logs in the run directory")
 	}
+	// ZooKeeper logs the config file it read; its JVM's command line holds
+	// that path.
+	cfgRe := regexp.MustCompile(`Reading configuration from: (\S+)`)
+	jvms := 0
+	for _, log := range runs {
+		b, _ := os.ReadFile(log)
+		for _, m := range cfgRe.FindAllStringSubmatch(string(b), -1) {
+			jvms++
+			if left := processesWith(m[1]); len(left) > 0 {
+				t.Errorf("ZooKeeper JVM %v (%s) still running after SIGINT", left, m[1])
+			}
+		}
+	}
+	if strings.HasPrefix(lock, "zk-") && jvms == 0 {
+		t.Error("no ZooKeeper config path found in the node logs: cannot tell whether the JVMs are gone")
+	}
 	code, aout, aerr := run("analyze", filepath.Join(store, "latest"))
 	if code == exitError {
 		t.Errorf("analyze of the partial history failed: %s%s", aout, aerr)
 	}
+}
+
+// processesWith returns the pids of live processes whose command line
+// contains s.
+func processesWith(s string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && strings.Contains(string(b), s) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // processesRunning returns the pids of live processes whose command line
