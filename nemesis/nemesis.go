@@ -32,6 +32,8 @@ type Target struct {
 	Slot int
 	// Pid is the worker's pid, which is also its process group id.
 	Pid int
+	// Key is the lock it holds.
+	Key string
 }
 
 // Env is what a nemesis needs from the controller.

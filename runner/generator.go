@@ -110,7 +110,7 @@ func (s *slot) cycle(ctx context.Context, key string) {
 	if grant == nil {
 		grant = &history.Value{}
 	}
-	s.r.setHolder(s.index, &nemesis.Target{Process: s.process, Slot: s.index, Pid: s.w.pid()})
+	s.r.setHolder(s.index, &nemesis.Target{Process: s.process, Slot: s.index, Pid: s.w.pid(), Key: key})
 	csArg := &history.Value{Owner: grant.Owner}
 	if s.r.test.Fencing {
 		csArg.Token = grant.Token

@@ -9,13 +9,16 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -45,6 +48,9 @@ type run struct {
 	deadline time.Time
 	mu       sync.Mutex
 	holders  map[int]nemesis.Target // slot -> holder
+	fault    string                 // the fault in force, for the progress line
+	grants   atomic.Int64
+	doubles  atomic.Int64 // grants made while another slot held the lock
 }
 
 // Run executes t: it sets up the cluster, runs the workload and the nemesis
@@ -70,7 +76,8 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	if err := lookService(design.Service); err != nil {
 		return Outcome{}, err
 	}
-	dir, err := newRunDir(t.Store, t.Name, time.Now())
+	t.Started = time.Now().UTC()
+	dir, err := newRunDir(t.Store, t.Name, t.Started.Local())
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -110,8 +117,9 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		nems = append(nems, n)
 	}
 	sched := nemesis.Schedule{Nemeses: nems, Interval: t.NemesisInterval, Duration: t.NemesisDuration,
-		Rng: rand.New(rand.NewPCG(t.Seed, 0x736368)), Record: r.rec.Record}
+		Rng: rand.New(rand.NewPCG(t.Seed, 0x736368)), Record: r.recordFault}
 
+	stopProgress := r.progress(t)
 	var wg sync.WaitGroup
 	for slot := 0; slot < t.Workers; slot++ {
 		wg.Add(1)
@@ -122,6 +130,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	}
 	healErr := sched.Run(ctx, r.deadline)
 	wg.Wait()
+	stopProgress()
 	interrupted := ctx.Err() != nil
 	if err := r.cluster.Teardown(context.WithoutCancel(ctx)); err != nil {
 		fmt.Fprintf(log, "teardown: %v\n", err)
@@ -139,6 +148,9 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	res, err := Check(context.WithoutCancel(ctx), dir, h, CheckOptions(t))
 	if err != nil {
 		return Outcome{Dir: dir, Interrupted: interrupted}, err
+	}
+	if err := WriteReport(dir, t, h, res); err != nil {
+		fmt.Fprintf(log, "report: %v\n", err)
 	}
 	return Outcome{Dir: dir, Result: res, Interrupted: interrupted, Ops: len(h)}, nil
 }
@@ -196,13 +208,83 @@ func (r *run) Holders() []nemesis.Target {
 // Cluster implements nemesis.Env.
 func (r *run) Cluster() clusters.Cluster { return r.cluster }
 
+// setHolder records that slot now holds a lock (t) or no longer does (nil).
+// A grant while another slot holds the same lock is counted for the
+// progress line: the checkers decide, this only shows it early.
 func (r *run) setHolder(slot int, t *nemesis.Target) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t == nil {
 		delete(r.holders, slot)
-	} else {
-		r.holders[slot] = *t
+		return
+	}
+	r.grants.Add(1)
+	for s, h := range r.holders {
+		if s != slot && h.Key == t.Key {
+			r.doubles.Add(1)
+			break
+		}
+	}
+	r.holders[slot] = *t
+}
+
+// WriteReport writes report.html into a run directory.
+func WriteReport(dir string, t Test, h history.History, res checker.Result) error {
+	meta := report.Meta{Name: t.Name, Lock: t.Lock, Nemesis: t.Nemesis, Seed: t.Seed, Fencing: t.Fencing,
+		Workers: t.Workers, Duration: t.Time, Command: strings.Join(Command(t), " "), Started: t.Started}
+	return report.Write(filepath.Join(dir, "report.html"), report.Input{Meta: meta, History: h, Result: res})
+}
+
+// recordFault records a nemesis op and keeps the fault in force for the
+// progress line.
+func (r *run) recordFault(op history.Op) history.Op {
+	op = r.rec.Record(op)
+	if op.Type == history.Info {
+		r.mu.Lock()
+		if _, starts := history.EndOf(op.F); starts && op.Error == "" {
+			r.fault = op.F
+			if op.Value != nil && op.Value.Detail != "" {
+				r.fault = op.Value.Detail
+			}
+		} else if !starts {
+			r.fault = ""
+		}
+		r.mu.Unlock()
+	}
+	return op
+}
+
+// progress prints a progress line every 250 ms until the returned function
+// is called.
+func (r *run) progress(t Test) func() {
+	if t.Quiet {
+		return func() {}
+	}
+	f, ok := r.log.(*os.File)
+	prog := report.NewProgress(r.log, ok && report.IsTerminal(f))
+	start := time.Now()
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			r.mu.Lock()
+			fault := r.fault
+			r.mu.Unlock()
+			prog.Update(report.Snapshot{Elapsed: min(time.Since(start), t.Time), Total: t.Time,
+				Grants: int(r.grants.Load()), Anomalies: int(r.doubles.Load()), Nemesis: fault})
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+		prog.Done()
 	}
 }
 

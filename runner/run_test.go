@@ -75,7 +75,11 @@ func TestRunNoNemesisIsValid(t *testing.T) {
 			if n := grants(t, out.Dir); n < 20 {
 				t.Errorf("only %d grants in %s", n, tt.Time)
 			}
-			for _, f := range []string{"test.json", "history.jsonl", "results.json", "nodes/lock0.log", "workers.log"} {
+			node := "nodes/lock0.log"
+			if d.Service == "zookeeper" {
+				node = "nodes/zk1.log"
+			}
+			for _, f := range []string{"test.json", "history.jsonl", "results.json", "report.html", node, "nodes/storage.log", "workers.log"} {
 				if _, err := os.Stat(filepath.Join(out.Dir, f)); err != nil {
 					t.Errorf("run dir lacks %s: %v", f, err)
 				}

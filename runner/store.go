@@ -51,12 +51,11 @@ func updateLatest(store, dir string) error {
 type testRecord struct {
 	Test
 	Command  []string          `json:"command"`
-	Started  time.Time         `json:"started"`
 	Versions map[string]string `json:"versions"`
 }
 
 func writeTestJSON(dir string, t Test) error {
-	rec := testRecord{Test: t, Command: Command(t), Started: time.Now().UTC(),
+	rec := testRecord{Test: t, Command: Command(t),
 		Versions: map[string]string{"go": runtime.Version(), "redis-server": redisVersion()}}
 	return writeJSON(filepath.Join(dir, "test.json"), rec)
 }

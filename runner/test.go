@@ -44,6 +44,10 @@ type Test struct {
 	// subcommand. WorkerEnv is added to the worker's environment.
 	WorkerCmd []string `json:"worker_cmd,omitempty"`
 	WorkerEnv []string `json:"-"`
+	// Quiet turns off the progress line.
+	Quiet bool `json:"-"`
+	// Started is when the run began (set by Run, stored in test.json).
+	Started time.Time `json:"started"`
 }
 
 // Defaults fills every unset field with its default.

@@ -36,7 +36,8 @@ commands:
   run       run a test: check run --lock NAME [--nemesis none|pause|partition|kill|...[,...]] [--fencing] ...
             or a named story: check run --scenario NAME [--seed S] [--fencing]
   analyze   re-check a stored run: check analyze RUN_DIR
-  list      list lock designs and nemeses
+  list      list lock designs, scenarios and nemeses
+  serve     browse stored runs: check serve [--store DIR] [--addr 127.0.0.1:8080] [--allow-remote]
   worker    serve the worker protocol on stdin/stdout (started by run)
   bench     measure harness overhead against a plain client loop
 
@@ -66,11 +67,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdWorker(args[1:])
 	case "bench":
 		code, err = cmdBench(args[1:], stdout, stderr)
+	case "serve":
+		code, err = cmdServe(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitValid
 	default:
-		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, worker, bench)", args[0])
+		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, serve, worker, bench)", args[0])
 		code = exitError
 	}
 	if err != nil {
@@ -128,6 +131,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.Int64Var(&seed, "seed", -1, "random seed (default: from the clock; printed and stored)")
 	fs.StringVar(&t.Store, "store", "store", "store directory")
 	fs.StringVar(&workerCmd, "worker-cmd", "", "command that runs one worker (default: this binary's worker subcommand)")
+	fs.BoolVar(&t.Quiet, "quiet", false, "no progress line while the test runs")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return exitError, err
 	}
@@ -158,7 +162,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "interrupted: partial history (%d ops) checked %s; run dir %s\n", out.Ops, verdictWord(out.Result.Valid), out.Dir)
 		return exitInterrupted, nil
 	}
-	fmt.Fprintf(stdout, "%s: %s; run dir %s\n", verdictWord(out.Result.Valid), anomalyCounts(out.Result), out.Dir)
+	fmt.Fprintf(stdout, "%s: %s; report %s\n", verdictWord(out.Result.Valid), anomalyCounts(out.Result), filepath.Join(out.Dir, "report.html"))
 	return exitCode(out.Result.Valid), nil
 }
 
@@ -196,6 +200,9 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) (int, error) {
 	res, err := runner.Check(context.Background(), dir, h, opts)
 	if err != nil {
 		return exitError, err
+	}
+	if err := runner.WriteReport(dir, t, h, res); err != nil {
+		fmt.Fprintf(stderr, "check: report: %s\n", oneLine(err.Error()))
 	}
 	printResult(stdout, res)
 	fmt.Fprintf(stdout, "%s: %s; %d ops in %s\n", verdictWord(res.Valid), anomalyCounts(res), len(h), path)

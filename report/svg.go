@@ -1,0 +1,87 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// svgBuf accumulates SVG markup. Inline SVG in HTML needs no xmlns, so the
+// markup names no URL at all.
+type svgBuf struct{ strings.Builder }
+
+// f appends formatted markup.
+func (b *svgBuf) f(format string, args ...any) { fmt.Fprintf(&b.Builder, format, args...) }
+
+// title appends a <title> child (a hover tooltip) holding text, escaped.
+func (b *svgBuf) title(text string) {
+	b.WriteString("<title>")
+	b.WriteString(html.EscapeString(text))
+	b.WriteString("</title>")
+}
+
+// num formats x with at most two decimals and no trailing zeros: the
+// coordinates of a 60 s timeline in milliseconds keep 10 µs resolution.
+func num(x float64) string {
+	s := strconv.FormatFloat(x, 'f', 2, 64)
+	if strings.IndexByte(s, '.') >= 0 {
+		s = strings.TrimRight(s, "0")
+		s = strings.TrimSuffix(s, ".")
+	}
+	if s == "-0" {
+		return "0"
+	}
+	return s
+}
+
+// ms converts d to float milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// msNum formats d in milliseconds for a coordinate or a data attribute.
+func msNum(d time.Duration) string { return num(ms(d)) }
+
+// niceStep returns a step of 1, 2 or 5 times a power of ten that cuts span
+// into at most about n parts.
+func niceStep(span float64, n int) float64 {
+	if span <= 0 || n <= 0 {
+		return 1
+	}
+	raw := span / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}
+
+// tickLabel renders a time tick t (seconds) with as many decimals as the
+// step (seconds) needs.
+func tickLabel(t, step float64) string {
+	d := 0
+	if step < 1 {
+		d = int(math.Ceil(-math.Log10(step) - 1e-9))
+	}
+	return strconv.FormatFloat(t, 'f', d, 64) + " s"
+}
+
+// latencyLabel renders a latency in milliseconds: "0.1 ms", "10 ms", "1 s".
+func latencyLabel(v float64) string {
+	if v >= 1000 {
+		return strconv.FormatFloat(v/1000, 'g', 4, 64) + " s"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64) + " ms"
+}
+
+// faultClass returns the CSS class suffix of a fault kind.
+func faultClass(f string) string {
+	switch f {
+	case "pause", "partition", "kill":
+		return f
+	}
+	return "other"
+}

@@ -1,0 +1,215 @@
+package report
+
+import (
+	"html/template"
+	"strings"
+)
+
+// pageCSS styles report.html. Colours: verdict green/red/amber; in the
+// timeline and plots acquire teal, cs slate, release purple, fail orange,
+// info magenta, crash red.
+const pageCSS = `
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d1d1f;background:#fff}
+main,nav.top{max-width:1260px;margin:0 auto;padding:0 16px}
+.banner{padding:16px 24px;color:#fff;display:flex;gap:28px;align-items:flex-start}
+.banner.valid{background:#2e7d32}.banner.invalid{background:#c62828}.banner.unknown{background:#f9a825;color:#1d1d1f}
+.banner .verdict{font-size:34px;font-weight:750;letter-spacing:.06em;line-height:1.1}
+.banner h1{margin:0 0 2px;font-size:20px}
+.banner p{margin:3px 0}
+.banner code{background:rgba(0,0,0,.2);padding:2px 6px;border-radius:3px;overflow-wrap:anywhere;font-size:13px}
+.banner .err{font-weight:600}
+nav.top{padding-top:8px;padding-bottom:8px;border-bottom:1px solid #ddd;display:flex;gap:16px;flex-wrap:wrap}
+nav.top a{color:#0b57d0;text-decoration:none}
+h2{font-size:18px;margin:22px 0 8px}
+h3{font-size:15px;margin:14px 0 6px}
+.anomaly{margin:8px 0;padding:8px 12px;border-left:4px solid #c62828;background:#fdf3f3;white-space:pre-wrap}
+.anomaly.fenced{border-left-color:#9e9e9e;background:#f5f5f5}
+.anomaly .meta{color:#555;font-size:12.5px}
+.tag{display:inline-block;font-size:12px;font-weight:650;padding:0 6px;border-radius:3px;background:#c62828;color:#fff}
+.tag.fenced{background:#757575}
+.tag.k-lost-update{background:#d84315}.tag.k-nonlinearizable{background:#6a1b9a}.tag.k-stale-write-rejected{background:#757575}.tag.k-other{background:#ad1457}
+.more{color:#555;font-style:italic}
+.controls{display:flex;gap:8px;align-items:center;margin:6px 0}
+.controls button{font:inherit;padding:1px 10px;border:1px solid #bbb;background:#f7f7f7;border-radius:3px;cursor:pointer}
+.hint,.note,.caption{color:#666;font-size:12.5px}
+svg.tl,svg.plot{width:100%;height:auto;display:block;font-size:11px;user-select:none}
+svg.tl{cursor:grab;border:1px solid #e3e3e3}
+.lanes rect{fill:#f6f7fa}.lanes text{text-anchor:end;fill:#333}
+.axis line{stroke:#e6e6e6;stroke-width:1}.axis text{text-anchor:middle;fill:#666}
+.axis.y text{text-anchor:end}
+#tl-plot *{vector-effect:non-scaling-stroke}
+#tl-plot path{fill:none;stroke-width:3;stroke-linecap:square}
+#tl-plot path.a{stroke:#2a9d8f;stroke-width:2}#tl-plot path.c{stroke:#264653}#tl-plot path.r{stroke:#7b5ea7}#tl-plot path.o{stroke:#607d8b}
+#tl-plot path.f{stroke:#f4a261}#tl-plot path.i{stroke:#c2185b}#tl-plot path.k{stroke:#d00000;stroke-width:2;stroke-linecap:butt}#tl-plot path.e{stroke:#0096c7;stroke-width:2;stroke-linecap:butt;stroke-dasharray:3 2}
+.h{fill:#b9dcef;stroke:#6fa8c9;stroke-width:1}.h.x{fill:#ef9a9a;stroke:#c62828}
+#tl-plot path.hp{stroke:#b9dcef;stroke-width:10;stroke-linecap:butt}#tl-plot path.hp.x{stroke:#ef9a9a}
+.dh{fill:rgba(198,40,40,.16);stroke:rgba(198,40,40,.5);stroke-width:1}
+.fb{fill:rgba(255,179,0,.14)}.fb-partition{fill:rgba(30,136,229,.12)}.fb-kill{fill:rgba(97,97,97,.14)}.fb-other{fill:rgba(0,150,136,.12)}
+.fl{fill:#ffb300;stroke:#ffb300;stroke-width:1}.fl.fb-partition{fill:#1e88e5;stroke:#1e88e5}.fl.fb-kill{fill:#616161;stroke:#616161}.fl.fb-other{fill:#009688;stroke:#009688}
+.al{fill:#c62828;stroke:#c62828;stroke-width:2}.al-lost-update{fill:#d84315;stroke:#d84315}.al-nonlinearizable{fill:#6a1b9a;stroke:#6a1b9a}
+.al-stale-write-rejected{fill:#9e9e9e;stroke:#9e9e9e}.al-other{fill:#ad1457;stroke:#ad1457}
+.plot .bg{fill:#fbfbfc;stroke:#ddd}
+.pt{fill:none;stroke-linecap:round}.pt.ok{stroke-width:3.5}.pt.fail{stroke-width:1.6}.pt.info{stroke-width:1.3}
+.ln{fill:none;stroke-width:1.6}.ln.bad{stroke-dasharray:4 3}
+.s0{stroke:#2a9d8f;background:#2a9d8f}.s1{stroke:#264653;background:#264653}.s2{stroke:#7b5ea7;background:#7b5ea7}
+.s3{stroke:#607d8b;background:#607d8b}.s4{stroke:#8d6e63;background:#8d6e63}.s5{stroke:#9e9d24;background:#9e9d24}
+.legend{display:flex;flex-wrap:wrap;gap:6px 16px;font-size:12.5px;color:#333;margin:4px 0 10px}
+.sw{display:inline-block;width:14px;height:10px;margin-right:5px;vertical-align:middle;border-radius:2px}
+.sw.hold{background:#b9dcef}.sw.holdx{background:#ef9a9a}.sw.a{background:#2a9d8f}.sw.c{background:#264653}.sw.r{background:#7b5ea7}
+.sw.f{background:#f4a261}.sw.i{background:#c2185b}.sw.k{background:#d00000;width:3px}.sw.e{background:#0096c7;width:3px}.sw.dh{background:rgba(198,40,40,.3)}
+.sw.fb-pause{background:rgba(255,179,0,.45)}.sw.fb-partition{background:rgba(30,136,229,.4)}.sw.fb-kill{background:rgba(97,97,97,.4)}
+dl.counts{display:flex;flex-wrap:wrap;gap:6px 28px;margin:6px 0 12px}
+dl.counts div{min-width:90px}dl.counts dt{color:#666;font-size:12px}dl.counts dd{margin:0;font-size:20px;font-weight:600}
+table{border-collapse:collapse;font-size:13px}
+th,td{padding:3px 10px;border-bottom:1px solid #eee;text-align:right}
+th:first-child,td:first-child{text-align:left}
+td.v-valid{color:#2e7d32;font-weight:600}td.v-invalid{color:#c62828;font-weight:600}td.v-unknown{color:#b26a00;font-weight:600}
+td.l{text-align:left}
+details code{white-space:pre-wrap;word-break:break-all;font-size:12px}
+ul.files li{margin:3px 0}
+footer{max-width:1260px;margin:24px auto;padding:8px 16px;color:#888;font-size:12px;border-top:1px solid #eee}
+`
+
+// pageJS zooms and pans the timeline by changing the viewBox of its plot
+// area, redraws the time axis, and zooms to an anomaly from its paragraph.
+// It creates SVG elements in the namespace of the existing SVG, so the page
+// names no URL.
+const pageJS = `
+(function(){
+var tl=document.getElementById('tl');if(!tl)return;
+var plot=document.getElementById('tl-plot'),axis=document.getElementById('tl-axis'),range=document.getElementById('tl-range');
+var T=+tl.dataset.end,LX=+tl.dataset.lx,PW=+tl.dataset.pw,AH=+tl.dataset.ah,PH=+tl.dataset.ph,NS=tl.namespaceURI;
+var v0=0,v1=T;
+function nice(s){var r=s/12,m=Math.pow(10,Math.floor(Math.log10(r))),ks=[1,2,5,10];for(var i=0;i<ks.length;i++){if(ks[i]*m>=r)return ks[i]*m;}return 10*m;}
+function lab(t,st){var d=st<1?Math.ceil(-Math.log10(st)-1e-9):0;return t.toFixed(d)+' s';}
+function el(n,a){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);return e;}
+function draw(){
+plot.setAttribute('viewBox',v0+' 0 '+(v1-v0)+' '+PH);
+while(axis.firstChild)axis.removeChild(axis.firstChild);
+var a=v0/1000,b=v1/1000,st=nice(b-a);
+for(var t=Math.ceil(a/st-1e-9)*st;t<=b+1e-9;t+=st){
+var x=LX+(t-a)/(b-a)*PW;
+axis.appendChild(el('line',{x1:x,x2:x,y1:AH-4,y2:AH+PH}));
+var tx=el('text',{x:x,y:14});tx.textContent=lab(t,st);axis.appendChild(tx);}
+if(range)range.textContent=(v0<=0&&v1>=T)?'whole run':'showing '+lab(a,st/10)+' to '+lab(b,st/10);}
+function zoom(a,b){var m=0.05;if(b-a<m){var c=(a+b)/2;a=c-m/2;b=c+m/2;}
+if(b-a>=T){a=0;b=T;}if(a<0){b-=a;a=0;}if(b>T){a-=b-T;b=T;}v0=Math.max(0,a);v1=b;draw();}
+function width(){return plot.getBoundingClientRect().width||1;}
+function at(cx){var r=plot.getBoundingClientRect();return v0+(cx-r.left)/(r.width||1)*(v1-v0);}
+tl.addEventListener('wheel',function(e){e.preventDefault();
+if(Math.abs(e.deltaX)>Math.abs(e.deltaY)){var d=e.deltaX/width()*(v1-v0);zoom(v0+d,v1+d);return;}
+var t=at(e.clientX),f=e.deltaY<0?0.8:1.25;zoom(t-(t-v0)*f,t+(v1-t)*f);},{passive:false});
+var drag=null;
+tl.addEventListener('mousedown',function(e){if(e.button===0){drag={x:e.clientX,a:v0,b:v1};}});
+window.addEventListener('mousemove',function(e){if(!drag)return;var d=(drag.x-e.clientX)/width()*(drag.b-drag.a);if(d!==0)zoom(drag.a+d,drag.b+d);});
+window.addEventListener('mouseup',function(){drag=null;});
+tl.addEventListener('dblclick',function(){zoom(0,T);});
+document.querySelectorAll('[data-zoom]').forEach(function(b){b.addEventListener('click',function(){
+var k=b.dataset.zoom,c=(v0+v1)/2,h=(v1-v0)/2;
+if(k==='in')zoom(c-h/2,c+h/2);else if(k==='out')zoom(c-h*2,c+h*2);else zoom(0,T);});});
+document.querySelectorAll('a[data-t0]').forEach(function(a){a.addEventListener('click',function(){
+var t0=+a.dataset.t0,t1=+a.dataset.t1,p=Math.max((t1-t0)*0.25,50);zoom(t0-p,t1+p);});});
+draw();
+})();
+`
+
+// pageHTML is report.html.
+const pageHTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Meta.Name}}: {{.Verdict}} (lockcheck)</title>
+<style>{{css}}</style>
+</head>
+<body>
+<header class="banner {{.Verdict}}" id="verdict">
+<div class="verdict">{{upper .Verdict}}</div>
+<div class="what">
+<h1>{{.Meta.Name}}</h1>
+<p>lock <b>{{.Meta.Lock}}</b> · nemesis <b>{{.Meta.Nemesis}}</b> · seed <b>{{.Meta.Seed}}</b>{{if .Duration}} · {{.Duration}}{{end}} · {{.Fencing}}{{if .Meta.Workers}} · {{.Meta.Workers}} workers{{end}}{{if .Started}} · started {{.Started}}{{end}}</p>
+<p>{{.Summary}}</p>
+{{if .Error}}<p class="err">{{.Error}}</p>{{end}}
+{{if .Meta.Command}}<p>re-run: <code id="command">{{.Meta.Command}}</code></p>{{end}}
+</div>
+</header>
+<nav class="top">
+<a href="#anomalies">anomalies</a><a href="#timeline">timeline</a><a href="#plots">latency and throughput</a><a href="#counts">counts</a><a href="#checkers">checkers</a>
+<span class="note">files:</span>{{range .Links}}<a href="{{.Href}}">{{.Text}}</a>{{end}}
+</nav>
+<main>
+<section id="anomalies">
+<h2>Anomalies</h2>
+{{if not .Groups}}<p>The checkers found no anomalies.</p>{{end}}
+{{range .Groups}}<h3>{{.Kind}} ({{.Count}})</h3>
+{{range .Items}}<p class="anomaly{{if .Fenced}} fenced{{end}}" id="{{.ID}}"><span class="tag k-{{kindClass .Kind}}">{{.Kind}}</span>{{if .Fenced}} <span class="tag fenced">fenced</span>{{end}} <span class="meta">{{if .Key}}lock {{.Key}} · {{end}}processes {{.Processes}} · {{.Start}} to {{.End}} · <a href="#timeline" data-t0="{{.T0}}" data-t1="{{.T1}}">show in timeline</a></span>
+<span class="explanation">{{.Explanation}}</span></p>
+{{end}}{{end}}
+{{if .More}}<p class="more">… and {{.More}} more (not shown here; all of them are in <a href="results.json">results.json</a>).</p>{{end}}
+</section>
+<section id="timeline">
+<h2>Timeline</h2>
+{{if .HistoryNote}}<p class="note">{{.HistoryNote}}</p>{{else}}
+<div class="controls"><button type="button" data-zoom="in">zoom in</button><button type="button" data-zoom="out">zoom out</button><button type="button" data-zoom="reset">whole run</button><span id="tl-range" class="note"></span><span class="hint">wheel zooms, drag pans, double-click resets; hover a bar or a mark for details</span></div>
+{{.Timeline.SVG}}
+<div class="legend"><span><i class="sw hold"></i>hold (acquire ok to release)</span><span><i class="sw holdx"></i>hold in a double holder</span><span><i class="sw dh"></i>double-holder window</span><span><i class="sw a"></i>acquire ok</span><span><i class="sw c"></i>cs ok</span><span><i class="sw r"></i>release ok</span><span><i class="sw f"></i>fail</span><span><i class="sw i"></i>info</span><span><i class="sw k"></i>crash</span><span><i class="sw e"></i>event the lock client reported</span><span><i class="sw fb-pause"></i>pause</span><span><i class="sw fb-partition"></i>partition</span><span><i class="sw fb-kill"></i>kill</span></div>
+<p class="caption">{{.Timeline.Lanes}} Each op is a mark from its invocation to its completion, in its lane's row for acquire (top), cs (middle) or release (bottom). {{.Timeline.Note}}</p>
+{{end}}
+</section>
+<section id="plots">
+{{if not .HistoryNote}}
+<h2>Latency</h2>
+{{.Latency}}
+<h2>Throughput</h2>
+{{.Throughput}}
+{{end}}
+</section>
+<section id="counts">
+<h2>Counts</h2>
+{{with .Stats}}{{if .Present}}
+<dl class="counts">
+<div><dt>grants</dt><dd>{{.Grants}}</dd></div>
+<div><dt>releases</dt><dd>{{.Releases}}</dd></div>
+<div><dt>releases that found the lock lost</dt><dd>{{.ReleasedLost}}</dd></div>
+<div><dt>fails</dt><dd>{{.Fails}}</dd></div>
+<div><dt>infos</dt><dd>{{.Infos}}</dd></div>
+<div><dt>stale writes rejected</dt><dd>{{.StaleWritesRejected}}</dd></div>
+<div><dt>ops</dt><dd>{{.Ops}}</dd></div>
+<div><dt>processes</dt><dd>{{.Processes}}</dd></div>
+<div><dt>keys</dt><dd>{{.Keys}}</dd></div>
+<div><dt>faults</dt><dd>{{.Faults}}</dd></div>
+<div><dt>history length</dt><dd>{{printf "%.1f" .DurationS}} s</dd></div>
+</dl>
+<table>
+<tr><th>op</th><th>ok</th><th>fail</th><th>info</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th></tr>
+{{range .Rows}}<tr><td>{{.F}}</td><td>{{.OK}}</td><td>{{.Fail}}</td><td>{{.Info}}</td><td>{{.P50}}</td><td>{{.P95}}</td><td>{{.P99}}</td><td>{{.Max}}</td></tr>
+{{end}}</table>
+<p class="note">Latency quantiles are over ok completions.</p>
+{{else}}<p class="note">No stats result.</p>{{end}}{{end}}
+</section>
+<section id="checkers">
+<h2>Checkers</h2>
+<table>
+<tr><th>checker</th><th class="l">verdict</th><th class="l">notes</th></tr>
+{{range .Checkers}}<tr><td>{{.Name}}</td><td class="l v-{{.Verdict}}">{{.Verdict}}</td><td class="l">{{if .Advisory}}advisory (fenced run: the resource decides) {{end}}{{.Error}}{{if .Stats}}<details><summary>stats</summary><code>{{.Stats}}</code></details>{{end}}</td></tr>
+{{end}}</table>
+</section>
+<section id="files">
+<h2>Files</h2>
+<ul class="files">{{range .Links}}<li><a href="{{.Href}}">{{.Text}}</a> <span class="note">{{.Note}}</span></li>{{end}}</ul>
+</section>
+</main>
+<footer>lockcheck report. This page is self-contained: it loads nothing from the network.</footer>
+<script>{{js}}</script>
+</body>
+</html>
+`
+
+// pageTemplate renders page.
+var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"upper":     strings.ToUpper,
+	"kindClass": kindClass,
+	"css":       func() template.CSS { return template.CSS(pageCSS) },
+	"js":        func() template.JS { return template.JS(pageJS) },
+}).Parse(pageHTML))
