@@ -111,8 +111,23 @@ func peerProxy(from, to int, kind string) string {
 
 // Setup starts the ensemble and the storage node and returns once a leader
 // is elected and every node serves (srvr reports leader, follower or
-// standalone). On error, whatever was started is stopped.
-func (z *ZooKeeper) Setup(ctx context.Context) (err error) {
+// standalone). On error, whatever was started is stopped. A port taken by
+// someone else between choosing it and the JVM binding it is retried with
+// fresh ports.
+func (z *ZooKeeper) Setup(ctx context.Context) error {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = z.setupOnce(ctx); err == nil || !errors.Is(err, errPortInUse) {
+			return err
+		}
+		z.mu.Lock()
+		z.torn, z.nodes, z.storage, z.proxies, z.proxyLg, z.slotAddr = false, nil, nil, nil, nil, nil
+		z.mu.Unlock()
+	}
+	return err
+}
+
+func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 	if z.java, err = LookZooKeeper(); err != nil {
 		return err
 	}
@@ -137,6 +152,7 @@ func (z *ZooKeeper) Setup(ctx context.Context) (err error) {
 	for i := 1; i <= z.cfg.Nodes; i++ {
 		n := &zkNode{id: i, name: fmt.Sprintf("zk%d", i), dir: filepath.Join(z.tmp, fmt.Sprintf("zk%d", i)),
 			logPath: filepath.Join(z.cfg.LogDir, fmt.Sprintf("zk%d.log", i))}
+		_ = os.Remove(n.logPath) // a retried setup starts a fresh log
 		for _, p := range []*int{&n.client, &n.quorum, &n.election} {
 			if *p, err = FreePort(); err != nil {
 				return err
@@ -259,6 +275,9 @@ func (z *ZooKeeper) waitReady(ctx context.Context, nodes []*zkNode, timeout time
 			p := n.proc
 			n.mu.Unlock()
 			if p == nil || p.Exited() {
+				if b, _ := os.ReadFile(n.logPath); strings.Contains(string(b), "Address already in use") {
+					return fmt.Errorf("%s exited during start-up: %w (log %s)", n.name, errPortInUse, n.logPath)
+				}
 				return fmt.Errorf("%s exited during start-up (log %s)", n.name, n.logPath)
 			}
 			if mode, err := Mode(n.clientAddr()); err != nil || (mode != "leader" && mode != "follower" && mode != "standalone") {
