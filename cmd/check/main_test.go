@@ -125,11 +125,17 @@ func interruptRun(t *testing.T, bin, lock string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(4 * time.Second)
-	workers := processesRunning(bin)
-	if len(workers) == 0 {
-		t.Fatalf("no worker processes seen while running:\n%s", out.String())
+	// Wait for the workers (the cluster may take a while on a busy
+	// machine), then let them run a moment before the interrupt.
+	deadline := time.Now().Add(60 * time.Second)
+	for len(processesRunning(bin)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
 	}
+	if len(processesRunning(bin)) == 0 {
+		_ = cmd.Process.Kill()
+		t.Fatalf("no worker processes seen within 60 s:\n%s", out.String())
+	}
+	time.Sleep(2 * time.Second)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
