@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
@@ -17,8 +16,7 @@ type Kill struct {
 	env    Env
 	rng    *rand.Rand
 	k      clusters.Killer
-	mu     sync.Mutex
-	killed map[string]bool
+	killed nodeSet
 }
 
 var _ Nemesis = (*Kill)(nil)
@@ -28,7 +26,7 @@ func newKill(env Env, rng *rand.Rand) (Nemesis, error) {
 	if !ok {
 		return nil, fmt.Errorf("kill nemesis: %w", clusters.ErrUnsupported)
 	}
-	return &Kill{env: env, rng: rng, k: k, killed: make(map[string]bool)}, nil
+	return &Kill{env: env, rng: rng, k: k}, nil
 }
 
 // Fs returns kill and restart.
@@ -58,35 +56,17 @@ func (n *Kill) Invoke(ctx context.Context, op history.Op) history.Op {
 		if err := n.k.Kill(ctx, node); err != nil {
 			return completed(op, nil, err)
 		}
-		n.mu.Lock()
-		n.killed[node] = true
-		n.mu.Unlock()
+		n.killed.add(node)
 		return completed(op, &history.Value{Nodes: []string{node}, Detail: "SIGKILL " + what + node}, nil)
 	case history.FRestart:
-		nodes, err := n.restartAll(ctx)
+		nodes, err := n.killed.undoAll(ctx, n.k.Restart)
 		return completed(op, &history.Value{Nodes: nodes, Detail: "restarted"}, err)
 	}
 	return completed(op, nil, fmt.Errorf("kill nemesis cannot %q", op.F))
 }
 
-func (n *Kill) restartAll(ctx context.Context) ([]string, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	var nodes []string
-	var errs []error
-	for node := range n.killed {
-		if err := n.k.Restart(ctx, node); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		nodes = append(nodes, node)
-		delete(n.killed, node)
-	}
-	return nodes, errors.Join(errs...)
-}
-
 // Heal restarts every node this nemesis killed.
 func (n *Kill) Heal(ctx context.Context) error {
-	_, err := n.restartAll(ctx)
+	_, err := n.killed.undoAll(ctx, n.k.Restart)
 	return err
 }

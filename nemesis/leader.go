@@ -2,10 +2,8 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
@@ -21,8 +19,7 @@ type Leader struct {
 	start string
 	end   string
 	verb  string
-	mu    sync.Mutex
-	nodes map[string]bool
+	nodes nodeSet
 }
 
 var _ Nemesis = (*Leader)(nil)
@@ -34,7 +31,7 @@ func newPartitionLeader(env Env, _ *rand.Rand) (Nemesis, error) {
 		return nil, fmt.Errorf("partition-leader nemesis: %w", clusters.ErrUnsupported)
 	}
 	return &Leader{p: p, apply: iso.Isolate, undo: iso.Rejoin, start: history.FPartition, end: history.FHeal,
-		verb: "cut off from its peers", nodes: make(map[string]bool)}, nil
+		verb: "cut off from its peers"}, nil
 }
 
 func newPauseLeader(env Env, _ *rand.Rand) (Nemesis, error) {
@@ -44,7 +41,7 @@ func newPauseLeader(env Env, _ *rand.Rand) (Nemesis, error) {
 		return nil, fmt.Errorf("pause-leader nemesis: %w", clusters.ErrUnsupported)
 	}
 	return &Leader{p: p, apply: pa.PauseNode, undo: pa.ResumeNode, start: history.FPause, end: history.FResume,
-		verb: "SIGSTOP", nodes: make(map[string]bool)}, nil
+		verb: "SIGSTOP"}, nil
 }
 
 // Fs returns the start and end op names.
@@ -61,35 +58,17 @@ func (n *Leader) Invoke(ctx context.Context, op history.Op) history.Op {
 		if err := n.apply(ctx, leader); err != nil {
 			return completed(op, nil, err)
 		}
-		n.mu.Lock()
-		n.nodes[leader] = true
-		n.mu.Unlock()
+		n.nodes.add(leader)
 		return completed(op, &history.Value{Nodes: []string{leader}, Detail: fmt.Sprintf("leader %s %s", leader, n.verb)}, nil)
 	case n.end:
-		nodes, err := n.undoAll(ctx)
+		nodes, err := n.nodes.undoAll(ctx, n.undo)
 		return completed(op, &history.Value{Nodes: nodes, Detail: "undone"}, err)
 	}
 	return completed(op, nil, fmt.Errorf("leader nemesis cannot %q", op.F))
 }
 
-func (n *Leader) undoAll(ctx context.Context) ([]string, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	var nodes []string
-	var errs []error
-	for node := range n.nodes {
-		if err := n.undo(ctx, node); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		nodes = append(nodes, node)
-		delete(n.nodes, node)
-	}
-	return nodes, errors.Join(errs...)
-}
-
 // Heal undoes the fault on every node it was applied to.
 func (n *Leader) Heal(ctx context.Context) error {
-	_, err := n.undoAll(ctx)
+	_, err := n.nodes.undoAll(ctx, n.undo)
 	return err
 }

@@ -2,10 +2,12 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
@@ -124,4 +126,37 @@ func pickHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Duration
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// nodeSet is the set of nodes a nemesis has faulted and must undo.
+type nodeSet struct {
+	mu    sync.Mutex
+	nodes map[string]bool
+}
+
+func (s *nodeSet) add(node string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nodes == nil {
+		s.nodes = make(map[string]bool)
+	}
+	s.nodes[node] = true
+}
+
+// undoAll calls undo on every node in the set, forgets the nodes it undid,
+// and returns them with the errors of the others.
+func (s *nodeSet) undoAll(ctx context.Context, undo func(ctx context.Context, node string) error) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var nodes []string
+	var errs []error
+	for node := range s.nodes {
+		if err := undo(ctx, node); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		nodes = append(nodes, node)
+		delete(s.nodes, node)
+	}
+	return nodes, errors.Join(errs...)
 }

@@ -187,8 +187,8 @@ func interruptRun(t *testing.T, bin, lock string) {
 	}
 }
 
-// processesWith returns the pids of live processes whose command line
-// contains s.
+// processesWith returns the pids of live (not zombie) processes whose
+// command line contains s.
 func processesWith(s string) []int {
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
@@ -197,25 +197,8 @@ func processesWith(s string) []int {
 		if err != nil {
 			continue
 		}
-		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && strings.Contains(string(b), s) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// processesRunning returns the pids of live processes whose command line
-// starts with bin.
-func processesRunning(bin string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.HasPrefix(string(b), bin+"\x00worker") {
+		if err != nil || !strings.Contains(string(b), s) {
 			continue
 		}
 		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(st), ") Z") {
@@ -225,3 +208,6 @@ func processesRunning(bin string) []int {
 	}
 	return pids
 }
+
+// processesRunning returns the pids of live worker processes of bin.
+func processesRunning(bin string) []int { return processesWith(bin + "\x00worker") }
