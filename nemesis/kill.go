@@ -17,9 +17,23 @@ type Kill struct {
 	rng    *rand.Rand
 	k      clusters.Killer
 	killed nodeSet
+	// follower makes Kill pick a node that is not the leader.
+	follower bool
 }
 
 var _ Nemesis = (*Kill)(nil)
+
+func newKillFollower(env Env, rng *rand.Rand) (Nemesis, error) {
+	if _, ok := env.Cluster().(clusters.Primary); !ok {
+		return nil, fmt.Errorf("kill-follower nemesis: %w", clusters.ErrUnsupported)
+	}
+	n, err := newKill(env, rng)
+	if err != nil {
+		return nil, err
+	}
+	n.(*Kill).follower = true
+	return n, nil
+}
 
 func newKill(env Env, rng *rand.Rand) (Nemesis, error) {
 	k, ok := env.Cluster().(clusters.Killer)
@@ -52,6 +66,18 @@ func (n *Kill) Invoke(ctx context.Context, op history.Op) history.Op {
 				return completed(op, nil, err)
 			}
 			node, what = leader, "leader "
+			if n.follower {
+				var followers []string
+				for _, l := range lock {
+					if l != leader {
+						followers = append(followers, l)
+					}
+				}
+				if len(followers) == 0 {
+					return completed(op, nil, errors.New("no follower to kill"))
+				}
+				node, what = followers[n.rng.IntN(len(followers))], "follower "
+			}
 		}
 		if err := n.k.Kill(ctx, node); err != nil {
 			return completed(op, nil, err)
