@@ -450,13 +450,21 @@ func (z *ZooKeeper) peerLinks(name string) ([]string, error) {
 
 // Isolate cuts a node off from its peers (quorum and election links, both
 // ways); clients still reach it.
+//
+// Peer links are cut by stopping their proxies: open connections close and
+// new ones are refused. A timeout toxic would not do here: the proxy still
+// completes the TCP handshake upstream, and ZooKeeper's election listener
+// reads a new peer's first message synchronously, so every silent connection
+// from the isolated node would block it for its read timeout and keep the
+// healthy nodes from electing, which no real partition does (the SYN never
+// arrives).
 func (z *ZooKeeper) Isolate(ctx context.Context, name string) error {
 	links, err := z.peerLinks(name)
 	if err != nil {
 		return err
 	}
 	for _, l := range links {
-		if err := z.proxies.Cut(l); err != nil {
+		if err := z.proxies.Disable(l); err != nil {
 			return err
 		}
 	}
@@ -471,7 +479,7 @@ func (z *ZooKeeper) Rejoin(ctx context.Context, name string) error {
 	}
 	var errs []error
 	for _, l := range links {
-		errs = append(errs, z.proxies.Restore(ctx, l))
+		errs = append(errs, z.proxies.Enable(l))
 	}
 	return errors.Join(errs...)
 }

@@ -60,7 +60,7 @@ func Kinds() []Kind {
 		{Name: "partition", Summary: "cut the holding worker's links to the lock nodes (Toxiproxy timeout toxic both ways: packets vanish, connections hang), heal after the fault duration", New: newPartition},
 		{Name: "kill", Summary: "SIGKILL a lock node's server (connections refused; the leader, where there is one) and restart it after the fault duration", New: newKill},
 		{Name: "kill-follower", Summary: "SIGKILL a ZooKeeper follower and restart it after the fault duration", New: newKillFollower},
-		{Name: "partition-leader", Summary: "cut the current leader off from its peers (quorum and election links, both ways); clients still reach it", New: newPartitionLeader},
+		{Name: "partition-leader", Summary: "experimental: cut the current leader off from its peers (quorum and election links, both ways); clients still reach it", New: newPartitionLeader},
 		{Name: "pause-leader", Summary: "SIGSTOP the current leader's server process (a JVM GC pause), SIGCONT after the fault duration", New: newPauseLeader},
 	}
 	sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
