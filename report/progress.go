@@ -15,8 +15,9 @@ type Snapshot struct {
 	Elapsed, Total time.Duration
 	// Grants is the number of acquires that completed ok so far.
 	Grants int
-	// Anomalies is the number of anomalies found so far by whatever live
-	// check the runner does (0 when it does none).
+	// Anomalies counts early signs of anomalies: the runner counts grants
+	// made while another worker still held the same lock. The line shows it
+	// as "while held"; the checkers decide after the run.
 	Anomalies int
 	// Nemesis describes the faults in force now, "" when none.
 	Nemesis string
@@ -82,7 +83,9 @@ func (p *Progress) Done() {
 }
 
 // progressLine renders s, e.g.
-// "running 12.3s / 20s  62%  grants 845  anomalies 0  nemesis: pause of process 3".
+// "running 12.3s / 20s  62%  grants 845  while held 0  nemesis: pause of process 3",
+// where "while held" counts grants made while another worker still held the
+// lock: early signs of double holders, which the checkers then decide.
 func progressLine(s Snapshot) string {
 	pct := 0
 	if s.Total > 0 {
@@ -95,7 +98,7 @@ func progressLine(s Snapshot) string {
 	if r := []rune(nem); len(r) > maxNemesisText { // keep the line on one terminal row
 		nem = string(r[:maxNemesisText-1]) + "…"
 	}
-	return fmt.Sprintf("running %s / %s  %3d%%  grants %d  anomalies %d  nemesis: %s",
+	return fmt.Sprintf("running %s / %s  %3d%%  grants %d  while held %d  nemesis: %s",
 		s.Elapsed.Round(100*time.Millisecond), s.Total, pct, s.Grants, s.Anomalies, nem)
 }
 

@@ -272,8 +272,8 @@ func TestReportProgress(t *testing.T) {
 		cr    int    // carriage returns
 		last  string // the last status text
 	}{
-		{name: "tty", tty: true, lines: 1, cr: 49, last: "running 12s / 12s  100%  grants 120  anomalies 2  nemesis: pause of process 3"},
-		{name: "log", tty: false, lines: 4, cr: 0, last: "running 12s / 12s  100%  grants 120  anomalies 2  nemesis: pause of process 3"},
+		{name: "tty", tty: true, lines: 1, cr: 49, last: "running 12s / 12s  100%  grants 120  while held 2  nemesis: pause of process 3"},
+		{name: "log", tty: false, lines: 4, cr: 0, last: "running 12s / 12s  100%  grants 120  while held 2  nemesis: pause of process 3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,10 +326,10 @@ func TestReportProgressLine(t *testing.T) {
 		want string
 	}{
 		{Snapshot{Elapsed: 12345 * time.Millisecond, Total: 20 * time.Second, Grants: 845},
-			"running 12.3s / 20s   61%  grants 845  anomalies 0  nemesis: -"},
+			"running 12.3s / 20s   61%  grants 845  while held 0  nemesis: -"},
 		{Snapshot{Elapsed: 25 * time.Second, Total: 20 * time.Second, Anomalies: 1, Nemesis: strings.Repeat("pause ", 20)},
-			"running 25s / 20s  100%  grants 0  anomalies 1  nemesis: " + strings.Repeat("pause ", 9) + "pause…"},
-		{Snapshot{Elapsed: time.Second}, "running 1s / 0s    0%  grants 0  anomalies 0  nemesis: -"},
+			"running 25s / 20s  100%  grants 0  while held 1  nemesis: " + strings.Repeat("pause ", 9) + "pause…"},
+		{Snapshot{Elapsed: time.Second}, "running 1s / 0s    0%  grants 0  while held 0  nemesis: -"},
 	}
 	for _, tt := range tests {
 		if got := progressLine(tt.s); got != tt.want {
