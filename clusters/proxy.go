@@ -162,6 +162,30 @@ func (ps *Proxies) Enable(name string) error {
 	return nil
 }
 
+// CutAll cuts every named proxy (see Cut) and joins the errors.
+func (ps *Proxies) CutAll(names []string) error { return each(names, ps.Cut) }
+
+// RestoreAll restores every named proxy (see Restore) and joins the errors.
+func (ps *Proxies) RestoreAll(ctx context.Context, names []string) error {
+	return each(names, func(n string) error { return ps.Restore(ctx, n) })
+}
+
+// DisableAll stops every named proxy (see Disable) and joins the errors.
+func (ps *Proxies) DisableAll(names []string) error { return each(names, ps.Disable) }
+
+// EnableAll starts every named proxy again (see Enable) and joins the errors.
+func (ps *Proxies) EnableAll(names []string) error { return each(names, ps.Enable) }
+
+// each applies f to every name, going on after an error, and joins the
+// errors: a fault or its undo reaches every link it can.
+func each(names []string, f func(string) error) error {
+	var errs []error
+	for _, n := range names {
+		errs = append(errs, f(n))
+	}
+	return errors.Join(errs...)
+}
+
 // Close stops every proxy and stops logging.
 func (ps *Proxies) Close() {
 	ps.mu.Lock()

@@ -157,10 +157,8 @@ func (r *Redis) Kill(ctx context.Context, node string) error {
 	if err != nil {
 		return err
 	}
-	for slot := 0; slot < r.cfg.Workers; slot++ {
-		if err := r.proxies.Disable(proxyName(slot, j)); err != nil {
-			return err
-		}
+	if err := r.proxies.DisableAll(r.nodeLinks(j)); err != nil {
+		return err
 	}
 	if err := s.Kill(); err != nil {
 		return fmt.Errorf("kill %s: %w", node, err)
@@ -180,31 +178,35 @@ func (r *Redis) Restart(ctx context.Context, node string) error {
 			return fmt.Errorf("restart %s: %w", node, err)
 		}
 	}
-	for slot := 0; slot < r.cfg.Workers; slot++ {
-		if err := r.proxies.Enable(proxyName(slot, j)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.proxies.EnableAll(r.nodeLinks(j))
 }
 
 // Partition cuts every link of a worker slot to the lock nodes.
 func (r *Redis) Partition(ctx context.Context, slot int) error {
-	for j := range r.lock {
-		if err := r.proxies.Cut(proxyName(slot, j)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.proxies.CutAll(r.slotLinks(slot))
 }
 
 // Heal restores every link of a worker slot.
 func (r *Redis) Heal(ctx context.Context, slot int) error {
-	var errs []error
+	return r.proxies.RestoreAll(ctx, r.slotLinks(slot))
+}
+
+// slotLinks names the proxies of one worker slot, one per lock node.
+func (r *Redis) slotLinks(slot int) []string {
+	names := make([]string, len(r.lock))
 	for j := range r.lock {
-		errs = append(errs, r.proxies.Restore(ctx, proxyName(slot, j)))
+		names[j] = proxyName(slot, j)
 	}
-	return errors.Join(errs...)
+	return names
+}
+
+// nodeLinks names the proxies of every worker slot to lock node j.
+func (r *Redis) nodeLinks(j int) []string {
+	names := make([]string, r.cfg.Workers)
+	for slot := range names {
+		names[slot] = proxyName(slot, j)
+	}
+	return names
 }
 
 // Teardown stops the proxies and every server Setup started, and removes the

@@ -367,10 +367,8 @@ func (z *ZooKeeper) Kill(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	for slot := 0; slot < z.cfg.Workers; slot++ {
-		if err := z.proxies.Disable(clientProxy(slot, n.id)); err != nil {
-			return err
-		}
+	if err := z.proxies.DisableAll(z.clientLinks(n.id)); err != nil {
+		return err
 	}
 	n.mu.Lock()
 	p := n.proc
@@ -404,31 +402,35 @@ func (z *ZooKeeper) Restart(ctx context.Context, name string) error {
 			return fmt.Errorf("restart %s: %w", name, err)
 		}
 	}
-	for slot := 0; slot < z.cfg.Workers; slot++ {
-		if err := z.proxies.Enable(clientProxy(slot, n.id)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return z.proxies.EnableAll(z.clientLinks(n.id))
 }
 
 // Partition cuts every link of a worker slot to the ensemble.
 func (z *ZooKeeper) Partition(ctx context.Context, slot int) error {
-	for _, n := range z.nodes {
-		if err := z.proxies.Cut(clientProxy(slot, n.id)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return z.proxies.CutAll(z.slotLinks(slot))
 }
 
 // Heal restores every link of a worker slot.
 func (z *ZooKeeper) Heal(ctx context.Context, slot int) error {
-	var errs []error
-	for _, n := range z.nodes {
-		errs = append(errs, z.proxies.Restore(ctx, clientProxy(slot, n.id)))
+	return z.proxies.RestoreAll(ctx, z.slotLinks(slot))
+}
+
+// slotLinks names the proxies of one worker slot, one per server.
+func (z *ZooKeeper) slotLinks(slot int) []string {
+	names := make([]string, len(z.nodes))
+	for i, n := range z.nodes {
+		names[i] = clientProxy(slot, n.id)
 	}
-	return errors.Join(errs...)
+	return names
+}
+
+// clientLinks names the proxies of every worker slot to server id.
+func (z *ZooKeeper) clientLinks(id int) []string {
+	names := make([]string, z.cfg.Workers)
+	for slot := range names {
+		names[slot] = clientProxy(slot, id)
+	}
+	return names
 }
 
 func (z *ZooKeeper) peerLinks(name string) ([]string, error) {
@@ -463,12 +465,7 @@ func (z *ZooKeeper) Isolate(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	for _, l := range links {
-		if err := z.proxies.Disable(l); err != nil {
-			return err
-		}
-	}
-	return nil
+	return z.proxies.DisableAll(links)
 }
 
 // Rejoin restores the links Isolate cut.
@@ -477,11 +474,7 @@ func (z *ZooKeeper) Rejoin(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, l := range links {
-		errs = append(errs, z.proxies.Enable(l))
-	}
-	return errors.Join(errs...)
+	return z.proxies.EnableAll(links)
 }
 
 // PauseNode stops a node's JVM with SIGSTOP.
