@@ -79,10 +79,7 @@ func plainLoop(ctx context.Context, t Test) (int, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cfg := workloads.Config{Protocol: workloads.ProtocolVersion, Lock: t.Lock, Process: i, Seed: t.Seed,
-				LockAddrs: c.LockAddrs(i), StorageAddr: c.StorageAddr(), LeaseMS: t.Lease.Milliseconds(),
-				AcquireTimeoutMS: t.AcquireTimeout.Milliseconds(), RetryMS: t.Retry.Milliseconds(),
-				ThinkMS: t.Think.Milliseconds(), OpTimeoutMS: t.OpTimeout.Milliseconds(), Fencing: t.Fencing}
+			cfg := t.workerConfig(i, c.LockAddrs(i), c.StorageAddr())
 			l, err := design.New(cfg, rand.New(rand.NewPCG(t.Seed, uint64(i))), nil)
 			if err != nil {
 				errs <- err

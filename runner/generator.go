@@ -69,13 +69,7 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 
 func (s *slot) spawn(ctx context.Context) error {
 	t := s.r.test
-	cfg := workloads.Config{
-		Protocol: workloads.ProtocolVersion, Lock: t.Lock, Process: s.process, Seed: t.Seed,
-		LockAddrs: s.r.cluster.LockAddrs(s.index), StorageAddr: s.r.cluster.StorageAddr(),
-		LeaseMS: t.Lease.Milliseconds(), AcquireTimeoutMS: t.AcquireTimeout.Milliseconds(),
-		RetryMS: t.Retry.Milliseconds(), ThinkMS: t.Think.Milliseconds(),
-		OpTimeoutMS: t.OpTimeout.Milliseconds(), Fencing: t.Fencing,
-	}
+	cfg := t.workerConfig(s.process, s.r.cluster.LockAddrs(s.index), s.r.cluster.StorageAddr())
 	process := s.process
 	onEvent := func(e workloads.Reply) {
 		v := e.Value

@@ -133,3 +133,15 @@ func (t *Test) controllerTimeout() time.Duration {
 	}
 	return d
 }
+
+// workerConfig is what a worker serving process needs to know of t, with
+// the lock nodes and storage node it reaches.
+func (t *Test) workerConfig(process int, lockAddrs []string, storage string) workloads.Config {
+	return workloads.Config{
+		Protocol: workloads.ProtocolVersion, Lock: t.Lock, Process: process, Seed: t.Seed,
+		LockAddrs: lockAddrs, StorageAddr: storage,
+		LeaseMS: t.Lease.Milliseconds(), AcquireTimeoutMS: t.AcquireTimeout.Milliseconds(),
+		RetryMS: t.Retry.Milliseconds(), ThinkMS: t.Think.Milliseconds(),
+		OpTimeoutMS: t.OpTimeout.Milliseconds(), Fencing: t.Fencing,
+	}
+}
