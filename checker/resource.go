@@ -3,7 +3,6 @@ package checker
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -380,8 +379,22 @@ func (c *resource) lostUpdates(keys []string, byKey map[string][]linInput, fault
 
 // lostUpdate explains accepted critical sections that all read one value.
 func lostUpdate(key string, ops []*csOp, faults []history.Fault) Anomaly {
-	an := Anomaly{Kind: "lost-update", Key: key, Start: ops[0].call}
-	var ps, runs, wrote []string
+	an, claim, runs := readTwice(key, ops, faults)
+	lostN := "one update was"
+	if len(ops) > 2 {
+		lostN = fmt.Sprintf("%d updates were", len(ops)-1)
+	}
+	an.Explanation = fmt.Sprintf("%s: %s lost (%s).", claim, lostN, runs)
+	return an
+}
+
+// readTwice is what a lost-update story and a rollback story share: the
+// anomaly's processes, ops and window for critical sections that all read
+// one value, the claim "processes 3 and 1 both read 41 ... and both wrote
+// 42", and when each ran.
+func readTwice(key string, ops []*csOp, faults []history.Fault) (an Anomaly, claim, runs string) {
+	an = Anomaly{Kind: "lost-update", Key: key, Start: ops[0].call}
+	var ps, ran, wrote []string
 	seenWrote := make(map[int64]bool)
 	for i, op := range ops {
 		an.Processes = append(an.Processes, op.proc)
@@ -392,27 +405,27 @@ func lostUpdate(key string, ops []*csOp, faults []history.Fault) Anomaly {
 		if i == 0 {
 			run = fmt.Sprintf("%d's critical section ran %s", op.proc, span(op.call, op.ret))
 		}
-		runs = append(runs, run)
+		ran = append(ran, run)
 		if !seenWrote[op.wrote] {
 			seenWrote[op.wrote] = true
 			wrote = append(wrote, fmt.Sprint(op.wrote))
 		}
 	}
 	an.Nemesis = describeFaults(faultsDuring(faults, an.Start, an.End))
-	both, lostN := "both", "one update was"
+	both := "both"
 	if len(ops) > 2 {
-		both, lostN = "all", fmt.Sprintf("%d updates were", len(ops)-1)
+		both = "all"
 	}
-	an.Explanation = fmt.Sprintf("processes %s %s read %d from the resource for lock %s and %s wrote %s: %s lost (%s).",
-		joinAnd(ps), both, ops[0].read, key, both, joinAnd(wrote), lostN, strings.Join(runs, ", "))
-	return an
+	claim = fmt.Sprintf("processes %s %s read %d from the resource for lock %s and %s wrote %s",
+		joinAnd(ps), both, ops[0].read, key, both, joinAnd(wrote))
+	return an, claim, strings.Join(ran, ", ")
 }
 
 // rollback explains a run of consecutive values that were each read by more
 // than one accepted critical section: the register was set back, and every
 // update since was made a second time.
 func rollback(key string, groups [][]*csOp, faults []history.Fault) Anomaly {
-	an := lostUpdate(key, groups[0], faults)
+	an, claim, runs := readTwice(key, groups[0], faults)
 	lost := 0
 	for _, g := range groups {
 		lost += len(g) - 1
@@ -422,22 +435,9 @@ func rollback(key string, groups [][]*csOp, faults []history.Fault) Anomaly {
 	}
 	an.Nemesis = describeFaults(faultsDuring(faults, an.Start, an.End))
 	first, last := groups[0][0].read, groups[len(groups)-1][0].read
-	// The first pair's story, without its own count of lost updates.
-	began := lostCount.ReplaceAllString(uncapitalize(an.Explanation), " (")
-	an.Explanation = fmt.Sprintf("The register of lock %s was set back: each value from %d to %d was read by more than one critical section, so %d updates were lost. It began when %s",
-		key, first, last, lost, began)
+	an.Explanation = fmt.Sprintf("The register of lock %s was set back: each value from %d to %d was read by more than one critical section, so %d updates were lost. It began when %s (%s).",
+		key, first, last, lost, claim, runs)
 	return an
-}
-
-// lostCount matches the ": N updates were lost (" of a lostUpdate story.
-var lostCount = regexp.MustCompile(`: (one update was|\d+ updates were) lost \(`)
-
-// uncapitalize lower-cases the first letter of s.
-func uncapitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // explainRegister tells the story of a chunk of critical sections Porcupine
