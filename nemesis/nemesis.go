@@ -34,14 +34,19 @@ type Target struct {
 	Slot int
 	// Pid is the worker's pid, which is also its process group id.
 	Pid int
-	// Key is the lock it holds.
+	// Key is the lock it holds ("" for a worker that holds none).
 	Key string
+	// ClockFile is the worker's client clock file (see workloads.Clock), ""
+	// when the run gives workers none.
+	ClockFile string
 }
 
 // Env is what a nemesis needs from the controller.
 type Env interface {
 	// Holders returns the workers that hold a lock right now, by slot.
 	Holders() []Target
+	// Workers returns every live worker, by slot; Key is set for holders.
+	Workers() []Target
 	// Cluster is the cluster under test.
 	Cluster() clusters.Cluster
 }
@@ -63,9 +68,17 @@ func Kinds() []Kind {
 		{Name: "partition-leader", Summary: "experimental: cut the current leader off from its peers (quorum and election links, both ways); clients still reach it", New: newPartitionLeader},
 		{Name: "pause-leader", Summary: "SIGSTOP the current leader's server process (a JVM GC pause), SIGCONT after the fault duration", New: newPauseLeader},
 	}
+	ks = append(ks, registered...)
 	sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
 	return ks
 }
+
+// registered holds the kinds that register themselves from their own file.
+var registered []Kind
+
+// register adds a kind to Kinds; each nemesis file calls it from init, so
+// adding a nemesis touches no shared list.
+func register(k Kind) { registered = append(registered, k) }
 
 // Parse turns a comma-separated --nemesis value into kinds. "none" or ""
 // gives no kinds.

@@ -43,6 +43,7 @@ func (r *run) slotLoop(ctx context.Context, index int) {
 		if s.w != nil {
 			s.w.close(2 * time.Second)
 		}
+		r.setLive(index, nil)
 	}()
 	keys := make([]string, r.test.Keys)
 	for i := range keys {
@@ -84,6 +85,7 @@ func (s *slot) spawn(ctx context.Context) error {
 	}
 	w.slot = s.index
 	s.w = w
+	s.r.setLive(s.index, &nemesis.Target{Process: s.process, Slot: s.index, Pid: w.pid()})
 	return nil
 }
 
@@ -159,6 +161,7 @@ func (s *slot) retire(key string) {
 		s.w.kill()
 		s.w = nil
 	}
+	s.r.setLive(s.index, nil)
 	rec := s.r.rec
 	rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: history.FCrash, Key: key})
 	rec.Record(history.Op{Process: s.process, Type: history.Info, F: history.FCrash, Key: key,

@@ -48,6 +48,7 @@ type run struct {
 	deadline time.Time
 	mu       sync.Mutex
 	holders  map[int]nemesis.Target // slot -> holder
+	live     map[int]nemesis.Target // slot -> live worker
 	fault    string                 // the fault in force, for the progress line
 	grants   atomic.Int64
 	doubles  atomic.Int64 // grants made while another slot held the lock
@@ -96,7 +97,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	defer workLog.Close()
 
 	r := &run{test: t, design: design, dir: dir, argv: argv, workLog: workLog, log: log,
-		holders: make(map[int]nemesis.Target)}
+		holders: make(map[int]nemesis.Target), live: make(map[int]nemesis.Target)}
 	r.cluster = newTopology(design, t, filepath.Join(dir, "nodes"))
 	fmt.Fprintf(log, "lockcheck: %s, seed %d, %d workers, %s; run dir %s\n", t.Name, t.Seed, t.Workers, t.Time, dir)
 	setupStart := time.Now()
@@ -203,6 +204,33 @@ func (r *run) Holders() []nemesis.Target {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Slot < out[j].Slot })
 	return out
+}
+
+// Workers implements nemesis.Env: every live worker, by slot, with Key set
+// for the holders.
+func (r *run) Workers() []nemesis.Target {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]nemesis.Target, 0, len(r.live))
+	for slot, t := range r.live {
+		if h, ok := r.holders[slot]; ok {
+			t.Key = h.Key
+		}
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Slot < out[j].Slot })
+	return out
+}
+
+// setLive records that slot now runs worker t (or none, nil).
+func (r *run) setLive(slot int, t *nemesis.Target) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t == nil {
+		delete(r.live, slot)
+		return
+	}
+	r.live[slot] = *t
 }
 
 // Cluster implements nemesis.Env.

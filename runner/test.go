@@ -24,6 +24,12 @@ type Test struct {
 	// Nodes is the ZooKeeper ensemble size (3, or 1 for a standalone server).
 	Nodes int    `json:"nodes,omitempty"`
 	Seed  uint64 `json:"seed"`
+	// Workload is "register" (the default) or "inventory".
+	Workload string `json:"workload"`
+	// Stock is the inventory workload's initial stock per key.
+	Stock int64 `json:"stock,omitempty"`
+	// Failpoint is passed to the workers (see workloads.Config.Failpoint).
+	Failpoint string `json:"failpoint,omitempty"`
 
 	Time           time.Duration `json:"time"`
 	Lease          time.Duration `json:"lease"`
@@ -69,6 +75,12 @@ func (t *Test) Defaults() {
 	if t.Nodes == 0 {
 		t.Nodes = 3
 	}
+	if t.Workload == "" {
+		t.Workload = "register"
+	}
+	if t.Workload == "inventory" && t.Stock == 0 {
+		t.Stock = 100
+	}
 	if t.Store == "" {
 		t.Store = "store"
 	}
@@ -103,6 +115,10 @@ func (t *Test) Validate() error {
 		return err
 	}
 	switch {
+	case t.Workload != "register" && t.Workload != "inventory":
+		return fmt.Errorf("--workload %q: want register or inventory", t.Workload)
+	case t.Stock < 0:
+		return fmt.Errorf("--stock %d: want at least 0", t.Stock)
 	case t.Workers < 1 || t.Workers > 200:
 		return fmt.Errorf("--workers %d: want 1 to 200", t.Workers)
 	case t.Nodes != 1 && t.Nodes != 3 && t.Nodes != 5:
@@ -143,5 +159,6 @@ func (t *Test) workerConfig(process int, lockAddrs []string, storage string) wor
 		LeaseMS: t.Lease.Milliseconds(), AcquireTimeoutMS: t.AcquireTimeout.Milliseconds(),
 		RetryMS: t.Retry.Milliseconds(), ThinkMS: t.Think.Milliseconds(),
 		OpTimeoutMS: t.OpTimeout.Milliseconds(), Fencing: t.Fencing,
+		Workload: t.Workload, Stock: t.Stock, Failpoint: t.Failpoint,
 	}
 }

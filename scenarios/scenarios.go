@@ -38,9 +38,17 @@ func All() []Scenario {
 			Expect: "invalid (valid with --fencing)",
 		},
 	}
+	ss = append(ss, registered...)
 	sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
 	return ss
 }
+
+// registered holds the scenarios that register themselves from their own
+// file.
+var registered []Scenario
+
+// register adds a scenario to All; each scenario file calls it from init.
+func register(s Scenario) { registered = append(registered, s) }
 
 // Find returns the scenario called name, or an error listing the known ones.
 func Find(name string) (Scenario, error) {

@@ -4,6 +4,8 @@
 # nothing and exits 0. Both `make run` and `make test` call it.
 #
 #   redis-server, redis-cli   Redis lock nodes and the storage node
+#   redis-sentinel            the Sentinel topology (failover)
+#   gcc                       builds the clock shim (server clock jumps)
 #   java, zookeeper.jar       ZooKeeper 3.8 ensembles (package zookeeper)
 #   chromium                  the report's browser test
 set -euo pipefail
@@ -11,6 +13,8 @@ set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
+command -v redis-sentinel >/dev/null 2>&1 || need+=(redis-sentinel)
+command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
 [ -f /usr/share/java/slf4j-simple.jar ] || need+=(libslf4j-java)
@@ -38,7 +42,7 @@ $sudo apt-get update -qq >/dev/null
 # enough for us but apt decides. Daemons the packages would start are not
 # ours: lockcheck starts its own servers on free loopback ports.
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-for b in redis-server redis-cli java chromium; do
+for b in redis-server redis-cli redis-sentinel gcc java chromium; do
   command -v "$b" >/dev/null 2>&1 || { echo "deps: $b still missing after apt-get install" >&2; exit 3; }
 done
 for f in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-simple.jar; do

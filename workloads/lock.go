@@ -68,9 +68,17 @@ func Designs() []Design {
 		{Name: "zk-sequential", Service: "zookeeper", LockNodes: 3, Tokens: true, New: newZKSequential,
 			Summary: "Curator InterProcessMutex recipe: protected ephemeral-sequential children, watch the predecessor; token = czxid; --lease is the session timeout"},
 	}
+	ds = append(ds, registered...)
 	sort.Slice(ds, func(i, j int) bool { return ds[i].Name < ds[j].Name })
 	return ds
 }
+
+// registered holds the designs that register themselves from their own file.
+var registered []Design
+
+// register adds a design to Designs; each design file calls it from init, so
+// adding a design touches no shared list.
+func register(d Design) { registered = append(registered, d) }
 
 // FindDesign returns the design called name, or an error listing the known
 // designs.

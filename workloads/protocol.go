@@ -75,6 +75,28 @@ type Config struct {
 	// Fencing makes the critical section pass the lock's token to the
 	// resource, which refuses tokens older than the newest it has seen.
 	Fencing bool `json:"fencing"`
+
+	// SentinelAddrs, when set, are the Sentinels through which the worker
+	// finds the lock master (go-redis's failover client), MasterName the
+	// monitored master's name; LockAddrs is then unused.
+	SentinelAddrs []string `json:"sentinel_addrs,omitempty"`
+	MasterName    string   `json:"master_name,omitempty"`
+	// AddrMap maps an address a lock service announces (a Sentinel's
+	// master or replica address) to this worker's own proxy for it, so
+	// every link of the worker can be cut on its own.
+	AddrMap map[string]string `json:"addr_map,omitempty"`
+	// ClockFile is this worker's client clock file (see Clock): the offset
+	// and rate a clock-client nemesis sets. "" means the real clock.
+	ClockFile string `json:"clock_file,omitempty"`
+	// Workload is "register" (read, think, write read+1; the default) or
+	// "inventory" (read the stock, think, sell one item when above zero).
+	Workload string `json:"workload,omitempty"`
+	// Stock is the inventory workload's initial stock per key.
+	Stock int64 `json:"stock,omitempty"`
+	// Failpoint names a place in a lock client where the worker stops for
+	// a while and reports it with an event, so a crash nemesis can land
+	// there ("" for none; see docs/worker-protocol.md).
+	Failpoint string `json:"failpoint,omitempty"`
 }
 
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
