@@ -26,6 +26,16 @@ func newRedisClient(addr string, timeout time.Duration) *redis.Client {
 	})
 }
 
+// newLockClient returns the client of a single-master lock design: to the
+// one lock node, or (when the config names Sentinels) to whichever master
+// the Sentinels name.
+func newLockClient(cfg Config, design string) (*redis.Client, error) {
+	if len(cfg.LockAddrs) < 1 {
+		return nil, fmt.Errorf("%s needs one lock node address", design)
+	}
+	return newRedisClient(cfg.LockAddrs[0], cfg.OpTimeout()), nil
+}
+
 // plainDel deletes key unconditionally, as DEL does, and returns the owner
 // value it deleted. It is DEL made observable: one script that reads the value
 // and deletes the key atomically, so the history can show whose key a release

@@ -35,10 +35,11 @@ type setPX struct {
 }
 
 func newSetPX(cfg Config, rng *rand.Rand, _ func(string)) (Lock, error) {
-	if len(cfg.LockAddrs) < 1 {
-		return nil, fmt.Errorf("redis-set-px needs one lock node address")
+	c, err := newLockClient(cfg, "redis-set-px")
+	if err != nil {
+		return nil, err
 	}
-	return &setPX{c: newRedisClient(cfg.LockAddrs[0], cfg.OpTimeout()), cfg: cfg, rng: rng}, nil
+	return &setPX{c: c, cfg: cfg, rng: rng}, nil
 }
 
 func newSetPXDel(cfg Config, rng *rand.Rand, _ func(string)) (Lock, error) {

@@ -19,10 +19,11 @@ type setNXExpire struct {
 }
 
 func newSetNXExpire(cfg Config, rng *rand.Rand, _ func(string)) (Lock, error) {
-	if len(cfg.LockAddrs) < 1 {
-		return nil, fmt.Errorf("redis-setnx-expire needs one lock node address")
+	c, err := newLockClient(cfg, "redis-setnx-expire")
+	if err != nil {
+		return nil, err
 	}
-	return &setNXExpire{c: newRedisClient(cfg.LockAddrs[0], cfg.OpTimeout()), cfg: cfg, rng: rng}, nil
+	return &setNXExpire{c: c, cfg: cfg, rng: rng}, nil
 }
 
 func (l *setNXExpire) Acquire(ctx context.Context, key string) (Grant, error) {
