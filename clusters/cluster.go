@@ -3,6 +3,7 @@ package clusters
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Node is one server of a cluster.
@@ -70,4 +71,13 @@ type Pauser interface {
 	PauseNode(ctx context.Context, node string) error
 	// ResumeNode continues it (SIGCONT).
 	ResumeNode(ctx context.Context, node string) error
+}
+
+// Clocker is a cluster whose lock nodes' wall clocks can be moved at run
+// time (the clock shim, see clockshim.go): CLOCK_REALTIME, gettimeofday and
+// time move; CLOCK_MONOTONIC does not.
+type Clocker interface {
+	// SetClockOffset makes node's wall clock read real time + offset from
+	// now on (offset 0 puts it back).
+	SetClockOffset(ctx context.Context, node string, offset time.Duration) error
 }
