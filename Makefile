@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/check
 SEED ?= 1
 
-.PHONY: deps build run test vet fuzz bench acceptance acceptance-zk clean
+.PHONY: deps build run test vet fuzz bench acceptance acceptance-zk acceptance-redis scenarios clean
 
 deps:
 	@bash scripts/deps.sh
@@ -42,6 +42,15 @@ acceptance: deps build
 
 acceptance-zk: deps build
 	bash scripts/acceptance-zk.sh
+
+# The Redis rows of shared/VERDICTS.md (none, pause, failover, clock jump,
+# client clock skew), seeds 1..10: long, see docs/verdicts.md.
+acceptance-redis: deps build
+	bash scripts/matrix.sh scripts/redis-matrix.txt
+
+# Every named scenario, seeds 1..10 (scripts/scenarios.sh).
+scenarios: deps build
+	bash scripts/scenarios.sh
 
 clean:
 	rm -rf bin store
