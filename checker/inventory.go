@@ -213,21 +213,32 @@ func judgeStock(s *stock, faults []history.Fault) judgement {
 		j.oversold = n - s.initial
 	}
 
+	// The anomaly spans the run from the first critical section, or from
+	// the first sale a story names, to the final read.
 	an := Anomaly{Key: s.key, Start: s.first, End: s.finalAt}
+	if len(groups) > 0 {
+		an.Start = forever
+	}
 	if s.seedOp >= 0 {
 		an.Ops = append(an.Ops, s.seedOp)
 	}
-	stories, stale := sameReadStories(s.key, groups, &an, faults)
+	stories, stale, storyEnd := sameReadStories(s.key, groups, &an, faults)
 	if s.finalOp >= 0 {
 		an.Ops = append(an.Ops, s.finalOp)
-	}
-	if an.End < an.Start {
-		an.End = an.Start
 	}
 	if !s.finalOK && len(s.sales) > 0 {
 		an.End = max(an.End, s.sales[len(s.sales)-1].ret)
 	}
-	an.Nemesis = describeFaults(faultsDuring(faults, an.Start, an.End))
+	if an.End < an.Start {
+		an.End = an.Start
+	}
+	// The faults that matter are those in force while the stories ran,
+	// when there are stories; else any during the run.
+	faultsFrom, faultsTo := an.Start, an.End
+	if storyEnd > 0 {
+		faultsTo = storyEnd
+	}
+	an.Nemesis = describeFaults(faultsDuring(faults, faultsFrom, faultsTo))
 	unknownSales := ""
 	if s.maybe > 0 {
 		unknownSales = fmt.Sprintf(" (and %s whose outcome is unknown may have sold more)",
@@ -240,9 +251,12 @@ func judgeStock(s *stock, faults []history.Fault) judgement {
 	}
 	lostSays := ""
 	if j.lost > 0 {
-		lostSays = fmt.Sprintf("%s lost, each when two holders sold from the same read", plural(int(j.lost), "decrement was", "decrements were"))
+		lostSays = fmt.Sprintf("%d decrements were lost, each when two holders sold from the same read", j.lost)
+		if j.lost == 1 {
+			lostSays = "1 decrement was lost when two holders sold from the same read"
+		}
 	}
-	why := faultSentence(faultsDuring(faults, an.Start, an.End), stale, "")
+	why := faultSentence(faultsDuring(faults, faultsFrom, faultsTo), stale, "")
 	switch {
 	case j.oversold > 0:
 		an.Kind = "oversold"
@@ -254,7 +268,7 @@ func judgeStock(s *stock, faults []history.Fault) judgement {
 		j.anomalies = append(j.anomalies, an)
 	case j.lost > 0:
 		an.Kind = "lost-decrement"
-		claim := fmt.Sprintf("%s, so the final stock should be %s, but %s: %s", sold, expected(low, high), strings.TrimPrefix(finalSays, "the final stock "), lostSays)
+		claim := fmt.Sprintf("%s, so the final stock should be %s, but it is %d: %s", sold, expected(low, high), s.final, lostSays)
 		if !s.finalOK {
 			claim = fmt.Sprintf("%s and %s: %s", sold, finalSays, lostSays)
 		}
@@ -317,9 +331,10 @@ func sameReads(sales []*csOp) [][]*csOp {
 // sameReadStories tells how the first groups of sales from one read came
 // about, merging runs of consecutive stocks (a stale write that set the
 // stock back makes every stock below it be sold again), adds their
-// processes and ops to an, and returns the stories and the process that
-// sold first from a stale read (for the fault sentence), -1 when none.
-func sameReadStories(key string, groups [][]*csOp, an *Anomaly, faults []history.Fault) (string, int) {
+// processes and ops to an, and returns the stories, the process that sold
+// first from a stale read (for the fault sentence; -1 when none), and when
+// the last sale the stories name returned (0 when none).
+func sameReadStories(key string, groups [][]*csOp, an *Anomaly, faults []history.Fault) (string, int, time.Duration) {
 	var runs [][][]*csOp
 	for i := 0; i < len(groups); {
 		j := i + 1
@@ -331,6 +346,7 @@ func sameReadStories(key string, groups [][]*csOp, an *Anomaly, faults []history
 	}
 	var out []string
 	stale := -1
+	var end time.Duration
 	seen := make(map[int]bool)
 	for i, run := range runs {
 		if i == maxStories {
@@ -350,6 +366,7 @@ func sameReadStories(key string, groups [][]*csOp, an *Anomaly, faults []history
 				}
 				an.Ops = append(an.Ops, op.inv, op.done)
 				an.Start = min(an.Start, op.call)
+				end = max(end, op.ret)
 			}
 		}
 		if len(run) == 1 {
@@ -364,5 +381,5 @@ func sameReadStories(key string, groups [][]*csOp, an *Anomaly, faults []history
 		out = append(out, fmt.Sprintf("The stock was set back: each stock from %d down to %d was sold from more than once (%s). It began when %s (%s).",
 			hi, lo, plural(lostN, "lost decrement", "lost decrements"), claim, ran))
 	}
-	return strings.Join(out, " "), stale
+	return strings.Join(out, " "), stale, end
 }
