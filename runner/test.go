@@ -100,6 +100,9 @@ func (t *Test) Defaults() {
 	}
 	if t.Name == "" {
 		t.Name = fmt.Sprintf("%s-%s", t.Lock, strings.ReplaceAll(t.Nemesis, ",", "+"))
+		if t.Workload == workloads.WorkloadInventory {
+			t.Name += "-inventory"
+		}
 		if t.Fencing {
 			t.Name += "-fenced"
 		}
