@@ -196,6 +196,9 @@ const maxStories = 3
 // tells the story.
 func judgeStock(s *stock, faults []history.Fault) judgement {
 	var j judgement
+	if s.first == forever { // no critical section: the story starts at 0
+		s.first = 0
+	}
 	n := int64(len(s.sales))
 	groups := sameReads(s.sales)
 	byReads := int64(0)
@@ -261,6 +264,9 @@ func judgeStock(s *stock, faults []history.Fault) judgement {
 	case j.oversold > 0:
 		an.Kind = "oversold"
 		claim := fmt.Sprintf("%s: %d oversold; %s, not %d", sold, j.oversold, finalSays, high)
+		if !s.finalOK {
+			claim = fmt.Sprintf("%s: %d oversold; %s", sold, j.oversold, finalSays)
+		}
 		if lostSays != "" {
 			claim += ": " + lostSays
 		}

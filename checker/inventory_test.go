@@ -139,6 +139,8 @@ func TestInventory(t *testing.T) {
 	noFinal := (&builder{}).seed(0, 3).shop(2, 0.01, 3, 0).build()
 	unseeded := (&builder{}).seed(0, 3).shop(1, 0.01, 3, 0).pair(5, history.FCS, "j", 0.2, 0.3, history.OK, nil,
 		&history.Value{Read: history.Int64(0), Detail: "sold out"}).final(1, 2).build()
+	shrunk := (&builder{}).seed(0, 3).final(1, 2).build()
+	oversoldNoFinal := (&builder{}).seed(0, 1).shop(1, 0.01, 1, 0).sale(4, 0.2, 0.3, 1, 0).build()
 	odd := (&builder{}).seed(0, 3).pair(0, history.FCS, "k", 0.1, 0.2, history.OK, nil,
 		&history.Value{Read: history.Int64(3), Wrote: history.Int64(1)}).final(1, 1).build()
 	tests := []struct {
@@ -166,6 +168,10 @@ func TestInventory(t *testing.T) {
 			story: []string{"should be 1 to 2, but it is 0"}},
 		{name: "no final stock", h: noFinal, valid: Unknown, sales: 2, errorText: "final stock of lock k was not read"},
 		{name: "key never seeded", h: unseeded, valid: Unknown, sales: 1, errorText: "no seed op for lock j"},
+		{name: "stock fell with no sale", h: shrunk, valid: Invalid, kinds: []string{"stock-mismatch"},
+			story: []string{"0 items were sold from a stock of 3 on lock k, so the final stock should be 3, but it is 2"}},
+		{name: "oversold, final not read", h: oversoldNoFinal, valid: Invalid, kinds: []string{"oversold"}, oversold: 1, lost: 1, sales: 2,
+			story: []string{"2 items were sold from a stock of 1 on lock k: 1 oversold; the final stock was not read: 1 decrement was lost"}},
 		{name: "a sale of two items", h: odd, valid: Invalid, kinds: []string{"stock-mismatch"}, sales: 1,
 			story: []string{"read a stock of 3 and left 1"}},
 	}
