@@ -24,6 +24,23 @@ type analysis struct {
 
 	holdsOnce sync.Once
 	holds     []hold
+
+	invOnce sync.Once
+	inv     bool
+}
+
+// isInventory reports whether the history is of the inventory workload:
+// it holds a seed op (history.FSeed) that set a stock.
+func (a *analysis) isInventory() bool {
+	a.invOnce.Do(func() {
+		for i := range a.h {
+			if a.h[i].F == history.FSeed {
+				a.inv = true
+				return
+			}
+		}
+	})
+	return a.inv
 }
 
 // analyzer is implemented by checkers that can work from a shared analysis.

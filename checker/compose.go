@@ -51,9 +51,16 @@ func (c *compose) run(ctx context.Context, h history.History, a *analysis) Resul
 		})
 		return a
 	}
-	results := make([]Result, len(c.cs))
+	var cs []Checker
+	for _, sub := range c.cs {
+		if ap, ok := sub.(applier); ok && !ap.appliesTo(shared()) {
+			continue
+		}
+		cs = append(cs, sub)
+	}
+	results := make([]Result, len(cs))
 	var wg sync.WaitGroup
-	for i, sub := range c.cs {
+	for i, sub := range cs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -81,6 +88,13 @@ func (c *compose) run(ctx context.Context, h history.History, a *analysis) Resul
 		r.Error = strings.Join(errs, "; ")
 	}
 	return r
+}
+
+// applier is a checker that judges some histories only (the register
+// resource checker, the inventory checker); Compose leaves it out of a
+// history it does not apply to, and out of the Results.
+type applier interface {
+	appliesTo(a *analysis) bool
 }
 
 // safeCheck runs one sub-checker, turning a panic into an Unknown result.
@@ -134,16 +148,24 @@ func (a *advisory) checkAnalysis(ctx context.Context, an *analysis) Result {
 }
 
 // Default returns the full lockcheck checker: Compose("lockcheck", mutex,
-// resource, fencing, overlap, liveness, stats). When opts.Fenced, mutex and
+// resource, inventory, fencing, overlap, liveness, stats). Resource judges
+// register histories and inventory judges inventory histories (those with
+// seed ops); each is left out of the other's. When opts.Fenced, mutex and
 // overlap are Advisory and their anomalies are marked Fenced: with fencing,
 // two processes may both believe they hold the lock, and safety rests on the
-// resource refusing the stale one, which resource and fencing decide.
+// resource refusing the stale one, which resource and fencing decide. When
+// opts.NoLock, mutex and overlap are left out: a design that takes no lock
+// is judged by what it did to the resource alone.
 func Default(opts Options) Checker {
 	var mutex, overlap Checker = NewMutex(opts), NewOverlap(opts)
 	if opts.Fenced {
 		mutex, overlap = Advisory(mutex), Advisory(overlap)
 	}
-	return Compose("lockcheck", mutex, NewResource(opts), NewFencing(), overlap, NewLiveness(opts), NewStats())
+	cs := []Checker{mutex, NewResource(opts), NewInventory(), NewFencing(), overlap, NewLiveness(opts), NewStats()}
+	if opts.NoLock {
+		cs = []Checker{NewResource(opts), NewInventory(), NewFencing(), NewLiveness(opts), NewStats()}
+	}
+	return Compose("lockcheck", cs...)
 }
 
 // Compile-time checks that the built-in checkers share the analysis.
@@ -156,4 +178,7 @@ var (
 	_ analyzer = (*overlap)(nil)
 	_ analyzer = (*liveness)(nil)
 	_ analyzer = stats{}
+	_ analyzer = inventory{}
+	_ applier  = (*resource)(nil)
+	_ applier  = inventory{}
 )

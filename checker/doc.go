@@ -15,6 +15,10 @@
 //     model, partitioned by lock key.
 //   - resource: Porcupine over the critical sections' read-modify-write on
 //     the protected register, plus a direct scan that names lost updates.
+//   - inventory: for inventory histories (with seed ops), instead of
+//     resource: sales against the seeded stock (oversold items) and the
+//     final stock against stock minus sales (lost decrements), naming the
+//     sales that read the same stock.
 //   - fencing: fencing tokens increase in grant order and no write with a
 //     stale token was accepted; refused stale writes are reported as fenced.
 //   - overlap: a sweep over hold intervals that names every double holder
@@ -22,6 +26,9 @@
 //   - liveness: at least one grant, and no lock left free but ungranted for
 //     longer than a bound while acquires failed.
 //   - stats: counts and latencies; always valid.
+//
+// With Options.NoLock (a design that takes no lock) mutex and overlap are
+// left out: such a design is judged by what it did to the resource.
 //
 // Large histories are checked in pieces: each key's operations are cut at
 // instants where no operation is in flight and the model state is provably

@@ -92,7 +92,7 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 		grants[k] = make([]tokened, 0, count[k].grants)
 		writes[k] = make([]tokened, 0, count[k].writes)
 	}
-	tokens, rejected := 0, 0
+	tokens, rejected, invHistory := 0, 0, a.isInventory()
 	var refusals []Anomaly
 	for _, pr := range a.pairs {
 		inv := pr.Invoke
@@ -116,7 +116,10 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 			grants[inv.Key] = append(grants[inv.Key], t)
 			continue
 		}
-		if v.Read != nil && (v.Wrote == nil || *v.Wrote != *v.Read) {
+		// In an inventory history a critical section that wrote nothing
+		// (sold out) took part in no read-modify-write race; in a
+		// register history a missing write means read+1.
+		if v.Read != nil && (v.Wrote == nil && !invHistory || v.Wrote != nil && *v.Wrote != *v.Read) {
 			t.read, t.hasRead = *v.Read, true
 		}
 		writes[inv.Key] = append(writes[inv.Key], t)

@@ -17,7 +17,7 @@ import (
 // produce a result that does not encode, and that Validity's JSON parser
 // accepts only what it writes.
 func FuzzDefault(f *testing.F) {
-	for _, name := range []string{"no-grants", "token-order"} {
+	for _, name := range []string{"no-grants", "token-order", "inventory-oversold"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "histories", name, "history.jsonl"))
 		if err != nil {
 			f.Fatal(err)

@@ -25,6 +25,8 @@ type want struct {
 	Fenced bool `json:"fenced,omitempty"`
 	// StuckBoundS is Options.StuckBound in seconds.
 	StuckBoundS float64 `json:"stuck_bound_s,omitempty"`
+	// NoLock says the design took no lock (Options.NoLock).
+	NoLock bool `json:"no_lock,omitempty"`
 }
 
 // TestDataHistories checks every stored history under testdata/histories
@@ -56,9 +58,9 @@ func TestDataHistories(t *testing.T) {
 				}
 			}
 			opts := Options{Fenced: w.Fenced, Timeout: 30 * time.Second,
-				StuckBound: time.Duration(w.StuckBoundS * float64(time.Second))}
+				StuckBound: time.Duration(w.StuckBoundS * float64(time.Second)), NoLock: w.NoLock}
 			r := Default(opts).Check(context.Background(), h)
-			got := want{Valid: r.Valid, Kinds: kinds(r.Anomalies, false), Fenced: w.Fenced, StuckBoundS: w.StuckBoundS}
+			got := want{Valid: r.Valid, Kinds: kinds(r.Anomalies, false), Fenced: w.Fenced, StuckBoundS: w.StuckBoundS, NoLock: w.NoLock}
 			if *update {
 				b, err := json.MarshalIndent(got, "", "  ")
 				if err != nil {

@@ -46,6 +46,11 @@ func (c *resource) Check(ctx context.Context, h history.History) Result {
 	return c.checkAnalysis(ctx, newAnalysis(h))
 }
 
+// appliesTo implements applier: the register checks do not judge an
+// inventory history (its critical sections write read-1, or nothing when
+// sold out, from a seeded stock); the inventory checker does.
+func (c *resource) appliesTo(a *analysis) bool { return !a.isInventory() }
+
 // csKind is the kind of one register model operation.
 type csKind uint8
 

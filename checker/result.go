@@ -168,6 +168,11 @@ type Options struct {
 	// Lease is the lock's lease, or its ZooKeeper session timeout. When set,
 	// a story can say that a holder paused for longer lost it for certain.
 	Lease time.Duration
+	// NoLock says the design under test takes no lock (an optimistic
+	// transaction): its "holds" overlap by design, so Default leaves out
+	// the mutual-exclusion checkers (mutex, overlap) and the resource and
+	// inventory checkers alone judge the run.
+	NoLock bool
 }
 
 // timeout returns the Porcupine budget.

@@ -39,6 +39,13 @@ const (
 	// as a ZooKeeper session event. It is a lone info op with no invocation
 	// and no effect; Pairs skips it.
 	FEvent = "event"
+	// FSeed and FFinal are the controller's own ops on the inventory
+	// workload's stock, recorded with the nemesis process id (neither is
+	// a worker's op): FSeed set a key's initial stock (Value.Wrote) before
+	// the workers started, FFinal read it (Value.Read) after they all
+	// stopped. They let a checker judge the stock from the history alone.
+	FSeed  = "seed"
+	FFinal = "final"
 )
 
 // Op is one entry of a history.
@@ -47,7 +54,8 @@ type Op struct {
 	Index int `json:"index"`
 	// Time is the controller's monotonic time since the test started.
 	Time time.Duration `json:"time"`
-	// Process is the logical worker id; NemesisProcess for nemesis ops.
+	// Process is the logical worker id; NemesisProcess for nemesis ops and
+	// for the controller's own ops (FSeed, FFinal).
 	Process int `json:"process"`
 	// Type says whether this is an invocation or a completion.
 	Type Type `json:"type"`

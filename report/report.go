@@ -200,9 +200,9 @@ func exists(path string) bool {
 }
 
 // kindOrder is the order of anomaly kinds on the page, as in the CLI
-// (cmd/check): who held the lock twice and what was lost first, then the
-// evidence.
-var kindOrder = []string{"double-holder", "lost-update", "stale-write", "foreign-release",
+// (cmd/check): what the inventory lost (oversold items, lost decrements),
+// who held the lock twice and what was lost first, then the evidence.
+var kindOrder = []string{"oversold", "lost-decrement", "stock-mismatch", "double-holder", "lost-update", "stale-write", "foreign-release",
 	"token-order", "no-grants", "stuck-lock", "stale-write-rejected", "nonlinearizable"}
 
 // kindRank returns the position of kind in kindOrder; unknown kinds last.

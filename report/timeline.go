@@ -550,7 +550,7 @@ func anomalyRow(kind string) int {
 	switch kind {
 	case "double-holder":
 		return 0
-	case "lost-update", "stale-write", "foreign-release", "token-order":
+	case "lost-update", "stale-write", "foreign-release", "token-order", "oversold", "lost-decrement", "stock-mismatch":
 		return 1
 	}
 	return 2
@@ -561,6 +561,8 @@ func kindClass(kind string) string {
 	switch kind {
 	case "double-holder", "lost-update", "nonlinearizable", "stale-write-rejected":
 		return kind
+	case "oversold", "lost-decrement":
+		return "lost-update" // what the inventory lost, coloured as a lost update
 	}
 	return "other"
 }

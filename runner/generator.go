@@ -45,10 +45,7 @@ func (r *run) slotLoop(ctx context.Context, index int) {
 		}
 		r.setLive(index, nil)
 	}()
-	keys := make([]string, r.test.Keys)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("k%d", i)
-	}
+	keys := keyNames(r.test.Keys)
 	for ctx.Err() == nil && time.Now().Before(r.deadline) {
 		if s.w == nil {
 			if err := s.spawn(ctx); err != nil {

@@ -120,6 +120,11 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	sched := nemesis.Schedule{Nemeses: nems, Interval: t.NemesisInterval, Duration: t.NemesisDuration,
 		Rng: rand.New(rand.NewPCG(t.Seed, 0x736368)), Record: r.recordFault}
 
+	if t.Workload == workloads.WorkloadInventory {
+		if err := r.seedStock(ctx, keyNames(t.Keys)); err != nil {
+			return Outcome{Dir: dir}, err
+		}
+	}
 	stopProgress := r.progress(t)
 	var wg sync.WaitGroup
 	for slot := 0; slot < t.Workers; slot++ {
@@ -131,6 +136,9 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	}
 	healErr := sched.Run(ctx, r.deadline)
 	wg.Wait()
+	if t.Workload == workloads.WorkloadInventory {
+		r.finalStock(context.WithoutCancel(ctx), keyNames(t.Keys))
+	}
 	stopProgress()
 	interrupted := ctx.Err() != nil
 	if err := r.cluster.Teardown(context.WithoutCancel(ctx)); err != nil {
@@ -319,7 +327,8 @@ func (r *run) progress(t Test) func() {
 // CheckOptions returns the checker options a test implies.
 func CheckOptions(t Test) checker.Options {
 	stuck := t.StuckBound
-	return checker.Options{Fenced: t.Fencing, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: t.Lease}
+	d, _ := workloads.FindDesign(t.Lock)
+	return checker.Options{Fenced: t.Fencing, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: t.Lease, NoLock: d.NoLock}
 }
 
 // Check runs the default checkers on h and stores results.json (and the

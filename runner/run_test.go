@@ -65,6 +65,9 @@ func TestRunNoNemesisIsValid(t *testing.T) {
 		t.Run(d.Name, func(t *testing.T) {
 			tt := quick(t, d.Name, "none", false)
 			tt.Time = 3 * time.Second
+			if len(d.Workloads) > 0 {
+				tt.Workload = d.Workloads[0] // redis-watch-inventory runs the inventory only
+			}
 			out, err := Run(context.Background(), tt, io.Discard)
 			if err != nil {
 				t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/lockcheck/lockcheck/workloads"
 )
 
 // newRunDir creates store/<test>/<yyyymmddThhmmss>/, adding a suffix when a
@@ -92,6 +94,9 @@ func Command(t Test) []string {
 		"--time", t.Time.String(), "--lease", t.Lease.String(), "--think", t.Think.String(),
 		"--nemesis-interval", t.NemesisInterval.String(), "--nemesis-duration", t.NemesisDuration.String(),
 		"--seed", fmt.Sprint(t.Seed)}
+	if t.Workload == workloads.WorkloadInventory {
+		args = append(args, "--workload", t.Workload, "--stock", fmt.Sprint(t.Stock))
+	}
 	if t.Fencing {
 		args = append(args, "--fencing")
 	}

@@ -100,6 +100,9 @@ func (t *Test) Defaults() {
 	}
 	if t.Name == "" {
 		t.Name = fmt.Sprintf("%s-%s", t.Lock, strings.ReplaceAll(t.Nemesis, ",", "+"))
+		if t.Workload == workloads.WorkloadInventory {
+			t.Name += "-inventory"
+		}
 		if t.Fencing {
 			t.Name += "-fenced"
 		}
@@ -108,8 +111,15 @@ func (t *Test) Defaults() {
 
 // Validate reports the first problem with the test map, as a one-line error.
 func (t *Test) Validate() error {
-	if _, err := workloads.FindDesign(t.Lock); err != nil {
+	d, err := workloads.FindDesign(t.Lock)
+	if err != nil {
 		return err
+	}
+	if !d.RunsWorkload(t.Workload) {
+		return fmt.Errorf("%s only runs the %s workload (--workload %s)", d.Name, strings.Join(d.Workloads, ", "), d.Workloads[0])
+	}
+	if d.NoLock && t.Fencing {
+		return fmt.Errorf("--fencing: %s takes no lock and has no fencing tokens", d.Name)
 	}
 	if _, err := nemesis.Parse(t.Nemesis); err != nil {
 		return err

@@ -37,6 +37,19 @@ type Validator interface {
 	Valid(key string) error
 }
 
+// Sectioner is a design that runs the critical section itself instead of
+// the worker's Resource: a design with no lock, such as an optimistic
+// transaction, whose safety lives in how it touches the resource. The
+// worker calls it, when the design's Lock implements it, with the same
+// arguments as Resource.CriticalSection and records what it returns the
+// same way; it must keep the resource on the storage node (RegisterKey) so
+// the checkers read the same ops as for every other design.
+type Sectioner interface {
+	// CriticalSection runs one critical section on the resource guarded by
+	// key; see Resource.CriticalSection.
+	CriticalSection(ctx context.Context, key string, token int64, check func() error) (*history.Value, error)
+}
+
 // Design describes one lock design lockcheck can test.
 type Design struct {
 	// Name is the --lock name.
@@ -49,6 +62,12 @@ type Design struct {
 	LockNodes int
 	// Tokens reports whether the design hands out monotonic fencing tokens.
 	Tokens bool
+	// NoLock marks a design that takes no lock at all (acquire grants at
+	// once): its holds overlap by design, so the mutual-exclusion checkers
+	// (mutex, overlap) do not judge it; the resource checkers do.
+	NoLock bool
+	// Workloads are the workloads the design runs; nil means every one.
+	Workloads []string
 	// New builds a client for one worker; events reports what the client
 	// notices on its own (session events) into the history.
 	New func(cfg Config, rng *rand.Rand, events func(detail string)) (Lock, error)
@@ -91,6 +110,19 @@ func FindDesign(name string) (Design, error) {
 		names = append(names, d.Name)
 	}
 	return Design{}, fmt.Errorf("unknown lock %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// RunsWorkload reports whether d runs the workload named w.
+func (d Design) RunsWorkload(w string) bool {
+	if len(d.Workloads) == 0 {
+		return true
+	}
+	for _, x := range d.Workloads {
+		if x == w {
+			return true
+		}
+	}
+	return false
 }
 
 // newOwner returns a unique owner value for one acquire.

@@ -96,6 +96,12 @@ func open(cfg *Config, events func(string)) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w := cfg.Workload; w != "" && w != WorkloadRegister && w != WorkloadInventory {
+		return nil, fmt.Errorf("unknown workload %q (want %s or %s)", w, WorkloadRegister, WorkloadInventory)
+	}
+	if w := orRegister(cfg.Workload); !d.RunsWorkload(w) {
+		return nil, fmt.Errorf("%s does not run the %s workload", d.Name, w)
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Process)))
 	l, err := d.New(*cfg, rng, events)
 	if err != nil {
@@ -123,6 +129,9 @@ func (w *worker) invoke(ctx context.Context, req Request) (*history.Value, error
 		if v, ok := w.lock.(Validator); ok {
 			check = func() error { return v.Valid(req.Key) }
 		}
+		if sec, ok := w.lock.(Sectioner); ok {
+			return sec.CriticalSection(ctx, req.Key, g.Token, check)
+		}
 		return w.res.CriticalSection(ctx, req.Key, g.Token, check)
 	}
 	return nil, Definite(fmt.Errorf("unknown operation %q", req.F))
@@ -131,4 +140,12 @@ func (w *worker) invoke(ctx context.Context, req Request) (*history.Value, error
 func (w *worker) close() {
 	_ = w.lock.Close()
 	_ = w.res.Close()
+}
+
+// orRegister names the workload w, "" being the register.
+func orRegister(w string) string {
+	if w == "" {
+		return WorkloadRegister
+	}
+	return w
 }

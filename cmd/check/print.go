@@ -48,7 +48,7 @@ func printResult(w io.Writer, res checker.Result) {
 // kindRank orders anomaly kinds for the terminal: the findings a reader
 // needs first (who held the lock twice, what was lost) before the evidence.
 func kindRank(kind string) int {
-	for i, k := range []string{"double-holder", "lost-update", "stale-write", "foreign-release",
+	for i, k := range []string{"oversold", "lost-decrement", "stock-mismatch", "double-holder", "lost-update", "stale-write", "foreign-release",
 		"token-order", "no-grants", "stuck-lock", "stale-write-rejected", "nonlinearizable"} {
 		if k == kind {
 			return i
