@@ -57,9 +57,12 @@ const EventFailpoint = "failpoint"
 // where"); a lock client's event with this prefix is sent as EventFailpoint.
 const FailpointPrefix = "failpoint "
 
-// FailpointWait is how long a worker stays at a failpoint. The worker is
-// there until the reply to the operation it is in goes out.
-const FailpointWait = time.Second
+// FailpointWait is how long a worker stays at a failpoint: long enough for
+// a crash nemesis polling every few milliseconds to find it there, short
+// enough that grants keep coming when no crash lands. The controller counts
+// the worker as at the failpoint from the event until the reply to the
+// operation it is in.
+const FailpointWait = 200 * time.Millisecond
 
 // failpoint stops at the failpoint name when cfg arms it: it reports where
 // it is with an event and waits FailpointWait (or until ctx is done).
