@@ -40,8 +40,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	events := func(detail string) {
 		ev := "session"
-		if strings.HasPrefix(detail, FailpointPrefix) {
+		switch {
+		case strings.HasPrefix(detail, FailpointPrefix):
 			ev = EventFailpoint
+		case strings.HasPrefix(detail, "watchdog "):
+			ev = "watchdog"
 		}
 		_ = write(Reply{Event: ev, Value: &history.Value{Detail: detail}})
 	}
