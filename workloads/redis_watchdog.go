@@ -52,7 +52,8 @@ type renewal struct {
 	owner   string
 	stop    chan struct{}
 	mu      sync.Mutex
-	renewed int // how many renewals the server accepted
+	renewed int       // how many renewals the server accepted
+	last    time.Time // when the grant or the last accepted renewal was known
 }
 
 func newWatchdog(c *redis.Client, cfg Config, renew *redis.Script, events func(string)) *watchdog {
@@ -70,7 +71,7 @@ func (w *watchdog) period() time.Duration {
 
 // start begins renewing the lease of key, granted to owner.
 func (w *watchdog) start(key, owner string) {
-	rn := &renewal{owner: owner, stop: make(chan struct{})}
+	rn := &renewal{owner: owner, stop: make(chan struct{}), last: time.Now()}
 	w.mu.Lock()
 	if old := w.running[key]; old != nil {
 		close(old.stop)
@@ -83,6 +84,12 @@ func (w *watchdog) start(key, owner string) {
 // stop ends the renewals of key's grant to owner and returns how many
 // renewals the server accepted. It does not wait for a renewal in flight:
 // that one finds the key released and says nothing.
+//
+// When the lease ran out before the watchdog renewed it (the process was
+// stopped, or starved, for longer than the lease), stop reports that with an
+// event: Redisson would not notice, but the history should show why the
+// watchdog did not save the lock. A watchdog that already reported a refused
+// or failed renewal says nothing more.
 func (w *watchdog) stop(key, owner string) int {
 	w.mu.Lock()
 	rn := w.running[key]
@@ -95,6 +102,14 @@ func (w *watchdog) stop(key, owner string) int {
 	w.mu.Unlock()
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
+	if gap := time.Since(rn.last); gap > w.cfg.Lease() {
+		what := "the grant"
+		if rn.renewed > 0 {
+			what = "its last renewal"
+		}
+		w.events(fmt.Sprintf("watchdog %s: released %.2f s after %s, longer than the %.2f s lease: "+
+			"the lease ran out before the watchdog could renew it", key, gap.Seconds(), what, w.cfg.Lease().Seconds()))
+	}
 	return rn.renewed
 }
 
@@ -154,6 +169,7 @@ func (w *watchdog) loop(key string, rn *renewal) {
 		}
 		rn.mu.Lock()
 		rn.renewed++
+		rn.last = time.Now() // the server renewed the lease no later than this
 		rn.mu.Unlock()
 	}
 }

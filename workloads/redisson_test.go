@@ -198,3 +198,25 @@ func TestCheckFailpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchdogReportsLateRelease: a release long after the last renewal (a
+// process stopped for longer than the lease) is reported; a timely one is
+// not.
+func TestWatchdogReportsLateRelease(t *testing.T) {
+	cfg := Config{LeaseMS: 60_000, OpTimeoutMS: 100} // no tick fires during the test
+	for _, late := range []bool{false, true} {
+		evs := &eventLog{}
+		w := newWatchdog(nil, cfg, renewOwned, evs.add)
+		w.start("k", "o")
+		if late {
+			w.running["k"].last = time.Now().Add(-61 * time.Second)
+		}
+		if n := w.stop("k", "o"); n != 0 {
+			t.Errorf("renewed %d times", n)
+		}
+		got := evs.all()
+		if late != (len(got) == 1) || (late && !strings.Contains(got[0], "released 61.00 s after the grant, longer than the 60.00 s lease")) {
+			t.Errorf("late %v: events %q", late, got)
+		}
+	}
+}
