@@ -102,3 +102,20 @@ func TestRunSetNXExpireCrash(t *testing.T) {
 	}
 	assertNoChildren(t)
 }
+
+// TestValidateFailpoint: an unknown failpoint, or one in another design's
+// client, is bad input (one line, before any server starts).
+func TestValidateFailpoint(t *testing.T) {
+	for _, tt := range []struct{ lock, fp, want string }{
+		{"redis-setnx-expire", "setnx-expire", ""},
+		{"redis-setnx-expire", "nope", `unknown failpoint "nope"`},
+		{"redis-set-px", "setnx-expire", "is in the redis-setnx-expire client"},
+	} {
+		test := Test{Lock: tt.lock, Failpoint: tt.fp}
+		test.Defaults()
+		err := test.Validate()
+		if (err == nil) != (tt.want == "") || (err != nil && (!strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n"))) {
+			t.Errorf("%s with --failpoint %s: %v, want %q", tt.lock, tt.fp, err, tt.want)
+		}
+	}
+}
