@@ -54,6 +54,7 @@ type renewal struct {
 	mu      sync.Mutex
 	renewed int       // how many renewals the server accepted
 	last    time.Time // when the grant or the last accepted renewal was known
+	ended   bool      // a renewal was refused or failed, and reported
 }
 
 func newWatchdog(c *redis.Client, cfg Config, renew *redis.Script, events func(string)) *watchdog {
@@ -102,7 +103,7 @@ func (w *watchdog) stop(key, owner string) int {
 	w.mu.Unlock()
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
-	if gap := time.Since(rn.last); gap > w.cfg.Lease() {
+	if gap := time.Since(rn.last); gap > w.cfg.Lease() && !rn.ended {
 		what := "the grant"
 		if rn.renewed > 0 {
 			what = "its last renewal"
@@ -123,13 +124,13 @@ func (w *watchdog) close() {
 	}
 }
 
-// forget drops rn from the running set when it is still the one for key.
-func (w *watchdog) forget(key string, rn *renewal) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.running[key] == rn {
-		delete(w.running, key)
-	}
+// end marks rn's renewals as ended by a refusal or a failure, and reports
+// what happened.
+func (w *watchdog) end(rn *renewal, event string) {
+	rn.mu.Lock()
+	rn.ended = true
+	rn.mu.Unlock()
+	w.events(event)
 }
 
 // loop renews key's lease every period until stopped or until a renewal is
@@ -159,12 +160,10 @@ func (w *watchdog) loop(key string, rn *renewal) {
 		}
 		switch {
 		case err != nil:
-			w.forget(key, rn)
-			w.events(fmt.Sprintf("watchdog %s: renewal failed (%v); renewal stopped, the lock expires unless released", key, err))
+			w.end(rn, fmt.Sprintf("watchdog %s: renewal failed (%v); renewal stopped, the lock expires unless released", key, err))
 			return
 		case n != 1:
-			w.forget(key, rn)
-			w.events(fmt.Sprintf("watchdog %s: renewal refused, lock lost (the key no longer holds owner %s); renewal stopped", key, rn.owner))
+			w.end(rn, fmt.Sprintf("watchdog %s: renewal refused, lock lost (the key no longer holds owner %s); renewal stopped", key, rn.owner))
 			return
 		}
 		rn.mu.Lock()
