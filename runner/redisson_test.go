@@ -60,7 +60,9 @@ func TestRunReentrantWatchdogNoFault(t *testing.T) {
 func TestRunSetNXExpireCrash(t *testing.T) {
 	tt := quick(t, "redis-setnx-expire", "crash", false)
 	tt.Failpoint, tt.StuckBound = workloads.FailpointSetNXExpire, 1500*time.Millisecond
-	tt.Time, tt.NemesisInterval, tt.NemesisDuration = 6*time.Second, time.Second, 200*time.Millisecond
+	// The first crash comes 1–3 s in, after some grants (a crash before any
+	// grant would leave a no-grants run instead).
+	tt.Time, tt.NemesisInterval, tt.NemesisDuration = 7*time.Second, 2*time.Second, 200*time.Millisecond
 	out, err := Run(context.Background(), tt, io.Discard)
 	if err != nil {
 		t.Fatal(err)
