@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -110,7 +111,9 @@ func (c *liveness) checkAnalysis(_ context.Context, a *analysis) Result {
 			}
 			stuck++
 			if stuck <= maxListed {
-				r.Anomalies = append(r.Anomalies, stuckLock(k, free, until, c.opts.StuckBound, last, next, ki.procs[lo:hi], ki.ops[lo:hi], a.getFaults()))
+				an := stuckLock(k, free, until, c.opts.StuckBound, last, next, ki.procs[lo:hi], ki.ops[lo:hi], a.getFaults())
+				an.Explanation = sentences(an.Explanation, crashAtFailpoint(a.h, k, faultsDuring(a.getFaults(), free, until)))
+				r.Anomalies = append(r.Anomalies, an)
 			}
 		}
 		for i := range holds {
@@ -163,6 +166,59 @@ func stuckLock(key string, from, to, bound time.Duration, last, next *hold, fail
 		key, (to-from).Seconds(), bound.Seconds(), before, after, plural(len(failedBy), "acquire", "acquires")),
 		faultSentence(in, -1, ""))
 	return an
+}
+
+// failpointPrefix starts the detail of a worker's failpoint event (see
+// docs/worker-protocol.md).
+const failpointPrefix = "failpoint "
+
+// crashAtFailpoint tells how a worker that a crash (kill-worker) among
+// faults killed while it was stopped at a failpoint in its acquire of key
+// left the lock behind. It returns "" when no crash was of that kind. When the
+// client's failpoint event says the key has no TTL yet, it says what that
+// means: no lease will ever free the lock.
+func crashAtFailpoint(h history.History, key string, faults []history.Fault) string {
+	for _, f := range faults {
+		if f.F != history.FKillWorker || len(f.Ops) == 0 {
+			continue
+		}
+		for _, p := range f.Targets {
+			ev := failpointBefore(h, p, key, f.Ops[0])
+			if ev == nil {
+				continue
+			}
+			s := fmt.Sprintf("Process %d was killed by the crash nemesis (%s at %s) while stopped at a failpoint in its acquire of %s, which its client reported at %s: %q.",
+				p, f.F, secs(f.Start), key, secs(ev.Time), ev.Value.Detail)
+			if strings.Contains(ev.Value.Detail, "no TTL") {
+				s += fmt.Sprintf(" It died after taking the key and before giving it a TTL: key %s has no TTL, so no lease ever runs out and the lock stays taken by a dead process.", key)
+			}
+			return s
+		}
+	}
+	return ""
+}
+
+// failpointBefore returns the failpoint event process p reported during its
+// acquire of key that was still in flight at history index i, or nil.
+func failpointBefore(h history.History, p int, key string, i int) *history.Op {
+	var ev *history.Op
+	for j := min(i, len(h)) - 1; j >= 0; j-- {
+		op := &h[j]
+		if op.Process != p {
+			continue
+		}
+		switch {
+		case op.F == history.FEvent:
+			if ev == nil && op.Value != nil && strings.HasPrefix(op.Value.Detail, failpointPrefix) {
+				ev = op
+			}
+		case op.Type == history.Invoke && op.F == history.FAcquire && op.Key == key:
+			return ev
+		default:
+			return nil // p completed something since: no stop was in flight
+		}
+	}
+	return nil
 }
 
 // byFail sorts failed acquires by completion time, keeping their ops and

@@ -13,6 +13,11 @@ const (
 	FHeal      = "heal"
 	FKill      = "kill"
 	FRestart   = "restart"
+	// FKillWorker is a crash of a worker process (SIGKILL); FRespawn ends
+	// its window. The controller replaces a dead worker at once, so the
+	// window only marks when the crash happened.
+	FKillWorker = "kill-worker"
+	FRespawn    = "respawn"
 )
 
 // EndOf returns the name of the op that ends the fault started by f, and
@@ -25,6 +30,8 @@ func EndOf(f string) (string, bool) {
 		return FHeal, true
 	case FKill:
 		return FRestart, true
+	case FKillWorker:
+		return FRespawn, true
 	}
 	return "", false
 }

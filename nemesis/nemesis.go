@@ -39,6 +39,9 @@ type Target struct {
 	// ClockFile is the worker's client clock file (see workloads.Clock), ""
 	// when the run gives workers none.
 	ClockFile string
+	// Failpoint is the failpoint the worker is stopped at right now (it
+	// reported it and has not replied to that operation yet), "" for none.
+	Failpoint string
 }
 
 // Env is what a nemesis needs from the controller.

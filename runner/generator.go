@@ -75,6 +75,9 @@ func (s *slot) spawn(ctx context.Context) error {
 			v = &history.Value{}
 		}
 		s.r.rec.Record(history.Op{Process: process, Type: history.Info, F: history.FEvent, Value: v})
+		if e.Event == workloads.EventFailpoint {
+			s.r.setFailpoint(s.index, process, failpointName(v.Detail))
+		}
 	}
 	w, err := startWorker(ctx, s.r.argv, t.WorkerEnv, cfg, s.r.workLog, 10*time.Second, onEvent)
 	if err != nil {
@@ -136,6 +139,9 @@ func (s *slot) op(ctx context.Context, f, key string, v *history.Value) history.
 	rec := s.r.rec
 	s.invoked = rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: f, Key: key, Value: v}).Time
 	reply, err := s.w.call(ctx, workloads.Request{F: f, Key: key, Value: v}, s.r.test.controllerTimeout())
+	if s.r.test.Failpoint != "" {
+		s.r.setFailpoint(s.index, s.process, "") // the reply (or its absence) ends any failpoint stop
+	}
 	done := history.Op{Process: s.process, F: f, Key: key}
 	switch {
 	case err != nil:

@@ -241,6 +241,29 @@ func (r *run) setLive(slot int, t *nemesis.Target) {
 	r.live[slot] = *t
 }
 
+// setFailpoint marks the live worker of slot, if it still serves process,
+// as stopped at failpoint name ("" for none).
+func (r *run) setFailpoint(slot, process int, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.live[slot]; ok && t.Process == process {
+		t.Failpoint = name
+		r.live[slot] = t
+	}
+}
+
+// failpointName returns NAME from a failpoint event's detail "failpoint
+// NAME: where".
+func failpointName(detail string) string {
+	name, _, _ := strings.Cut(strings.TrimPrefix(detail, workloads.FailpointPrefix), ":")
+	return name
+}
+
+var _ nemesis.FailpointEnv = (*run)(nil)
+
+// Failpoint implements nemesis.FailpointEnv: the failpoint the run arms.
+func (r *run) Failpoint() string { return r.test.Failpoint }
+
 // Cluster implements nemesis.Env.
 func (r *run) Cluster() clusters.Cluster { return r.cluster }
 

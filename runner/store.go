@@ -100,5 +100,11 @@ func Command(t Test) []string {
 	if t.Fencing {
 		args = append(args, "--fencing")
 	}
+	if t.Failpoint != "" {
+		args = append(args, "--failpoint", t.Failpoint)
+	}
+	if t.StuckBound > 0 {
+		args = append(args, "--stuck-bound", t.StuckBound.String())
+	}
 	return args
 }

@@ -124,6 +124,9 @@ func (t *Test) Validate() error {
 	if _, err := nemesis.Parse(t.Nemesis); err != nil {
 		return err
 	}
+	if err := workloads.CheckFailpoint(t.Failpoint, t.Lock); err != nil {
+		return err
+	}
 	switch {
 	case t.Workload != "register" && t.Workload != "inventory":
 		return fmt.Errorf("--workload %q: want register or inventory", t.Workload)

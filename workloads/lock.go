@@ -17,6 +17,9 @@ type Grant struct {
 	Owner string
 	// Token is the fencing token, 0 when the design has none.
 	Token int64
+	// Detail is what the client wants the history to show of the grant
+	// (e.g. a reentrant lock's depth), "" for nothing.
+	Detail string
 }
 
 // Lock is a lock client as one worker process uses it.
@@ -68,6 +71,9 @@ type Design struct {
 	NoLock bool
 	// Workloads are the workloads the design runs; nil means every one.
 	Workloads []string
+	// Renews reports whether the client renews its lease while it holds
+	// the lock (a watchdog), so a held lock does not expire on its own.
+	Renews bool
 	// New builds a client for one worker; events reports what the client
 	// notices on its own (session events) into the history.
 	New func(cfg Config, rng *rand.Rand, events func(detail string)) (Lock, error)

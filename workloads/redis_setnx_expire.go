@@ -13,17 +13,18 @@ import (
 // second command (a crash between the two leaves a key with no TTL), then
 // INCR of the token counter; released by plain DEL.
 type setNXExpire struct {
-	c   *redis.Client
-	cfg Config
-	rng *rand.Rand
+	c      *redis.Client
+	cfg    Config
+	rng    *rand.Rand
+	events func(string)
 }
 
-func newSetNXExpire(cfg Config, rng *rand.Rand, _ func(string)) (Lock, error) {
+func newSetNXExpire(cfg Config, rng *rand.Rand, events func(string)) (Lock, error) {
 	c, err := newLockClient(cfg, "redis-setnx-expire")
 	if err != nil {
 		return nil, err
 	}
-	return &setNXExpire{c: c, cfg: cfg, rng: rng}, nil
+	return &setNXExpire{c: c, cfg: cfg, rng: rng, events: events}, nil
 }
 
 func (l *setNXExpire) Acquire(ctx context.Context, key string) (Grant, error) {
@@ -37,6 +38,8 @@ func (l *setNXExpire) Acquire(ctx context.Context, key string) (Grant, error) {
 			return Grant{}, false, nil
 		}
 		// From here on the key is ours: any error leaves the outcome unknown.
+		// A worker killed at this failpoint leaves the key with no TTL.
+		failpoint(ctx, l.cfg, l.events, FailpointSetNXExpire, "between SETNX and PEXPIRE of "+key+" (the key has no TTL yet)")
 		if err := l.c.PExpire(ctx, key, l.cfg.Lease()).Err(); err != nil {
 			return Grant{}, false, fmt.Errorf("acquire %s: PEXPIRE after SETNX: %w", key, undefinite(err))
 		}

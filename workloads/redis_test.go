@@ -68,7 +68,17 @@ func TestRedisLocks(t *testing.T) {
 			if err != nil || g2.Token != 2 {
 				t.Fatalf("acquire after release: %+v %v", g2, err)
 			}
-			time.Sleep(400 * time.Millisecond) // the lease runs out
+			time.Sleep(400 * time.Millisecond) // the lease runs out, unless renewed
+			if d.Renews {
+				// The watchdog renewed b's lease: the lock is still b's.
+				if _, err := a.Acquire(ctx, key); !errors.Is(err, ErrNotAcquired) {
+					t.Fatalf("acquire while the watchdog renews the holder's lease: got %v, want ErrNotAcquired", err)
+				}
+				if v, err := b.Release(ctx, key, g2); err != nil || !*v.Released {
+					t.Fatalf("release of a renewed lock: %+v %v", v, err)
+				}
+				return
+			}
 			g3, err := a.Acquire(ctx, key)
 			if err != nil {
 				t.Fatalf("acquire after lease expiry: %v", err)

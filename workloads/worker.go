@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"sync"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -38,7 +39,14 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		return w.Flush()
 	}
 	events := func(detail string) {
-		_ = write(Reply{Event: "session", Value: &history.Value{Detail: detail}})
+		ev := "session"
+		switch {
+		case strings.HasPrefix(detail, FailpointPrefix):
+			ev = EventFailpoint
+		case strings.HasPrefix(detail, "watchdog "):
+			ev = "watchdog"
+		}
+		_ = write(Reply{Event: ev, Value: &history.Value{Detail: detail}})
 	}
 	var wk *worker
 	defer func() {
@@ -121,7 +129,7 @@ func (w *worker) invoke(ctx context.Context, req Request) (*history.Value, error
 		if err != nil {
 			return nil, err
 		}
-		return &history.Value{Token: g.Token, Owner: g.Owner}, nil
+		return &history.Value{Token: g.Token, Owner: g.Owner, Detail: g.Detail}, nil
 	case history.FRelease:
 		return w.lock.Release(ctx, req.Key, g)
 	case history.FCS:

@@ -234,6 +234,10 @@ func cmdList(args []string, stdout io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "  %-20s %s; expect %s\n", sc.Name, sc.Summary, sc.Expect)
 		fmt.Fprintf(stdout, "  %-20s = %s\n", "", strings.Join(sc.Args, " "))
 	}
+	fmt.Fprintln(stdout, "failpoints (check run --failpoint NAME, with the crash nemesis):")
+	for _, f := range workloads.Failpoints() {
+		fmt.Fprintf(stdout, "  %-20s %s: %s\n", f.Name, f.Lock, f.Summary)
+	}
 	fmt.Fprintln(stdout, "nemeses:")
 	fmt.Fprintf(stdout, "  %-20s %s\n", "none", "no faults: the control run")
 	for _, k := range nemesis.Kinds() {
