@@ -13,6 +13,12 @@ const (
 	FHeal      = "heal"
 	FKill      = "kill"
 	FRestart   = "restart"
+	// FClock moves a lock server's wall clock; FClockReset puts it back.
+	FClock      = "clock"
+	FClockReset = "clock-reset"
+	// FSkew moves workers' client clocks; FUnskew puts them back.
+	FSkew   = "skew"
+	FUnskew = "unskew"
 )
 
 // EndOf returns the name of the op that ends the fault started by f, and
@@ -25,6 +31,10 @@ func EndOf(f string) (string, bool) {
 		return FHeal, true
 	case FKill:
 		return FRestart, true
+	case FClock:
+		return FClockReset, true
+	case FSkew:
+		return FUnskew, true
 	}
 	return "", false
 }
