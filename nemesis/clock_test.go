@@ -121,3 +121,68 @@ type noClock struct{}
 func (noClock) Setup(context.Context) error    { return nil }
 func (noClock) Teardown(context.Context) error { return nil }
 func (noClock) Nodes() []clusters.Node         { return nil }
+
+// clientEnv is an Env with workers and client clocks it records.
+type clientEnv struct {
+	clockEnv
+	workers []Target
+	mu      sync.Mutex
+	clocks  map[string]time.Duration
+}
+
+func (e *clientEnv) Workers() []Target { return e.workers }
+func (e *clientEnv) SetClientClock(file string, off time.Duration) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.clocks[file] = off
+	return nil
+}
+
+func TestClockClientSkewsNonHolders(t *testing.T) {
+	ws := []Target{{Process: 0, Slot: 0, ClockFile: "w0"}, {Process: 11, Slot: 1, ClockFile: "w1", Key: "k0"}, {Process: 2, Slot: 2, ClockFile: "w2"}}
+	for _, tc := range []struct {
+		name     string
+		workers  []Target
+		skewed   int
+		realOnes int
+	}{
+		{"holder keeps the real clock", ws, 2, 1},
+		{"no holder: one keeps it", []Target{ws[0], ws[2], {Process: 3, Slot: 3, ClockFile: "w3"}}, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := &clientEnv{clockEnv: clockEnv{lease: time.Second}, workers: tc.workers, clocks: map[string]time.Duration{}}
+			n, err := newClockClient(env, rand.New(rand.NewPCG(1, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := n.Invoke(context.Background(), history.Op{F: history.FSkew})
+			if op.Error != "" || len(op.Value.Targets) != tc.skewed {
+				t.Fatalf("skew op %s: want %d targets", op, tc.skewed)
+			}
+			ahead := 0
+			for _, w := range tc.workers {
+				if off := env.clocks[w.ClockFile]; off == 3*time.Second {
+					ahead++
+					if w.Key != "" {
+						t.Errorf("holder %d skewed", w.Process)
+					}
+				}
+			}
+			if ahead != tc.skewed || len(tc.workers)-ahead != tc.realOnes {
+				t.Errorf("clocks %v: want %d 3 s ahead", env.clocks, tc.skewed)
+			}
+			op = n.Invoke(context.Background(), history.Op{F: history.FUnskew})
+			if op.Error != "" || len(op.Value.Targets) != tc.skewed {
+				t.Fatalf("unskew op %s", op)
+			}
+			for f, off := range env.clocks {
+				if off != 0 {
+					t.Errorf("clock %s left at %s", f, off)
+				}
+			}
+		})
+	}
+	if _, err := newClockClient(clockEnv{}, rand.New(rand.NewPCG(1, 1))); !errors.Is(err, clusters.ErrUnsupported) {
+		t.Errorf("an env without client clocks: %v", err)
+	}
+}

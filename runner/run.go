@@ -204,6 +204,15 @@ func (r *run) clockFile(slot int) string {
 	return filepath.Join(r.dir, "clocks", fmt.Sprintf("w%d", slot))
 }
 
+// SetClientClock implements nemesis.ClientClocker: it writes a worker
+// slot's clock file.
+func (r *run) SetClientClock(file string, offset time.Duration) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return fmt.Errorf("client clock: %w", err)
+	}
+	return workloads.WriteClockSetting(file, workloads.ClockSetting{Offset: offset})
+}
+
 // Lease implements the nemeses' optional lease query: the test's lease.
 func (r *run) Lease() time.Duration { return r.test.Lease }
 
