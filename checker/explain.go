@@ -88,6 +88,12 @@ func describeFault(f history.Fault) string {
 		what = append(what, "nodes "+joinAnd(f.Nodes))
 	}
 	s := f.F
+	switch f.F {
+	case history.FClock:
+		s = "clock jump"
+	case history.FSkew:
+		s = "client clock skew"
+	}
 	if len(what) > 0 {
 		s += " of " + joinAnd(what)
 	} else if f.Detail != "" {
