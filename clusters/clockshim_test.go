@@ -193,3 +193,14 @@ func TestSetClockOffsetWithoutShim(t *testing.T) {
 		t.Errorf("got %v, want ErrUnsupported", err)
 	}
 }
+
+// TestClockShimWithoutGCC: with no built library and no gcc, ClockShim's
+// build says which package to install.
+func TestClockShimWithoutGCC(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("PATH", t.TempDir())
+	_, err := buildClockShim()
+	if !errors.Is(err, ErrMissingBinary) || !strings.Contains(err.Error(), "package gcc") {
+		t.Errorf("got %v, want ErrMissingBinary naming the package gcc", err)
+	}
+}

@@ -113,7 +113,12 @@ int clock_gettime(clockid_t id, struct timespec *ts)
 #pragma GCC diagnostic ignored "-Wnonnull-compare"
 int gettimeofday(struct timeval *restrict tv, void *restrict tz)
 {
-	(void)tz; /* the timezone argument is obsolete; glibc fills nothing useful */
+	if (tz != NULL) {
+		/* Obsolete; the kernel reports no zone, so glibc gives zeros. */
+		struct timezone *z = tz;
+		z->tz_minuteswest = 0;
+		z->tz_dsttime = 0;
+	}
 	if (tv == NULL)
 		return 0;
 	struct timespec ts;
