@@ -1,6 +1,8 @@
 // Package nemesis injects faults into a running test: pause (SIGSTOP of the
 // lock holder's worker process), partition (the holder's links to the lock
-// service drop everything) and kill (SIGKILL and restart of a lock node).
+// service drop everything), kill (SIGKILL and restart of a lock node), clock
+// (a lock server's wall clock jumps, through the clock shim) and
+// clock-client (workers' client clocks run ahead).
 // Each nemesis applies one fault per Invoke and undoes it with the matching
 // end op; Heal undoes everything and is idempotent. Schedule runs them at
 // seeded random times.
