@@ -5,13 +5,23 @@ GO ?= go
 BIN := bin/check
 SEED ?= 1
 
-.PHONY: deps build run test vet fuzz bench acceptance acceptance-zk acceptance-redis scenarios clean
+.PHONY: deps build shim run test vet fuzz bench acceptance acceptance-zk acceptance-redis scenarios clean
 
 deps:
 	@bash scripts/deps.sh
 
-build:
+build: shim
 	$(GO) build -o $(BIN) ./cmd/check
+
+# The clock shim (LD_PRELOAD) that moves a lock node's wall clock for the
+# clock nemesis. The clusters package also compiles its embedded copy on
+# demand, so `go test ./...` works without make.
+SHIM := bin/libclockshim.so
+shim: $(SHIM)
+
+$(SHIM): clusters/clockshim/clockshim.c
+	@mkdir -p bin
+	gcc -O2 -Wall -shared -fPIC -o $@ $<
 
 # The default scenario: a Redis SET NX PX lock whose holder is paused longer
 # than its lease. Exit 1 (invalid: a double holder was found) is the expected
@@ -27,7 +37,7 @@ vet:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 10s ./history/
 
-test: deps vet
+test: deps vet shim
 	$(GO) test -count=1 -timeout 12m ./...
 	$(MAKE) --no-print-directory fuzz
 

@@ -88,6 +88,12 @@ func describeFault(f history.Fault) string {
 		what = append(what, "nodes "+joinAnd(f.Nodes))
 	}
 	s := f.F
+	switch f.F {
+	case history.FClock:
+		s = "clock jump"
+	case history.FSkew:
+		s = "client clock skew"
+	}
 	if len(what) > 0 {
 		s += " of " + joinAnd(what)
 	} else if f.Detail != "" {
@@ -147,10 +153,49 @@ func faultSentence(faults []history.Fault, stale int, lost string) string {
 			break
 		}
 	}
+	if why == "" {
+		for _, f := range faults {
+			if w := clockWhy(f); w != "" {
+				why = ": " + w
+				break
+			}
+		}
+	}
 	if len(faults) == 1 {
 		return "A " + describeFault(faults[0]) + " was in force" + why + "."
 	}
 	return fmt.Sprintf("%d faults were in force: %s", len(faults), strings.Join(describeFaults(faults), "; ")) + why + "."
+}
+
+// clockWhy says how a clock fault lets a second client in, or "" for
+// another fault. A server clock jump (clock) expires the lock key early,
+// since Redis judges PX expiry by its wall clock; a skewed client clock
+// (skew) makes a client judge a live lock expired.
+func clockWhy(f history.Fault) string {
+	switch f.F {
+	case history.FClock:
+		node := "the lock server"
+		if len(f.Nodes) > 0 {
+			node = f.Nodes[0]
+		}
+		if strings.Contains(f.Detail, " back") {
+			return node + "'s wall clock was jumping back and forth, and each return to real time passed the PX expiry of keys set meanwhile early (Redis judges expiry by its wall clock)"
+		}
+		amount := ""
+		if _, rest, ok := strings.Cut(f.Detail, "jumped "); ok {
+			if a, _, ok := strings.Cut(rest, " forward"); ok {
+				amount = a + " "
+			}
+		}
+		return node + "'s wall clock jumped " + amount + "forward, so the lock key's PX expiry passed early (Redis judges expiry by its wall clock)"
+	case history.FSkew:
+		what := "clocks of " + procs(f.Targets)
+		if len(f.Targets) == 0 {
+			what = "client clocks"
+		}
+		return "the " + what + " were skewed, so a client judged a live lock expired by its own clock and took it over"
+	}
+	return ""
 }
 
 // maxEvents bounds the client events one story quotes.

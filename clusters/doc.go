@@ -3,6 +3,10 @@
 // process group with its own temporary directory and log, and the in-process
 // Toxiproxy proxies that every worker-to-node connection goes through.
 //
+// Lock nodes can run under the clock shim (clockshim/clockshim.c, an
+// LD_PRELOAD library found or built by ClockShim), which moves their wall
+// clocks for the clock nemesis.
+//
 // Setup waits until every node answers; Teardown stops exactly the processes
 // Setup started, by process group, never by name. Optional capabilities
 // (Killer, ...) are small interfaces found by type assertion.

@@ -25,7 +25,16 @@ type Proc struct {
 // to log (which may be nil). The child is also sent SIGKILL if the controller
 // dies without cleaning up.
 func StartProc(name string, argv []string, dir string, log *os.File) (*Proc, error) {
+	return StartProcEnv(name, argv, nil, dir, log)
+}
+
+// StartProcEnv is StartProc with env added to the controller's environment
+// (a later entry overrides an earlier one of the same name).
+func StartProcEnv(name string, argv, env []string, dir string, log *os.File) (*Proc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Dir = dir
 	cmd.Stdout = log
 	cmd.Stderr = log

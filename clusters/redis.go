@@ -25,6 +25,9 @@ type RedisServer struct {
 	LogPath string
 	Port    int
 	Extra   []string // extra config lines
+	// Env is added to the server process's environment (e.g. LD_PRELOAD of
+	// the clock shim).
+	Env []string
 
 	mu   sync.Mutex
 	proc *Proc
@@ -106,7 +109,7 @@ func (s *RedisServer) startOnce(ctx context.Context, bin string) error {
 	if err != nil {
 		return fmt.Errorf("open %s log: %w", s.Name, err)
 	}
-	proc, err := StartProc(s.Name, []string{bin, conf}, s.Dir, log)
+	proc, err := StartProcEnv(s.Name, []string{bin, conf}, s.Env, s.Dir, log)
 	if err != nil {
 		log.Close()
 		return err

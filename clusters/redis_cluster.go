@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // RedisConfig describes a set of local redis-server nodes: the lock nodes a
@@ -23,6 +24,11 @@ type RedisConfig struct {
 	// Persist makes lock nodes keep an append-only file with fsync always,
 	// so a killed and restarted node still has its keys.
 	Persist bool
+	// ClockShim starts the lock nodes under the clock shim (see ClockShim),
+	// each reading its wall-clock offset from the file "clock" in its data
+	// directory, so SetClockOffset can move it. The storage node never runs
+	// under the shim.
+	ClockShim bool
 }
 
 // Redis is a Cluster of local redis-server processes behind Toxiproxy.
@@ -43,6 +49,7 @@ var (
 	_ Cluster     = (*Redis)(nil)
 	_ Killer      = (*Redis)(nil)
 	_ Partitioner = (*Redis)(nil)
+	_ Clocker     = (*Redis)(nil)
 )
 
 // NewRedis returns an unstarted cluster.
@@ -64,6 +71,12 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 	if _, err := LookRedis(); err != nil {
 		return err
 	}
+	shim := ""
+	if r.cfg.ClockShim {
+		if shim, err = ClockShim(); err != nil {
+			return err
+		}
+	}
 	r.tmp, err = os.MkdirTemp("", "lockcheck-redis-")
 	if err != nil {
 		return fmt.Errorf("create data dir: %w", err)
@@ -81,7 +94,17 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 			LogPath: filepath.Join(r.cfg.LogDir, name+".log")}
 	}
 	for i := 0; i < r.cfg.LockNodes; i++ {
-		r.lock = append(r.lock, mk(fmt.Sprintf("lock%d", i), r.cfg.Persist))
+		s := mk(fmt.Sprintf("lock%d", i), r.cfg.Persist)
+		if shim != "" {
+			if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+				return fmt.Errorf("create %s dir: %w", s.Name, err)
+			}
+			if err := WriteClockOffset(clockFile(s), 0); err != nil {
+				return err
+			}
+			s.Env = ClockShimEnvFor(shim, clockFile(s))
+		}
+		r.lock = append(r.lock, s)
 	}
 	r.storage = mk("storage", false)
 	for _, s := range append(append([]*RedisServer(nil), r.lock...), r.storage) {
@@ -179,6 +202,22 @@ func (r *Redis) Restart(ctx context.Context, node string) error {
 		}
 	}
 	return r.proxies.EnableAll(r.nodeLinks(j))
+}
+
+// clockFile is the clock shim's offset file of a lock node.
+func clockFile(s *RedisServer) string { return filepath.Join(s.Dir, "clock") }
+
+// SetClockOffset moves a lock node's wall clock to real time + offset. It
+// needs the cluster to run under the clock shim (RedisConfig.ClockShim).
+func (r *Redis) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
+	if !r.cfg.ClockShim {
+		return fmt.Errorf("set clock of %s: lock nodes run without the clock shim: %w", node, ErrUnsupported)
+	}
+	_, s, err := r.lockNode(node)
+	if err != nil {
+		return err
+	}
+	return WriteClockOffset(clockFile(s), offset)
 }
 
 // Partition cuts every link of a worker slot to the lock nodes.

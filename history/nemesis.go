@@ -18,6 +18,12 @@ const (
 	// window only marks when the crash happened.
 	FKillWorker = "kill-worker"
 	FRespawn    = "respawn"
+	// FClock moves a lock server's wall clock; FClockReset puts it back.
+	FClock      = "clock"
+	FClockReset = "clock-reset"
+	// FSkew moves workers' client clocks; FUnskew puts them back.
+	FSkew   = "skew"
+	FUnskew = "unskew"
 )
 
 // EndOf returns the name of the op that ends the fault started by f, and
@@ -32,6 +38,10 @@ func EndOf(f string) (string, bool) {
 		return FRestart, true
 	case FKillWorker:
 		return FRespawn, true
+	case FClock:
+		return FClockReset, true
+	case FSkew:
+		return FUnskew, true
 	}
 	return "", false
 }

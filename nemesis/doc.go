@@ -1,7 +1,9 @@
 // Package nemesis injects faults into a running test: pause (SIGSTOP of the
 // lock holder's worker process), partition (the holder's links to the lock
-// service drop everything), kill (SIGKILL and restart of a lock node) and
-// crash (SIGKILL of a worker, preferably one stopped at a failpoint).
+// service drop everything), kill (SIGKILL and restart of a lock node),
+// crash (SIGKILL of a worker, preferably one stopped at a failpoint), clock
+// (a lock server's wall clock jumps, through the clock shim) and
+// clock-client (workers' client clocks run ahead).
 // Each nemesis applies one fault per Invoke and undoes it with the matching
 // end op; Heal undoes everything and is idempotent. Schedule runs them at
 // seeded random times.

@@ -59,6 +59,12 @@ type Kind struct {
 	Name    string
 	Summary string
 	New     func(env Env, rng *rand.Rand) (Nemesis, error)
+	// ClockShim is set for a nemesis that moves lock servers' wall clocks:
+	// the runner then starts the lock nodes under the clock shim.
+	ClockShim bool
+	// ClientClocks is set for a nemesis that moves workers' client clocks:
+	// the runner then gives every worker slot a clock file.
+	ClientClocks bool
 }
 
 // Kinds returns every known nemesis kind, sorted by name.

@@ -68,6 +68,7 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 func (s *slot) spawn(ctx context.Context) error {
 	t := s.r.test
 	cfg := t.workerConfig(s.process, s.r.cluster.LockAddrs(s.index), s.r.cluster.StorageAddr())
+	cfg.ClockFile = s.r.clockFile(s.index)
 	process := s.process
 	onEvent := func(e workloads.Reply) {
 		v := e.Value
@@ -85,7 +86,7 @@ func (s *slot) spawn(ctx context.Context) error {
 	}
 	w.slot = s.index
 	s.w = w
-	s.r.setLive(s.index, &nemesis.Target{Process: s.process, Slot: s.index, Pid: w.pid()})
+	s.r.setLive(s.index, &nemesis.Target{Process: s.process, Slot: s.index, Pid: w.pid(), ClockFile: cfg.ClockFile})
 	return nil
 }
 

@@ -188,8 +188,41 @@ func newTopology(d workloads.Design, t Test, logDir string) topology {
 	if d.Service == "zookeeper" {
 		return clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: t.Nodes, Workers: t.Workers, LogDir: logDir})
 	}
-	return clusters.NewRedis(clusters.RedisConfig{LockNodes: d.LockNodes, Workers: t.Workers, LogDir: logDir, Persist: true})
+	return clusters.NewRedis(clusters.RedisConfig{LockNodes: d.LockNodes, Workers: t.Workers, LogDir: logDir, Persist: true,
+		ClockShim: needs(t, func(k nemesis.Kind) bool { return k.ClockShim })})
 }
+
+// needs reports whether one of t's nemeses has the property has.
+func needs(t Test, has func(nemesis.Kind) bool) bool {
+	kinds, _ := nemesis.Parse(t.Nemesis)
+	for _, k := range kinds {
+		if has(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// clockFile is worker slot's client clock file, "" when no nemesis of the
+// run moves client clocks (see workloads.Clock).
+func (r *run) clockFile(slot int) string {
+	if !needs(r.test, func(k nemesis.Kind) bool { return k.ClientClocks }) {
+		return ""
+	}
+	return filepath.Join(r.dir, "clocks", fmt.Sprintf("w%d", slot))
+}
+
+// SetClientClock implements nemesis.ClientClocker: it writes a worker
+// slot's clock file.
+func (r *run) SetClientClock(file string, offset time.Duration) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return fmt.Errorf("client clock: %w", err)
+	}
+	return workloads.WriteClockSetting(file, workloads.ClockSetting{Offset: offset})
+}
+
+// Lease implements the nemeses' optional lease query: the test's lease.
+func (r *run) Lease() time.Duration { return r.test.Lease }
 
 // lookService checks that the servers a lock service needs are installed.
 func lookService(service string) error {

@@ -1,0 +1,206 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// probeSource prints CLOCK_REALTIME, CLOCK_MONOTONIC, gettimeofday and time
+// in nanoseconds, one per field.
+const probeSource = `#include <stdio.h>
+#include <time.h>
+#include <sys/time.h>
+int main(void) {
+	struct timespec r, m; struct timeval tv;
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	gettimeofday(&tv, 0);
+	time_t t = time(0);
+	printf("%lld %lld %lld %lld\n", (long long)r.tv_sec * 1000000000LL + r.tv_nsec,
+		(long long)m.tv_sec * 1000000000LL + m.tv_nsec,
+		(long long)tv.tv_sec * 1000000000LL + (long long)tv.tv_usec * 1000LL,
+		(long long)t * 1000000000LL);
+	return 0;
+}
+`
+
+type probeReading struct{ real, mono, tod, time time.Duration }
+
+func runProbe(t *testing.T, probe string, env []string) probeReading {
+	t.Helper()
+	cmd := exec.Command(probe)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 4 {
+		t.Fatalf("probe printed %q", out)
+	}
+	var v [4]time.Duration
+	for i := range v {
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			t.Fatalf("probe printed %q: %v", out, err)
+		}
+		v[i] = time.Duration(n)
+	}
+	return probeReading{v[0], v[1], v[2], v[3]}
+}
+
+func near(got, want, tol time.Duration) bool {
+	d := got - want
+	return d < tol && d > -tol
+}
+
+// TestClockShimProbe runs a tiny C program under the shim: its wall clocks
+// move by the offset, its monotonic clock does not.
+func TestClockShimProbe(t *testing.T) {
+	shim, err := ClockShim()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src, probe := filepath.Join(dir, "probe.c"), filepath.Join(dir, "probe")
+	if err := os.WriteFile(src, []byte(probeSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("gcc", "-o", probe, src).CombinedOutput(); err != nil {
+		t.Fatalf("compile probe: %v: %s", err, b)
+	}
+	file := filepath.Join(dir, "clock")
+	for _, tc := range []struct {
+		name   string
+		offset time.Duration
+		write  bool
+	}{
+		{"forward", 20 * time.Second, true},
+		{"backward", -90 * time.Minute, true},
+		{"zero", 0, true},
+		{"sub-second negative", -1500 * time.Millisecond, true},
+		{"missing file", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(file)
+			if tc.write {
+				if err := WriteClockOffset(file, tc.offset); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := runProbe(t, probe, nil)
+			shifted := runProbe(t, probe, ClockShimEnvFor(shim, file))
+			after := runProbe(t, probe, nil)
+			// Bracketing the shimmed run between two plain ones bounds
+			// what the real clocks read during it.
+			tol := after.mono - before.mono + 5*time.Millisecond
+			if !near(shifted.real-before.real, tc.offset, tol) {
+				t.Errorf("CLOCK_REALTIME moved by %s, want %s (±%s)", shifted.real-before.real, tc.offset, tol)
+			}
+			if !near(shifted.tod-before.tod, tc.offset, tol) {
+				t.Errorf("gettimeofday moved by %s, want %s", shifted.tod-before.tod, tc.offset)
+			}
+			if !near(shifted.time-before.time, tc.offset, tol+time.Second) {
+				t.Errorf("time moved by %s, want %s", shifted.time-before.time, tc.offset)
+			}
+			if shifted.mono < before.mono || shifted.mono > after.mono {
+				t.Errorf("CLOCK_MONOTONIC under the shim %d is outside the plain runs' %d..%d", shifted.mono, before.mono, after.mono)
+			}
+		})
+	}
+}
+
+// redisTime returns the TIME a redis-server reports.
+func redisTime(t *testing.T, addr string) time.Time {
+	t.Helper()
+	got, err := roundTrip(addr, "TIME", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// *2 $10 <seconds> $6 <microseconds>
+	f := strings.Fields(got)
+	if len(f) < 5 {
+		t.Fatalf("TIME replied %q", got)
+	}
+	sec, err1 := strconv.ParseInt(f[2], 10, 64)
+	usec, err2 := strconv.ParseInt(f[4], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatalf("TIME replied %q: %v", got, err)
+	}
+	return time.Unix(sec, usec*1000)
+}
+
+// TestClockShimRedis jumps a real redis-server's wall clock: a key with a
+// 10 s PX lease survives without a jump and is gone right after a 20 s jump.
+func TestClockShimRedis(t *testing.T) {
+	if _, err := LookRedis(); err != nil {
+		t.Fatalf("%v (make test installs it)", err)
+	}
+	ctx := context.Background()
+	r := NewRedis(RedisConfig{LockNodes: 1, Workers: 1, LogDir: t.TempDir(), ClockShim: true})
+	if err := r.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := r.Teardown(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	lock, storage := r.LockAddrs(0)[0], r.StorageAddr()
+	if d := time.Until(redisTime(t, lock)); !near(d, 0, 2*time.Second) {
+		t.Fatalf("lock node's TIME is %s off before any jump", d)
+	}
+	if got, err := roundTrip(lock, "SET k v PX 10000", time.Second); err != nil || got != "+OK" {
+		t.Fatalf("SET: %q %v", got, err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if got, err := roundTrip(lock, "GET k", time.Second); err != nil || got != "$1\r\nv" {
+		t.Fatalf("GET without a jump: %q %v, want the key", got, err)
+	}
+	if err := r.SetClockOffset(ctx, "lock0", 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Until(redisTime(t, lock)); !near(d, 20*time.Second, 2*time.Second) {
+		t.Errorf("lock node's TIME is %s ahead after a 20s jump", d)
+	}
+	if d := time.Until(redisTime(t, storage)); !near(d, 0, 2*time.Second) {
+		t.Errorf("storage node's TIME is %s off: it must not run under the shim", d)
+	}
+	if got, err := roundTrip(lock, "GET k", time.Second); err != nil || got != "$-1" {
+		t.Errorf("GET after a 20s jump: %q %v, want nil (expired)", got, err)
+	}
+	if err := r.SetClockOffset(ctx, "lock0", 0); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Until(redisTime(t, lock)); !near(d, 0, 2*time.Second) {
+		t.Errorf("lock node's TIME is %s off after the reset", d)
+	}
+	if err := r.SetClockOffset(ctx, "storage", time.Second); err == nil {
+		t.Error("SetClockOffset of the storage node: want an error")
+	}
+}
+
+func TestSetClockOffsetWithoutShim(t *testing.T) {
+	r := NewRedis(RedisConfig{})
+	if err := r.SetClockOffset(context.Background(), "lock0", time.Second); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("got %v, want ErrUnsupported", err)
+	}
+}
+
+// TestClockShimWithoutGCC: with no built library and no gcc, ClockShim's
+// build says which package to install.
+func TestClockShimWithoutGCC(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("PATH", t.TempDir())
+	_, err := buildClockShim()
+	if !errors.Is(err, ErrMissingBinary) || !strings.Contains(err.Error(), "package gcc") {
+		t.Errorf("got %v, want ErrMissingBinary naming the package gcc", err)
+	}
+}

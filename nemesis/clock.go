@@ -1,0 +1,212 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+func init() {
+	register(Kind{Name: "clock", ClockShim: true, New: newClockForward,
+		Summary: "step a lock server's wall clock forward by 3 x the lease, and again every lease/2 while the fault lasts (clock shim: CLOCK_REALTIME, gettimeofday, time; monotonic untouched): Redis expires a held key early; put it back after the fault duration"})
+	register(Kind{Name: "clock-back", ClockShim: true, New: newClockBack,
+		Summary: "step a lock server's wall clock back by 3 x the lease and to real time again, alternately every lease/2: each return is a forward jump that expires the keys set meanwhile early"})
+}
+
+// JumpLeases is how many leases one clock jump moves a server's wall clock:
+// more than one lease, so a key set with PX lease before a forward jump is
+// past its expiry when the jump lands.
+const JumpLeases = 3
+
+// defaultLease stands in for the lease when the environment does not say.
+const defaultLease = time.Second
+
+// maxClockSteps bounds the jumps of one clock fault.
+const maxClockSteps = 10000
+
+// leaser is an Env that knows the lock's lease (the runner's is).
+type leaser interface{ Lease() time.Duration }
+
+// leaseOf returns env's lease, or defaultLease when it does not say.
+func leaseOf(env Env) time.Duration {
+	if l, ok := env.(leaser); ok && l.Lease() > 0 {
+		return l.Lease()
+	}
+	return defaultLease
+}
+
+// Clock jumps the wall clock of one lock server (a Clocker) and puts it back
+// on the end op. Redis judges a key's PX expiry by its wall clock, so a
+// forward jump of more than the lease expires the held key at once: the next
+// client's SET NX succeeds while the holder is still in its critical section.
+//
+// One jump only catches a holder if it lands while the holder works and a
+// waiter retries before the holder releases, which with short critical
+// sections happens about half the time. So the fault is a runaway clock: the
+// first jump when the fault starts and one more every Step while it lasts,
+// each a separate chance (clock: forward by Jump each time; clock-back: back
+// by Jump and forward to real time again, alternately).
+type Clock struct {
+	env  Env
+	rng  *rand.Rand
+	c    clusters.Clocker
+	back bool
+	// Jump is the size of one jump; Step the time between jumps.
+	Jump, Step time.Duration
+
+	mu      sync.Mutex
+	node    string             // the node whose clock runs away, "" when none
+	stop    context.CancelFunc // stops the stepping goroutine
+	stopped chan struct{}
+	err     error // the first error of a step
+}
+
+var _ Nemesis = (*Clock)(nil)
+
+func newClockForward(env Env, rng *rand.Rand) (Nemesis, error) { return newClock(env, rng, false) }
+func newClockBack(env Env, rng *rand.Rand) (Nemesis, error)    { return newClock(env, rng, true) }
+
+func newClock(env Env, rng *rand.Rand, back bool) (Nemesis, error) {
+	c, ok := env.Cluster().(clusters.Clocker)
+	if !ok {
+		return nil, fmt.Errorf("clock nemesis: %w (server clocks can be moved on Redis lock nodes only)", clusters.ErrUnsupported)
+	}
+	lease := leaseOf(env)
+	return &Clock{env: env, rng: rng, c: c, back: back, Jump: JumpLeases * lease, Step: max(lease/2, 10*time.Millisecond)}, nil
+}
+
+// Fs returns clock and clock-reset.
+func (n *Clock) Fs() (string, string) { return history.FClock, history.FClockReset }
+
+// offsetAt returns the node's clock offset after jump k (k = 0 is the first).
+func (n *Clock) offsetAt(k int) time.Duration {
+	if n.back {
+		if k%2 == 0 {
+			return -n.Jump
+		}
+		return 0
+	}
+	return time.Duration(k+1) * n.Jump
+}
+
+// Invoke starts one lock node's clock jumping (clock) or puts it back
+// (clock-reset).
+func (n *Clock) Invoke(ctx context.Context, op history.Op) history.Op {
+	switch op.F {
+	case history.FClock:
+		if err := n.Heal(ctx); err != nil {
+			return completed(op, nil, err)
+		}
+		node, err := n.pick(ctx)
+		if err != nil {
+			return completed(op, nil, err)
+		}
+		if err := n.c.SetClockOffset(ctx, node, n.offsetAt(0)); err != nil {
+			return completed(op, nil, err)
+		}
+		n.start(node)
+		detail := fmt.Sprintf("wall clock of %s jumped %s forward, and %s more every %s", node, seconds(n.Jump), seconds(n.Jump), seconds(n.Step))
+		if n.back {
+			detail = fmt.Sprintf("wall clock of %s jumped %s back, then forward to real time and back again every %s", node, seconds(n.Jump), seconds(n.Step))
+		}
+		return completed(op, &history.Value{Nodes: []string{node}, Detail: detail}, nil)
+	case history.FClockReset:
+		n.mu.Lock()
+		node := n.node
+		n.mu.Unlock()
+		err := n.Heal(ctx)
+		v := &history.Value{Detail: "wall clock put back"}
+		if node != "" {
+			v.Nodes = []string{node}
+			v.Detail = "wall clock of " + node + " put back"
+		}
+		return completed(op, v, err)
+	}
+	return completed(op, nil, fmt.Errorf("clock nemesis cannot %q", op.F))
+}
+
+// start runs the later jumps of a fault on node until Heal stops them.
+func (n *Clock) start(node string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	n.mu.Lock()
+	n.node, n.stop, n.stopped, n.err = node, cancel, stopped, nil
+	n.mu.Unlock()
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(n.Step)
+		defer t.Stop()
+		for k := 1; k < maxClockSteps; k++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := n.c.SetClockOffset(ctx, node, n.offsetAt(k)); err != nil {
+				n.mu.Lock()
+				n.err = err
+				n.mu.Unlock()
+				return
+			}
+		}
+	}()
+}
+
+// pick chooses the node whose clock jumps: the leader where the cluster has
+// one, the only lock node of a single-node design, else a random lock node.
+func (n *Clock) pick(ctx context.Context) (string, error) {
+	if p, ok := n.env.Cluster().(clusters.Primary); ok {
+		return p.Leader(ctx)
+	}
+	var lock []string
+	for _, node := range n.env.Cluster().Nodes() {
+		if node.Role == "lock" {
+			lock = append(lock, node.Name)
+		}
+	}
+	switch len(lock) {
+	case 0:
+		return "", errors.New("no lock node to jump the clock of")
+	case 1:
+		return lock[0], nil
+	}
+	return lock[n.rng.IntN(len(lock))], nil
+}
+
+// Heal stops the jumps and puts the jumped clock back to real time. It is
+// idempotent.
+func (n *Clock) Heal(ctx context.Context) error {
+	n.mu.Lock()
+	node, stop, stopped, stepErr := n.node, n.stop, n.stopped, n.err
+	n.mu.Unlock()
+	if node == "" {
+		return nil
+	}
+	stop()
+	<-stopped
+	if err := n.c.SetClockOffset(ctx, node, 0); err != nil {
+		return fmt.Errorf("put back the clock of %s: %w", node, err)
+	}
+	n.mu.Lock()
+	n.node, n.err = "", nil
+	n.mu.Unlock()
+	if stepErr != nil {
+		return fmt.Errorf("clock of %s stopped jumping early: %w", node, stepErr)
+	}
+	return nil
+}
+
+// seconds renders a duration as "3 s", "1.5 s" or "250 ms".
+func seconds(d time.Duration) string {
+	if d < time.Second {
+		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'g', 4, 64) + " s"
+}

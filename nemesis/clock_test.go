@@ -1,0 +1,188 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// clockCluster is a Clocker that records every offset it is set to.
+type clockCluster struct {
+	mu      sync.Mutex
+	nodes   []clusters.Node
+	offsets map[string][]time.Duration
+}
+
+func (c *clockCluster) Setup(context.Context) error    { return nil }
+func (c *clockCluster) Teardown(context.Context) error { return nil }
+func (c *clockCluster) Nodes() []clusters.Node         { return c.nodes }
+func (c *clockCluster) SetClockOffset(_ context.Context, node string, off time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offsets[node] = append(c.offsets[node], off)
+	return nil
+}
+
+func (c *clockCluster) seen(node string) []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.offsets[node]...)
+}
+
+// clockEnv is an Env with a cluster and a lease.
+type clockEnv struct {
+	c     clusters.Cluster
+	lease time.Duration
+}
+
+func (e clockEnv) Holders() []Target         { return nil }
+func (e clockEnv) Workers() []Target         { return nil }
+func (e clockEnv) Cluster() clusters.Cluster { return e.c }
+func (e clockEnv) Lease() time.Duration      { return e.lease }
+func lockNodes(names ...string) (out []clusters.Node) {
+	for _, n := range names {
+		out = append(out, clusters.Node{Name: n, Role: "lock"})
+	}
+	return append(out, clusters.Node{Name: "storage", Role: "storage"})
+}
+
+func TestClockJumpsAndPutsBack(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		back  bool
+		nodes []string
+		want  func(k int) time.Duration // offset after jump k
+	}{
+		{"forward steps", false, []string{"lock0"}, func(k int) time.Duration { return time.Duration(k+1) * 300 * time.Millisecond }},
+		{"back and forth", true, []string{"lock0"}, func(k int) time.Duration {
+			if k%2 == 0 {
+				return -300 * time.Millisecond
+			}
+			return 0
+		}},
+		{"many nodes", false, []string{"lock0", "lock1", "lock2", "lock3", "lock4"}, func(k int) time.Duration { return time.Duration(k+1) * 300 * time.Millisecond }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &clockCluster{nodes: lockNodes(tc.nodes...), offsets: map[string][]time.Duration{}}
+			n, err := newClock(clockEnv{c: c, lease: 100 * time.Millisecond}, rand.New(rand.NewPCG(1, 1)), tc.back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start, end := n.Fs()
+			op := n.Invoke(context.Background(), history.Op{F: start})
+			if op.Error != "" || op.Value == nil || len(op.Value.Nodes) != 1 {
+				t.Fatalf("start op %s: want one node, no error", op)
+			}
+			node := op.Value.Nodes[0]
+			if !strings.Contains(op.Value.Detail, "wall clock of "+node+" jumped 300 ms") {
+				t.Errorf("detail %q", op.Value.Detail)
+			}
+			time.Sleep(180 * time.Millisecond) // 3 more jumps at 50 ms
+			done := n.Invoke(context.Background(), history.Op{F: end})
+			if done.Error != "" || done.Value == nil || len(done.Value.Nodes) != 1 || done.Value.Nodes[0] != node {
+				t.Fatalf("end op %s: want node %s back", done, node)
+			}
+			got := c.seen(node)
+			if len(got) < 3 || got[len(got)-1] != 0 {
+				t.Fatalf("offsets of %s: %v: want at least two jumps, then 0", node, got)
+			}
+			for k, off := range got[:len(got)-1] {
+				if off != tc.want(k) {
+					t.Errorf("jump %d set %s, want %s (all: %v)", k, off, tc.want(k), got)
+				}
+			}
+			if err := n.Heal(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(60 * time.Millisecond)
+			if again := c.seen(node); len(again) != len(got) {
+				t.Errorf("the clock kept jumping after the reset: %v", again)
+			}
+		})
+	}
+}
+
+func TestClockNeedsClocker(t *testing.T) {
+	_, err := newClockForward(clockEnv{c: &noClock{}}, rand.New(rand.NewPCG(1, 1)))
+	if !errors.Is(err, clusters.ErrUnsupported) {
+		t.Errorf("got %v, want ErrUnsupported", err)
+	}
+}
+
+type noClock struct{}
+
+func (noClock) Setup(context.Context) error    { return nil }
+func (noClock) Teardown(context.Context) error { return nil }
+func (noClock) Nodes() []clusters.Node         { return nil }
+
+// clientEnv is an Env with workers and client clocks it records.
+type clientEnv struct {
+	clockEnv
+	workers []Target
+	mu      sync.Mutex
+	clocks  map[string]time.Duration
+}
+
+func (e *clientEnv) Workers() []Target { return e.workers }
+func (e *clientEnv) SetClientClock(file string, off time.Duration) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.clocks[file] = off
+	return nil
+}
+
+func TestClockClientSkewsNonHolders(t *testing.T) {
+	ws := []Target{{Process: 0, Slot: 0, ClockFile: "w0"}, {Process: 11, Slot: 1, ClockFile: "w1", Key: "k0"}, {Process: 2, Slot: 2, ClockFile: "w2"}}
+	for _, tc := range []struct {
+		name     string
+		workers  []Target
+		skewed   int
+		realOnes int
+	}{
+		{"holder keeps the real clock", ws, 2, 1},
+		{"no holder: one keeps it", []Target{ws[0], ws[2], {Process: 3, Slot: 3, ClockFile: "w3"}}, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := &clientEnv{clockEnv: clockEnv{lease: time.Second}, workers: tc.workers, clocks: map[string]time.Duration{}}
+			n, err := newClockClient(env, rand.New(rand.NewPCG(1, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := n.Invoke(context.Background(), history.Op{F: history.FSkew})
+			if op.Error != "" || len(op.Value.Targets) != tc.skewed {
+				t.Fatalf("skew op %s: want %d targets", op, tc.skewed)
+			}
+			ahead := 0
+			for _, w := range tc.workers {
+				if off := env.clocks[w.ClockFile]; off == 3*time.Second {
+					ahead++
+					if w.Key != "" {
+						t.Errorf("holder %d skewed", w.Process)
+					}
+				}
+			}
+			if ahead != tc.skewed || len(tc.workers)-ahead != tc.realOnes {
+				t.Errorf("clocks %v: want %d 3 s ahead", env.clocks, tc.skewed)
+			}
+			op = n.Invoke(context.Background(), history.Op{F: history.FUnskew})
+			if op.Error != "" || len(op.Value.Targets) != tc.skewed {
+				t.Fatalf("unskew op %s", op)
+			}
+			for f, off := range env.clocks {
+				if off != 0 {
+					t.Errorf("clock %s left at %s", f, off)
+				}
+			}
+		})
+	}
+	if _, err := newClockClient(clockEnv{}, rand.New(rand.NewPCG(1, 1))); !errors.Is(err, clusters.ErrUnsupported) {
+		t.Errorf("an env without client clocks: %v", err)
+	}
+}

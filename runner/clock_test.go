@@ -1,0 +1,51 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/checker"
+)
+
+// TestRunClocks runs the clock nemeses end to end: a server clock jump
+// breaks SET NX PX (M3) but not the timestamp lock, whose expiry Redis never
+// judges; a client clock skew breaks the timestamp lock (M5).
+func TestRunClocks(t *testing.T) {
+	for _, tc := range []struct {
+		lock, nem string
+		want      checker.Validity
+		story     string
+	}{
+		{"redis-set-px", "clock", checker.Invalid, "wall clock jumped"},
+		{"redis-setnx-getset", "clock-client", checker.Invalid, "skewed"},
+		{"redis-setnx-getset", "clock", checker.Valid, ""},
+	} {
+		t.Run(tc.lock+"/"+tc.nem, func(t *testing.T) {
+			out, err := Run(context.Background(), quick(t, tc.lock, tc.nem, false), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Result.Valid != tc.want {
+				t.Fatalf("verdict %v, want %v; anomalies %+v", out.Result.Valid, tc.want, out.Result.Anomalies)
+			}
+			if tc.story != "" {
+				found := false
+				for _, a := range out.Result.Anomalies {
+					found = found || (a.Kind == "double-holder" && strings.Contains(a.Explanation, tc.story))
+				}
+				if !found {
+					t.Errorf("no double-holder story says %q: %+v", tc.story, out.Result.Anomalies)
+				}
+			}
+			if tc.nem == "clock-client" {
+				if _, err := os.Stat(filepath.Join(out.Dir, "clocks", "w0")); err != nil {
+					t.Errorf("worker clock file: %v", err)
+				}
+			}
+		})
+	}
+}
