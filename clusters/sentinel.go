@@ -153,7 +153,7 @@ func (s *Sentinel) announce(j int) []string {
 	return []string{"replica-announce-ip 127.0.0.1", "replica-announce-port " + port, "repl-diskless-sync-delay 0"}
 }
 
-func peerName(j int) string           { return fmt.Sprintf("peer-redis%d", j) }
+func peerName(j int) string            { return fmt.Sprintf("peer-redis%d", j) }
 func slotRedisName(slot, j int) string { return fmt.Sprintf("w%d-redis%d", slot, j) }
 func slotSentName(slot, k int) string  { return fmt.Sprintf("w%d-sentinel%d", slot, k) }
 
