@@ -13,6 +13,9 @@ const (
 	FHeal      = "heal"
 	FKill      = "kill"
 	FRestart   = "restart"
+	// FFailover starts a master failover (the master cut off or killed, a
+	// replica promoted); FHeal ends it.
+	FFailover = "failover"
 )
 
 // EndOf returns the name of the op that ends the fault started by f, and
@@ -25,6 +28,8 @@ func EndOf(f string) (string, bool) {
 		return FHeal, true
 	case FKill:
 		return FRestart, true
+	case FFailover:
+		return FHeal, true
 	}
 	return "", false
 }
