@@ -3,6 +3,7 @@ package clusters
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sort"
 	"syscall"
@@ -89,6 +90,20 @@ func TestSentinelFailover(t *testing.T) {
 	if got, err := roundTrip(links0.Addrs[0], "PING", time.Second); err != nil || got != "+PONG" {
 		t.Errorf("slot 0 after heal: %q %v", got, err)
 	}
+	// The sentinels demote the old master (after seeing it for about 8 s),
+	// and its resync drops the write made after the cut.
+	healed := time.Now()
+	err = poll(ctx, 20*time.Second, func() error {
+		got, err := roundTrip(s.LockAddrs(0)[0], "GET lost", time.Second)
+		if err != nil || got != "$-1" {
+			return fmt.Errorf("old master still has the lost write: %q %v", got, err)
+		}
+		return nil
+	}, "demotion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("old master demoted and resynced %s after the heal", time.Since(healed).Round(time.Millisecond))
 }
 
 func isTimeout(err error) bool {
