@@ -46,6 +46,9 @@ type Promoter interface {
 	// WaitPromotion waits at most timeout until the failover managers
 	// agree on a master other than old, and returns it.
 	WaitPromotion(ctx context.Context, old string, timeout time.Duration) (string, error)
+	// WaitReplica waits at most timeout until node is a replica in sync
+	// with a master (an old master has been demoted and resynced).
+	WaitReplica(ctx context.Context, node string, timeout time.Duration) error
 }
 
 // SentinelConfig describes a Sentinel topology: one master, two replicas and
@@ -533,6 +536,27 @@ func (s *Sentinel) WaitPromotion(ctx context.Context, old string, timeout time.D
 		return nil
 	}, "promotion")
 	return leader, err
+}
+
+// WaitReplica polls node (directly, not through a proxy) until it reports
+// role slave with its master link up.
+func (s *Sentinel) WaitReplica(ctx context.Context, node string, timeout time.Duration) error {
+	_, r, err := s.redisNode(node)
+	if err != nil {
+		return err
+	}
+	c := nodeClient(r.Addr())
+	defer c.Close()
+	return poll(ctx, timeout, func() error {
+		info, err := c.Info(ctx, "replication").Result()
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(info, "role:slave") || !strings.Contains(info, "master_link_status:up") {
+			return fmt.Errorf("%s is not a replica in sync yet", node)
+		}
+		return nil
+	}, node+" as a replica")
 }
 
 // cut cuts proxies on behalf of fault (several faults may hold one proxy

@@ -104,6 +104,9 @@ func TestSentinelFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("old master demoted and resynced %s after the heal", time.Since(healed).Round(time.Millisecond))
+	if err := s.WaitReplica(ctx, old, 5*time.Second); err != nil {
+		t.Error(err)
+	}
 }
 
 func isTimeout(err error) bool {

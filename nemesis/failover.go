@@ -25,8 +25,12 @@ func init() {
 }
 
 // promotionWait bounds how long a failover waits for the sentinels to
-// promote a replica.
+// promote a replica, and its heal for the old master to be a replica again.
 const promotionWait = 15 * time.Second
+
+// demotionWait bounds how long a heal waits for the old master to be a
+// replica again: the sentinels demote it only after seeing it for about 8 s.
+const demotionWait = 20 * time.Second
 
 // Failover replaces the master of a Sentinel topology: it cuts the master
 // off (or kills it), waits until the sentinels name another master, and
@@ -166,10 +170,23 @@ func (n *Failover) heal(ctx context.Context) (*history.Value, error) {
 	var err error
 	if n.kill {
 		err = n.k.Restart(ctx, old)
-		v.Detail = "restarted " + old + " (it rejoins as a replica)"
+		v.Detail = "restarted " + old
 	} else {
 		err = n.p.HealMaster(ctx)
-		v.Detail = "links restored; the sentinels demote " + old + " to a replica, dropping its writes since the cut"
+		v.Detail = "links restored"
+	}
+	if err == nil {
+		// The split brain lasts until the old master is a replica again:
+		// the fault is in force until then.
+		began := time.Now()
+		if werr := n.p.WaitReplica(ctx, old, demotionWait); werr != nil {
+			v.Detail += fmt.Sprintf("; %s was not a replica in sync within %s (%v)", old, demotionWait, werr)
+		} else if n.kill {
+			v.Detail += fmt.Sprintf("; it rejoined as a replica in %.1f s", time.Since(began).Seconds())
+		} else {
+			v.Detail += fmt.Sprintf("; the sentinels demoted %s to a replica after %.1f s, and its resync dropped its writes since the cut",
+				old, time.Since(began).Seconds())
+		}
 	}
 	if err == nil {
 		n.mu.Lock()
