@@ -18,7 +18,7 @@ func init() {
 	register(Kind{Name: "failover", New: newFailover,
 		Summary: "Sentinel split brain: cut the master off from its replicas and sentinels while the holder and about half " +
 			"the workers still reach it (and only it), wait for the sentinels to promote a replica, heal after the fault " +
-			"duration (the old master is demoted and loses its writes since the cut)"})
+			"duration and wait until the sentinels have demoted the old master (its writes since the cut are lost)"})
 	register(Kind{Name: "failover-kill", New: newFailoverKill,
 		Summary: "SIGKILL the Sentinel master, wait for the sentinels to promote a replica, restart the old master " +
 			"after the fault duration (it rejoins as a replica)"})
