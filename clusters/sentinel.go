@@ -538,6 +538,30 @@ func (s *Sentinel) WaitPromotion(ctx context.Context, old string, timeout time.D
 	return leader, err
 }
 
+// LagReplication delays everything node sends through its peer proxy (the
+// replication stream to its replicas, its replies to the sentinels) by d,
+// so its last d of acknowledged writes are not yet replicated; d = 0 takes
+// the delay away. Restart takes it away too.
+func (s *Sentinel) LagReplication(ctx context.Context, node string, d time.Duration) error {
+	j, _, err := s.redisNode(node)
+	if err != nil {
+		return err
+	}
+	p, err := s.proxies.get(peerName(j))
+	if err != nil {
+		return err
+	}
+	_ = p.Toxics.RemoveToxic(ctx, "lag_downstream")
+	if d <= 0 {
+		return nil
+	}
+	body := fmt.Sprintf(`{"name":"lag_downstream","type":"latency","stream":"downstream","toxicity":1,"attributes":{"latency":%d}}`, d.Milliseconds())
+	if _, err := p.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
+		return fmt.Errorf("lag replication from %s: %w", node, err)
+	}
+	return nil
+}
+
 // WaitReplica polls node (directly, not through a proxy) until it reports
 // role slave with its master link up.
 func (s *Sentinel) WaitReplica(ctx context.Context, node string, timeout time.Duration) error {
@@ -694,6 +718,7 @@ func (s *Sentinel) Restart(ctx context.Context, node string) error {
 	if err != nil {
 		return err
 	}
+	_ = s.LagReplication(ctx, node, 0)
 	if !r.Running() {
 		extra := s.announce(j)
 		if leader, err := s.Leader(ctx); err == nil && leader != node {

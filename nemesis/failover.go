@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,13 +21,52 @@ func init() {
 			"the workers still reach it (and only it), wait for the sentinels to promote a replica, heal after the fault " +
 			"duration and wait until the sentinels have demoted the old master (its writes since the cut are lost)"})
 	register(Kind{Name: "failover-kill", New: newFailoverKill,
-		Summary: "SIGKILL the Sentinel master, wait for the sentinels to promote a replica, restart the old master " +
-			"after the fault duration (it rejoins as a replica)"})
+		Summary: "delay the Sentinel master's replication by 500 ms, SIGKILL it (its last grants were never replicated), " +
+			"wait for the sentinels to promote a replica, restart the old master after the fault duration (it rejoins as a replica)"})
 }
 
 // promotionWait bounds how long a failover waits for the sentinels to
 // promote a replica, and its heal for the old master to be a replica again.
 const promotionWait = 15 * time.Second
+
+// replicationLag is how far behind failover-kill lets the replicas fall
+// before it kills the master: the grants of its last replicationLag are
+// acknowledged but not replicated. It stays below Sentinel's
+// down-after-milliseconds, so the sentinels still see a healthy master.
+const replicationLag = 500 * time.Millisecond
+
+// lagger is a cluster whose replication can be delayed.
+type lagger interface {
+	LagReplication(ctx context.Context, node string, d time.Duration) error
+}
+
+// grantWait bounds how long failover-kill waits for a fresh grant to kill
+// the master right after.
+const grantWait = 10 * time.Second
+
+// newGrant waits at most wait until some worker is granted a lock that no
+// worker held when it was called, and returns that worker.
+func newGrant(ctx context.Context, env Env, wait time.Duration) (Target, bool) {
+	before := make(map[int]bool)
+	for _, t := range env.Holders() {
+		before[t.Process] = true
+	}
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		for _, t := range env.Holders() {
+			if !before[t.Process] {
+				return t, true
+			}
+		}
+		for p := range before {
+			if !slices.ContainsFunc(env.Holders(), func(t Target) bool { return t.Process == p }) {
+				delete(before, p) // released: its next grant is new
+			}
+		}
+		sleep(ctx, 2*time.Millisecond)
+	}
+	return Target{}, false
+}
 
 // demotionWait bounds how long a heal waits for the old master to be a
 // replica again: the sentinels demote it only after seeing it for about 8 s.
@@ -95,10 +135,23 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 	v := &history.Value{Nodes: []string{old}}
 	var what string
 	if n.kill {
+		what = "SIGKILL master " + old
+		if l, ok := n.env.Cluster().(lagger); ok {
+			// Without lag, local replication is sub-millisecond and the
+			// killed master has replicated every grant it acknowledged.
+			if err := l.LagReplication(ctx, old, replicationLag); err != nil {
+				return completed(op, nil, err)
+			}
+			sleep(ctx, replicationLag)
+			what = fmt.Sprintf("delayed replication from master %s by %s, then SIGKILL it", old, replicationLag)
+			if t, ok := newGrant(ctx, n.env, grantWait); ok {
+				v.Targets = nil // the killed master's side has no workers
+				what += fmt.Sprintf(" right after it granted a lock to process %d", t.Process)
+			}
+		}
 		if err := n.k.Kill(ctx, old); err != nil {
 			return completed(op, nil, err)
 		}
-		what = "SIGKILL master " + old
 	} else {
 		stay := n.pickSide(ctx)
 		slots := make([]int, len(stay))
