@@ -76,6 +76,15 @@ func withToken(token int64) string {
 // describeFault renders a fault for Anomaly.Nemesis, e.g. "pause of process
 // 3 from 2.40 s to 5.40 s".
 func describeFault(f history.Fault) string {
+	if f.F == history.FFailover && len(f.Nodes) == 1 {
+		// The nemesis's detail tells the failover: how the master was
+		// lost, who was promoted, who stayed with the old master.
+		s := "failover of master " + f.Nodes[0]
+		if f.Detail != "" {
+			s += " (" + f.Detail + ")"
+		}
+		return s + " from " + secs(f.Start) + " to " + secs(f.End)
+	}
 	var what []string
 	if len(f.Targets) > 0 {
 		what = append(what, procs(f.Targets))
@@ -145,6 +154,10 @@ func faultSentence(faults []history.Fault, stale int, lost string) string {
 	}
 	why := ""
 	for _, f := range faults {
+		if f.F == history.FFailover {
+			why = failoverWhy(f)
+			break
+		}
 		if f.F == history.FPause && targets(f, stale) {
 			why = ": its lease ran out while it was stopped"
 			if lost != "" {
@@ -196,6 +209,19 @@ func clockWhy(f history.Fault) string {
 		return "the " + what + " were skewed, so a client judged a live lock expired by its own clock and took it over"
 	}
 	return ""
+}
+
+// failoverWhy says how a failover breaks a single-master lock: with
+// processes left on the old master's side (Targets), a split brain; with
+// none (the master was killed), the grants it had not yet replicated.
+func failoverWhy(f history.Fault) string {
+	if len(f.Targets) > 0 {
+		return ": the sentinels promoted a replica while the old master still granted locks to " + procs(f.Targets) +
+			" (split brain); grants acknowledged by the old master after the cut were never replicated, " +
+			"so the new master granted the same locks again"
+	}
+	return ": the sentinels promoted a replica after the master was lost; grants the master had acknowledged " +
+		"but not yet replicated were lost, so the new master granted the same locks again"
 }
 
 // maxEvents bounds the client events one story quotes.

@@ -24,6 +24,9 @@ const (
 	// FSkew moves workers' client clocks; FUnskew puts them back.
 	FSkew   = "skew"
 	FUnskew = "unskew"
+	// FFailover starts a master failover (the master cut off or killed, a
+	// replica promoted); FHeal ends it.
+	FFailover = "failover"
 )
 
 // EndOf returns the name of the op that ends the fault started by f, and
@@ -42,6 +45,8 @@ func EndOf(f string) (string, bool) {
 		return FClockReset, true
 	case FSkew:
 		return FUnskew, true
+	case FFailover:
+		return FHeal, true
 	}
 	return "", false
 }

@@ -137,6 +137,7 @@ func TestParse(t *testing.T) {
 		{"", nil, ""},
 		{"pause", []string{"pause"}, ""},
 		{"pause,kill,pause", []string{"pause", "kill"}, ""},
+		// The list of known kinds grows as nemeses register themselves.
 		{"pause,flood", nil, `unknown nemesis "flood" (known: none, `},
 	} {
 		ks, err := Parse(tt.spec)

@@ -79,7 +79,7 @@ func plainLoop(ctx context.Context, t Test) (int, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cfg := t.workerConfig(i, c.LockAddrs(i), c.StorageAddr())
+			cfg := withSentinel(t.workerConfig(i, c.LockAddrs(i), c.StorageAddr()), c, i)
 			l, err := design.New(cfg, rand.New(rand.NewPCG(t.Seed, uint64(i))), nil)
 			if err != nil {
 				errs <- err

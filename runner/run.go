@@ -185,6 +185,9 @@ type topology interface {
 
 // newTopology returns the cluster a lock design runs on.
 func newTopology(d workloads.Design, t Test, logDir string) topology {
+	if useSentinel(d, t) {
+		return clusters.NewSentinel(clusters.SentinelConfig{Workers: t.Workers, LogDir: logDir, Persist: true})
+	}
 	if d.Service == "zookeeper" {
 		return clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: t.Nodes, Workers: t.Workers, LogDir: logDir})
 	}
@@ -228,6 +231,11 @@ func (r *run) Lease() time.Duration { return r.test.Lease }
 func lookService(service string) error {
 	if service == "zookeeper" {
 		if _, err := clusters.LookZooKeeper(); err != nil {
+			return err
+		}
+	}
+	if service == "redis-sentinel" {
+		if _, err := clusters.LookSentinel(); err != nil {
 			return err
 		}
 	}

@@ -82,6 +82,9 @@ func TestRunNoNemesisIsValid(t *testing.T) {
 			if d.Service == "zookeeper" {
 				node = "nodes/zk1.log"
 			}
+			if d.Service == "redis-sentinel" {
+				node = "nodes/redis0.log"
+			}
 			for _, f := range []string{"test.json", "history.jsonl", "results.json", "report.html", node, "nodes/storage.log", "workers.log"} {
 				if _, err := os.Stat(filepath.Join(out.Dir, f)); err != nil {
 					t.Errorf("run dir lacks %s: %v", f, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -30,6 +31,9 @@ func newRedisClient(addr string, timeout time.Duration) *redis.Client {
 // one lock node, or (when the config names Sentinels) to whichever master
 // the Sentinels name.
 func newLockClient(cfg Config, design string) (*redis.Client, error) {
+	if len(cfg.SentinelAddrs) > 0 {
+		return newFailoverClient(cfg), nil
+	}
 	if len(cfg.LockAddrs) < 1 {
 		return nil, fmt.Errorf("%s needs one lock node address", design)
 	}
@@ -55,4 +59,95 @@ func releaseByDel(ctx context.Context, c *redis.Client, key string, g Grant) (*h
 		return nil, fmt.Errorf("release %s by DEL: %w", key, err)
 	}
 	return &history.Value{Released: history.Bool(v == g.Owner), DeletedOwner: v}, nil
+}
+
+// newFailoverClient returns go-redis's failover client: it asks the
+// Sentinels for the master on every new connection and drops its
+// connections to a master the Sentinels replaced. Timeouts and retries are
+// those of newRedisClient. Every address it dials (a Sentinel, or the
+// master a Sentinel names) goes through cfg.AddrMap to this worker's own
+// proxy; an address missing from the map is refused rather than dialed
+// around the proxies.
+func newFailoverClient(cfg Config) *redis.Client {
+	timeout := cfg.OpTimeout()
+	c := redis.NewFailoverClient(&redis.FailoverOptions{
+		MasterName:      cfg.MasterName,
+		SentinelAddrs:   cfg.SentinelAddrs,
+		Dialer:          mappedDialer(cfg.AddrMap, timeout),
+		Protocol:        2,
+		DisableIdentity: true,
+		MaxRetries:      -1,
+		DialTimeout:     timeout,
+		ReadTimeout:     timeout,
+		WriteTimeout:    timeout,
+		PoolSize:        2,
+		PoolTimeout:     timeout,
+	})
+	c.AddHook(dialFailed{})
+	return c
+}
+
+// mappedDialer dials the proxy m names for an address; an address that is
+// itself one of the proxies is dialed as is. The connection reports the
+// address asked for as its remote address, so the failover client can tell
+// which master a connection goes to.
+func mappedDialer(m map[string]string, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	own := make(map[string]bool, len(m))
+	for _, to := range m {
+		own[to] = true
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		to, ok := m[addr]
+		if !ok && !own[addr] {
+			return nil, &net.OpError{Op: "dial", Net: network,
+				Err: fmt.Errorf("%s is not in the worker's address map: dialing it would bypass the proxies", addr)}
+		}
+		if !ok {
+			to = addr
+		}
+		d := net.Dialer{Timeout: timeout}
+		c, err := d.DialContext(ctx, network, to)
+		if err != nil {
+			return nil, err
+		}
+		return announcedConn{Conn: c, remote: textAddr(addr)}, nil
+	}
+}
+
+// announcedConn is a connection to a proxy that names the address it
+// stands for as its remote address.
+type announcedConn struct {
+	net.Conn
+	remote net.Addr
+}
+
+func (c announcedConn) RemoteAddr() net.Addr { return c.remote }
+
+// textAddr is a TCP address given as host:port.
+type textAddr string
+
+func (a textAddr) Network() string { return "tcp" }
+func (a textAddr) String() string  { return string(a) }
+
+// dialFailed is a go-redis hook that marks every failed dial as one, also
+// when the failover client failed before dialing because no Sentinel
+// answered: no command was sent, so the operation certainly had no effect
+// (Classify maps it to fail).
+type dialFailed struct{}
+
+func (dialFailed) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := next(ctx, network, addr)
+		var op *net.OpError
+		if err != nil && !(errors.As(err, &op) && op.Op == "dial") {
+			err = &net.OpError{Op: "dial", Net: network, Err: err}
+		}
+		return c, err
+	}
+}
+
+func (dialFailed) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (dialFailed) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }

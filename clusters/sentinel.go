@@ -1,0 +1,774 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// SentinelBinary is the Sentinel binary the Sentinel topology runs.
+const SentinelBinary = "redis-sentinel"
+
+// DefaultMasterName is the name the sentinels monitor the master under.
+const DefaultMasterName = "lockmaster"
+
+// LookSentinel returns the path of redis-sentinel, or an error naming the
+// Debian package to install.
+func LookSentinel() (string, error) {
+	path, err := exec.LookPath(SentinelBinary)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s not found in PATH: install the Debian package redis-sentinel (scripts/deps.sh does)", ErrMissingBinary, SentinelBinary)
+	}
+	return path, nil
+}
+
+// Promoter is a cluster whose master a failover manager (the sentinels)
+// replaces by promoting a replica when the master is lost.
+type Promoter interface {
+	// CutMaster cuts master off from its replicas and its failover
+	// managers, and splits the worker slots with it: the slots in stay
+	// still reach master and nothing else, every other slot reaches
+	// everything but master. Clients on both sides keep running.
+	CutMaster(ctx context.Context, master string, stay []int) error
+	// HealMaster restores every link CutMaster cut. It is idempotent.
+	HealMaster(ctx context.Context) error
+	// WaitPromotion waits at most timeout until the failover managers
+	// agree on a master other than old, and returns it.
+	WaitPromotion(ctx context.Context, old string, timeout time.Duration) (string, error)
+	// WaitReplica waits at most timeout until node is a replica in sync
+	// with a master (an old master has been demoted and resynced).
+	WaitReplica(ctx context.Context, node string, timeout time.Duration) error
+}
+
+// SentinelConfig describes a Sentinel topology: one master, two replicas and
+// three sentinels, plus the storage node.
+type SentinelConfig struct {
+	// Workers is the number of worker slots; each slot gets its own proxy to
+	// every redis node and every sentinel.
+	Workers int
+	// LogDir receives one log per node.
+	LogDir string
+	// Persist makes the redis nodes keep an append-only file with fsync
+	// always, as the lock nodes of the plain Redis cluster do.
+	Persist bool
+	// MasterName is the monitored master's name (DefaultMasterName).
+	MasterName string
+	// DownAfter is Sentinel's down-after-milliseconds (1 s by default).
+	DownAfter time.Duration
+	// FailoverTimeout is Sentinel's failover-timeout (3 s by default).
+	FailoverTimeout time.Duration
+}
+
+// SentinelLinks is what a worker slot needs to find the master: its own
+// proxies to the sentinels, the master's name, and the map from every
+// address the sentinels hand out to the slot's own proxy for it.
+type SentinelLinks struct {
+	Addrs      []string
+	MasterName string
+	AddrMap    map[string]string
+}
+
+// sentinelProc is one redis-sentinel process.
+type sentinelProc struct {
+	name, dir, logPath string
+	port               int
+	mu                 sync.Mutex
+	proc               *Proc
+	log                *os.File
+}
+
+func (s *sentinelProc) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// Sentinel is a Cluster of one redis master, two replicas and three
+// sentinels, all local processes. Every redis node announces a "peer proxy"
+// address (replica-announce-ip/port): replicas replicate from the master's
+// peer proxy and the sentinels monitor it, so the sentinels only ever learn
+// and hand out peer-proxy addresses, and cutting one peer proxy cuts a node
+// off from its replicas and sentinels. Each worker slot has its own proxy to
+// every redis node and every sentinel; SentinelLinks maps the announced
+// addresses to them. Sentinel-to-sentinel links are direct.
+type Sentinel struct {
+	cfg      SentinelConfig
+	tmp      string
+	redis    []*RedisServer
+	sents    []*sentinelProc
+	storage  *RedisServer
+	proxies  *Proxies
+	proxyLg  *os.File
+	peer     []string // redis node -> announced peer proxy address
+	slotAddr [][]string
+	slotSent [][]string
+
+	mu     sync.Mutex
+	torn   bool
+	reason map[string]map[string]bool // proxy -> the faults that cut it
+}
+
+var (
+	_ Cluster     = (*Sentinel)(nil)
+	_ Killer      = (*Sentinel)(nil)
+	_ Partitioner = (*Sentinel)(nil)
+	_ Primary     = (*Sentinel)(nil)
+	_ Isolator    = (*Sentinel)(nil)
+	_ Promoter    = (*Sentinel)(nil)
+)
+
+// NewSentinel returns an unstarted Sentinel topology.
+func NewSentinel(cfg SentinelConfig) *Sentinel {
+	if cfg.Workers < 1 {
+		cfg.Workers = 1
+	}
+	if cfg.MasterName == "" {
+		cfg.MasterName = DefaultMasterName
+	}
+	if cfg.DownAfter <= 0 {
+		cfg.DownAfter = time.Second
+	}
+	if cfg.FailoverTimeout <= 0 {
+		cfg.FailoverTimeout = 3 * time.Second
+	}
+	return &Sentinel{cfg: cfg, reason: make(map[string]map[string]bool)}
+}
+
+const (
+	sentinelReplicas  = 2
+	sentinelSentinels = 3
+	sentinelQuorum    = 2
+	// sentinelReadyWait bounds each stage of Setup.
+	sentinelReadyWait = 20 * time.Second
+)
+
+// announce is the config of redis node j that makes it announce its peer
+// proxy to its master (and so to the sentinels), and sync replicas at once.
+func (s *Sentinel) announce(j int) []string {
+	_, port, _ := net.SplitHostPort(s.peer[j])
+	return []string{"replica-announce-ip 127.0.0.1", "replica-announce-port " + port, "repl-diskless-sync-delay 0"}
+}
+
+func peerName(j int) string            { return fmt.Sprintf("peer-redis%d", j) }
+func slotRedisName(slot, j int) string { return fmt.Sprintf("w%d-redis%d", slot, j) }
+func slotSentName(slot, k int) string  { return fmt.Sprintf("w%d-sentinel%d", slot, k) }
+
+// Setup starts the redis nodes and makes redis0 the master of the other
+// two, starts the sentinels, and returns once every sentinel names redis0 as
+// master and sees both replicas and the other two sentinels. On error,
+// whatever was started is stopped.
+func (s *Sentinel) Setup(ctx context.Context) (err error) {
+	if _, err := LookRedis(); err != nil {
+		return err
+	}
+	bin, err := LookSentinel()
+	if err != nil {
+		return err
+	}
+	s.tmp, err = os.MkdirTemp("", "lockcheck-sentinel-")
+	if err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = s.Teardown(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := os.MkdirAll(s.cfg.LogDir, 0o755); err != nil {
+		return fmt.Errorf("create log dir: %w", err)
+	}
+	s.proxyLg, err = os.Create(filepath.Join(s.cfg.LogDir, "toxiproxy.log"))
+	if err != nil {
+		return fmt.Errorf("create proxy log: %w", err)
+	}
+	s.proxies = NewProxies(s.proxyLg)
+	mk := func(name string, persist bool) *RedisServer {
+		return &RedisServer{Name: name, Persist: persist, Dir: filepath.Join(s.tmp, name),
+			LogPath: filepath.Join(s.cfg.LogDir, name+".log")}
+	}
+	for j := 0; j <= sentinelReplicas; j++ {
+		s.redis = append(s.redis, mk(fmt.Sprintf("redis%d", j), s.cfg.Persist))
+	}
+	s.storage = mk("storage", false)
+	for _, r := range append(append([]*RedisServer(nil), s.redis...), s.storage) {
+		if err := r.Start(ctx); err != nil {
+			return err
+		}
+	}
+	for j, r := range s.redis {
+		addr, err := s.proxies.Add(peerName(j), r.Addr())
+		if err != nil {
+			return err
+		}
+		s.peer = append(s.peer, addr)
+		_, port, _ := net.SplitHostPort(addr)
+		// Extra is written into the config of every later start (Restart).
+		r.Extra = s.announce(j)
+		// A full sync starts at once, not after the default 5 s delay.
+		if err := redisDo(ctx, r.Addr(), "CONFIG", "SET", "replica-announce-ip", "127.0.0.1", "replica-announce-port", port,
+			"repl-diskless-sync-delay", "0"); err != nil {
+			return fmt.Errorf("announce %s as %s: %w", r.Name, addr, err)
+		}
+	}
+	_, mport, _ := net.SplitHostPort(s.peer[0])
+	for _, r := range s.redis[1:] {
+		if err := redisDo(ctx, r.Addr(), "REPLICAOF", "127.0.0.1", mport); err != nil {
+			return fmt.Errorf("make %s a replica of %s: %w", r.Name, s.redis[0].Name, err)
+		}
+	}
+	if err := s.waitReplicas(ctx, s.redis[0], sentinelReplicas, sentinelReadyWait); err != nil {
+		return err
+	}
+	for k := 0; k < sentinelSentinels; k++ {
+		sp := &sentinelProc{name: fmt.Sprintf("sentinel%d", k), dir: filepath.Join(s.tmp, fmt.Sprintf("sentinel%d", k)),
+			logPath: filepath.Join(s.cfg.LogDir, fmt.Sprintf("sentinel%d.log", k))}
+		s.sents = append(s.sents, sp)
+		if err := s.startSentinel(ctx, bin, sp); err != nil {
+			return err
+		}
+	}
+	if err := s.waitSentinels(ctx, sentinelReadyWait); err != nil {
+		return err
+	}
+	s.slotAddr = make([][]string, s.cfg.Workers)
+	s.slotSent = make([][]string, s.cfg.Workers)
+	for slot := 0; slot < s.cfg.Workers; slot++ {
+		for j, r := range s.redis {
+			addr, err := s.proxies.Add(slotRedisName(slot, j), r.Addr())
+			if err != nil {
+				return err
+			}
+			s.slotAddr[slot] = append(s.slotAddr[slot], addr)
+		}
+		for k, sp := range s.sents {
+			addr, err := s.proxies.Add(slotSentName(slot, k), sp.addr())
+			if err != nil {
+				return err
+			}
+			s.slotSent[slot] = append(s.slotSent[slot], addr)
+		}
+	}
+	return nil
+}
+
+// sentinelConfig is a sentinel's config file. Sentinel rewrites it (its id,
+// the known replicas and sentinels, the current epoch), so it must be a
+// writable file of its own.
+func (s *Sentinel) sentinelConfig(sp *sentinelProc) string {
+	_, mport, _ := net.SplitHostPort(s.peer[0])
+	m := s.cfg.MasterName
+	lines := []string{
+		"bind 127.0.0.1",
+		"port " + strconv.Itoa(sp.port),
+		"daemonize no",
+		"dir " + sp.dir,
+		"logfile \"\"",
+		fmt.Sprintf("sentinel monitor %s 127.0.0.1 %s %d", m, mport, sentinelQuorum),
+		fmt.Sprintf("sentinel down-after-milliseconds %s %d", m, s.cfg.DownAfter.Milliseconds()),
+		fmt.Sprintf("sentinel failover-timeout %s %d", m, s.cfg.FailoverTimeout.Milliseconds()),
+		fmt.Sprintf("sentinel parallel-syncs %s 1", m),
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// startSentinel starts one sentinel on a free port (another port when the
+// chosen one was taken meanwhile) and waits until it answers PING.
+func (s *Sentinel) startSentinel(ctx context.Context, bin string, sp *sentinelProc) error {
+	if err := os.MkdirAll(sp.dir, 0o755); err != nil {
+		return fmt.Errorf("create %s dir: %w", sp.name, err)
+	}
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := FreePort()
+		if err != nil {
+			return err
+		}
+		sp.port = port
+		conf := filepath.Join(sp.dir, "sentinel.conf")
+		if err := os.WriteFile(conf, []byte(s.sentinelConfig(sp)), 0o644); err != nil {
+			return fmt.Errorf("write %s config: %w", sp.name, err)
+		}
+		log, err := os.OpenFile(sp.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("open %s log: %w", sp.name, err)
+		}
+		proc, err := StartProc(sp.name, []string{bin, conf}, sp.dir, log)
+		if err != nil {
+			log.Close()
+			return err
+		}
+		sp.mu.Lock()
+		sp.proc, sp.log = proc, log
+		sp.mu.Unlock()
+		if lastErr = waitRedis(ctx, sp.addr(), proc, 10*time.Second); lastErr == nil {
+			return nil
+		}
+		_ = proc.Kill()
+		log.Close()
+		if b, _ := os.ReadFile(sp.logPath); !strings.Contains(string(b), "Address already in use") {
+			break
+		}
+	}
+	return fmt.Errorf("start %s on %s (log %s): %w", sp.name, sp.addr(), sp.logPath, lastErr)
+}
+
+// waitReplicas waits until master reports n online replicas at their peer
+// proxy addresses.
+func (s *Sentinel) waitReplicas(ctx context.Context, master *RedisServer, n int, timeout time.Duration) error {
+	c := nodeClient(master.Addr())
+	defer c.Close()
+	return poll(ctx, timeout, func() error {
+		info, err := c.Info(ctx, "replication").Result()
+		if err != nil {
+			return err
+		}
+		online := 0
+		for _, line := range strings.Split(info, "\n") {
+			if strings.HasPrefix(line, "slave") && strings.Contains(line, "state=online") {
+				online++
+			}
+		}
+		if online < n {
+			return fmt.Errorf("%s has %d of %d replicas online", master.Name, online, n)
+		}
+		return nil
+	}, "replication")
+}
+
+// waitSentinels waits until every sentinel names the same master, sees
+// both replicas as healthy and knows the other sentinels.
+func (s *Sentinel) waitSentinels(ctx context.Context, timeout time.Duration) error {
+	return poll(ctx, timeout, func() error {
+		for _, sp := range s.sents {
+			if err := s.sentinelReady(ctx, sp); err != nil {
+				return fmt.Errorf("%s: %w", sp.name, err)
+			}
+		}
+		return nil
+	}, "sentinels")
+}
+
+func (s *Sentinel) sentinelReady(ctx context.Context, sp *sentinelProc) error {
+	c := sentinelClient(sp.addr())
+	defer c.Close()
+	m, err := c.GetMasterAddrByName(ctx, s.cfg.MasterName).Result()
+	if err != nil {
+		return err
+	}
+	if addr := net.JoinHostPort(m[0], m[1]); addr != s.peer[0] {
+		return fmt.Errorf("names master %s, want %s", addr, s.peer[0])
+	}
+	reps, err := c.Replicas(ctx, s.cfg.MasterName).Result()
+	if err != nil {
+		return err
+	}
+	good := 0
+	for _, r := range reps {
+		if r["flags"] == "slave" && r["master-link-status"] == "ok" {
+			good++
+		}
+	}
+	if good < sentinelReplicas {
+		return fmt.Errorf("sees %d of %d replicas healthy", good, sentinelReplicas)
+	}
+	peers, err := c.Sentinels(ctx, s.cfg.MasterName).Result()
+	if err != nil {
+		return err
+	}
+	if len(peers) < sentinelSentinels-1 {
+		return fmt.Errorf("knows %d of %d other sentinels", len(peers), sentinelSentinels-1)
+	}
+	return nil
+}
+
+// poll calls f every 50 ms until it succeeds or timeout passes.
+func poll(ctx context.Context, timeout time.Duration, f func() error, what string) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready within %s: %w", what, timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// nodeClient returns a go-redis client for the harness's own commands to a
+// server, with short timeouts and no retries.
+func nodeClient(addr string) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+		DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, PoolSize: 1})
+}
+
+func sentinelClient(addr string) *redis.SentinelClient {
+	return redis.NewSentinelClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+		DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, PoolSize: 1})
+}
+
+// redisDo sends one command to the server at addr and expects no error.
+func redisDo(ctx context.Context, addr string, args ...any) error {
+	c := nodeClient(addr)
+	defer c.Close()
+	return c.Do(ctx, args...).Err()
+}
+
+// Nodes lists the redis nodes (role "lock"), the sentinels (role
+// "sentinel") and the storage node.
+func (s *Sentinel) Nodes() []Node {
+	var nodes []Node
+	for _, r := range s.redis {
+		nodes = append(nodes, Node{Name: r.Name, Role: "lock", Addr: r.Addr()})
+	}
+	for _, sp := range s.sents {
+		nodes = append(nodes, Node{Name: sp.name, Role: "sentinel", Addr: sp.addr()})
+	}
+	if s.storage != nil {
+		nodes = append(nodes, Node{Name: s.storage.Name, Role: "storage", Addr: s.storage.Addr()})
+	}
+	return nodes
+}
+
+// LockAddrs returns worker slot's proxies to the redis nodes. A client that
+// follows failovers uses SentinelLinks instead.
+func (s *Sentinel) LockAddrs(slot int) []string { return append([]string(nil), s.slotAddr[slot]...) }
+
+// StorageAddr returns the storage node's address (no proxy, no fault).
+func (s *Sentinel) StorageAddr() string { return s.storage.Addr() }
+
+// SentinelLinks returns worker slot's proxies to the sentinels, the master
+// name, and the map from each announced address (a redis node's peer proxy,
+// a sentinel's own address) to the slot's proxy for that node.
+func (s *Sentinel) SentinelLinks(slot int) SentinelLinks {
+	m := make(map[string]string)
+	for j, p := range s.peer {
+		m[p] = s.slotAddr[slot][j]
+	}
+	for k, sp := range s.sents {
+		m[sp.addr()] = s.slotSent[slot][k]
+	}
+	return SentinelLinks{Addrs: append([]string(nil), s.slotSent[slot]...), MasterName: s.cfg.MasterName, AddrMap: m}
+}
+
+// Pids returns the pids of the running server processes, by node name.
+func (s *Sentinel) Pids() map[string]int {
+	pids := make(map[string]int)
+	for _, r := range append(append([]*RedisServer(nil), s.redis...), s.storage) {
+		if r != nil {
+			if pid := r.Pid(); pid != 0 {
+				pids[r.Name] = pid
+			}
+		}
+	}
+	for _, sp := range s.sents {
+		sp.mu.Lock()
+		if sp.proc != nil && !sp.proc.Exited() {
+			pids[sp.name] = sp.proc.Pid()
+		}
+		sp.mu.Unlock()
+	}
+	return pids
+}
+
+func (s *Sentinel) redisNode(name string) (int, *RedisServer, error) {
+	for j, r := range s.redis {
+		if r.Name == name {
+			return j, r, nil
+		}
+	}
+	return 0, nil, fmt.Errorf("no redis node named %q", name)
+}
+
+// Leader returns the master most sentinels name (at least a quorum of them).
+func (s *Sentinel) Leader(ctx context.Context) (string, error) {
+	votes := make(map[string]int)
+	var errs []error
+	for _, sp := range s.sents {
+		c := sentinelClient(sp.addr())
+		m, err := c.GetMasterAddrByName(ctx, s.cfg.MasterName).Result()
+		c.Close()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", sp.name, err))
+			continue
+		}
+		votes[net.JoinHostPort(m[0], m[1])]++
+	}
+	for addr, n := range votes {
+		if n < sentinelQuorum {
+			continue
+		}
+		for j, p := range s.peer {
+			if p == addr {
+				return s.redis[j].Name, nil
+			}
+		}
+		return "", fmt.Errorf("the sentinels name master %s, which is no peer proxy", addr)
+	}
+	return "", fmt.Errorf("the sentinels do not agree on a master (%v): %w", votes, errors.Join(errs...))
+}
+
+// WaitPromotion polls the sentinels until a quorum names a master other
+// than old.
+func (s *Sentinel) WaitPromotion(ctx context.Context, old string, timeout time.Duration) (string, error) {
+	var leader string
+	err := poll(ctx, timeout, func() error {
+		l, err := s.Leader(ctx)
+		if err != nil {
+			return err
+		}
+		if l == old {
+			return fmt.Errorf("the sentinels still name %s", old)
+		}
+		leader = l
+		return nil
+	}, "promotion")
+	return leader, err
+}
+
+// LagReplication delays everything node sends through its peer proxy (the
+// replication stream to its replicas, its replies to the sentinels) by d,
+// so its last d of acknowledged writes are not yet replicated; d = 0 takes
+// the delay away. Restart takes it away too.
+func (s *Sentinel) LagReplication(ctx context.Context, node string, d time.Duration) error {
+	j, _, err := s.redisNode(node)
+	if err != nil {
+		return err
+	}
+	p, err := s.proxies.get(peerName(j))
+	if err != nil {
+		return err
+	}
+	_ = p.Toxics.RemoveToxic(ctx, "lag_downstream")
+	if d <= 0 {
+		return nil
+	}
+	body := fmt.Sprintf(`{"name":"lag_downstream","type":"latency","stream":"downstream","toxicity":1,"attributes":{"latency":%d}}`, d.Milliseconds())
+	if _, err := p.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
+		return fmt.Errorf("lag replication from %s: %w", node, err)
+	}
+	return nil
+}
+
+// WaitReplica polls node (directly, not through a proxy) until it reports
+// role slave with its master link up.
+func (s *Sentinel) WaitReplica(ctx context.Context, node string, timeout time.Duration) error {
+	_, r, err := s.redisNode(node)
+	if err != nil {
+		return err
+	}
+	c := nodeClient(r.Addr())
+	defer c.Close()
+	return poll(ctx, timeout, func() error {
+		info, err := c.Info(ctx, "replication").Result()
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(info, "role:slave") || !strings.Contains(info, "master_link_status:up") {
+			return fmt.Errorf("%s is not a replica in sync yet", node)
+		}
+		return nil
+	}, node+" as a replica")
+}
+
+// cut cuts proxies on behalf of fault (several faults may hold one proxy
+// cut; it is restored when the last lets go).
+func (s *Sentinel) cut(fault string, names []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return each(names, func(n string) error {
+		if s.reason[n] == nil {
+			s.reason[n] = make(map[string]bool)
+		}
+		s.reason[n][fault] = true
+		return s.proxies.Cut(n)
+	})
+}
+
+// restore lets go of every proxy fault cut, and restores those no other
+// fault holds.
+func (s *Sentinel) restore(ctx context.Context, fault string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var names []string
+	for n, rs := range s.reason {
+		if rs[fault] {
+			delete(rs, fault)
+			if len(rs) == 0 {
+				names = append(names, n)
+			}
+		}
+	}
+	sort.Strings(names)
+	return s.proxies.RestoreAll(ctx, names)
+}
+
+// Partition cuts every link of a worker slot: to each redis node and each
+// sentinel.
+func (s *Sentinel) Partition(ctx context.Context, slot int) error {
+	return s.cut(fmt.Sprintf("partition-%d", slot), s.slotLinks(slot))
+}
+
+// Heal restores the links Partition cut for slot.
+func (s *Sentinel) Heal(ctx context.Context, slot int) error {
+	return s.restore(ctx, fmt.Sprintf("partition-%d", slot))
+}
+
+func (s *Sentinel) slotLinks(slot int) []string {
+	var names []string
+	for j := range s.redis {
+		names = append(names, slotRedisName(slot, j))
+	}
+	for k := range s.sents {
+		names = append(names, slotSentName(slot, k))
+	}
+	return names
+}
+
+// Isolate cuts node off from its replicas (or master) and the sentinels:
+// its peer proxy drops everything. Clients still reach it.
+func (s *Sentinel) Isolate(ctx context.Context, node string) error {
+	j, _, err := s.redisNode(node)
+	if err != nil {
+		return err
+	}
+	return s.cut("isolate-"+node, []string{peerName(j)})
+}
+
+// Rejoin undoes Isolate.
+func (s *Sentinel) Rejoin(ctx context.Context, node string) error {
+	return s.restore(ctx, "isolate-"+node)
+}
+
+// CutMaster cuts master's peer proxy (replicas and sentinels lose it), cuts
+// the slots in stay off from the sentinels and the other redis nodes, and
+// cuts every other slot off from master.
+func (s *Sentinel) CutMaster(ctx context.Context, master string, stay []int) error {
+	j, _, err := s.redisNode(master)
+	if err != nil {
+		return err
+	}
+	in := make(map[int]bool)
+	for _, slot := range stay {
+		in[slot] = true
+	}
+	names := []string{peerName(j)}
+	for slot := 0; slot < s.cfg.Workers; slot++ {
+		if !in[slot] {
+			names = append(names, slotRedisName(slot, j))
+			continue
+		}
+		for i := range s.redis {
+			if i != j {
+				names = append(names, slotRedisName(slot, i))
+			}
+		}
+		for k := range s.sents {
+			names = append(names, slotSentName(slot, k))
+		}
+	}
+	return s.cut("failover", names)
+}
+
+// HealMaster restores every link CutMaster cut.
+func (s *Sentinel) HealMaster(ctx context.Context) error { return s.restore(ctx, "failover") }
+
+// nodeLinks names node j's peer proxy and every slot's proxy to it.
+func (s *Sentinel) nodeLinks(j int) []string {
+	names := []string{peerName(j)}
+	for slot := 0; slot < s.cfg.Workers; slot++ {
+		names = append(names, slotRedisName(slot, j))
+	}
+	return names
+}
+
+// Kill stops every proxy to a redis node (connections refused) and
+// SIGKILLs it.
+func (s *Sentinel) Kill(ctx context.Context, node string) error {
+	j, r, err := s.redisNode(node)
+	if err != nil {
+		return err
+	}
+	if err := s.proxies.DisableAll(s.nodeLinks(j)); err != nil {
+		return err
+	}
+	if err := r.Kill(); err != nil {
+		return fmt.Errorf("kill %s: %w", node, err)
+	}
+	return nil
+}
+
+// Restart starts a killed redis node on its old port, as a replica of the
+// master the sentinels name when that is another node (as Sentinel would
+// have rewritten its config had it been up), and re-enables its proxies.
+func (s *Sentinel) Restart(ctx context.Context, node string) error {
+	j, r, err := s.redisNode(node)
+	if err != nil {
+		return err
+	}
+	_ = s.LagReplication(ctx, node, 0)
+	if !r.Running() {
+		extra := s.announce(j)
+		if leader, err := s.Leader(ctx); err == nil && leader != node {
+			li, _, _ := s.redisNode(leader)
+			_, port, _ := net.SplitHostPort(s.peer[li])
+			extra = append(extra, "replicaof 127.0.0.1 "+port)
+		}
+		r.Extra = extra
+		if err := r.Start(ctx); err != nil {
+			return fmt.Errorf("restart %s: %w", node, err)
+		}
+	}
+	return s.proxies.EnableAll(s.nodeLinks(j))
+}
+
+// Teardown stops the proxies, the sentinels and every redis server Setup
+// started, and removes the data directory. It is idempotent.
+func (s *Sentinel) Teardown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.torn {
+		s.mu.Unlock()
+		return nil
+	}
+	s.torn = true
+	s.mu.Unlock()
+	if s.proxies != nil {
+		s.proxies.Close()
+	}
+	if s.proxyLg != nil {
+		s.proxyLg.Close()
+	}
+	var errs []error
+	for _, sp := range s.sents {
+		sp.mu.Lock()
+		p, log := sp.proc, sp.log
+		sp.mu.Unlock()
+		if p != nil {
+			errs = append(errs, p.Stop(ctx, 5*time.Second))
+		}
+		if log != nil {
+			log.Close()
+		}
+	}
+	for _, r := range append(append([]*RedisServer(nil), s.redis...), s.storage) {
+		if r != nil {
+			errs = append(errs, r.Stop(ctx))
+		}
+	}
+	if s.tmp != "" && strings.Contains(s.tmp, "lockcheck-sentinel-") {
+		errs = append(errs, os.RemoveAll(s.tmp))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,269 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+func init() {
+	register(Kind{Name: "failover", New: newFailover,
+		Summary: "Sentinel split brain: cut the master off from its replicas and sentinels while the holder and about half " +
+			"the workers still reach it (and only it), wait for the sentinels to promote a replica, heal after the fault " +
+			"duration and wait until the sentinels have demoted the old master (its writes since the cut are lost)"})
+	register(Kind{Name: "failover-kill", New: newFailoverKill,
+		Summary: "delay the Sentinel master's replication by 500 ms, SIGKILL it (its last grants were never replicated), " +
+			"wait for the sentinels to promote a replica, restart the old master after the fault duration (it rejoins as a replica)"})
+}
+
+// promotionWait bounds how long a failover waits for the sentinels to
+// promote a replica, and its heal for the old master to be a replica again.
+const promotionWait = 15 * time.Second
+
+// replicationLag is how far behind failover-kill lets the replicas fall
+// before it kills the master: the grants of its last replicationLag are
+// acknowledged but not replicated. It stays below Sentinel's
+// down-after-milliseconds, so the sentinels still see a healthy master.
+const replicationLag = 500 * time.Millisecond
+
+// lagger is a cluster whose replication can be delayed.
+type lagger interface {
+	LagReplication(ctx context.Context, node string, d time.Duration) error
+}
+
+// grantWait bounds how long failover-kill waits for a fresh grant to kill
+// the master right after.
+const grantWait = 10 * time.Second
+
+// newGrant waits at most wait until some worker is granted a lock that no
+// worker held when it was called, and returns that worker.
+func newGrant(ctx context.Context, env Env, wait time.Duration) (Target, bool) {
+	before := make(map[int]bool)
+	for _, t := range env.Holders() {
+		before[t.Process] = true
+	}
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		for _, t := range env.Holders() {
+			if !before[t.Process] {
+				return t, true
+			}
+		}
+		for p := range before {
+			if !slices.ContainsFunc(env.Holders(), func(t Target) bool { return t.Process == p }) {
+				delete(before, p) // released: its next grant is new
+			}
+		}
+		sleep(ctx, 2*time.Millisecond)
+	}
+	return Target{}, false
+}
+
+// demotionWait bounds how long a heal waits for the old master to be a
+// replica again: the sentinels demote it only after seeing it for about 8 s.
+const demotionWait = 20 * time.Second
+
+// Failover replaces the master of a Sentinel topology: it cuts the master
+// off (or kills it), waits until the sentinels name another master, and
+// undoes the fault on heal. Its start op names the old master in Nodes and,
+// for a cut, the processes left on the old master's side in Targets.
+type Failover struct {
+	env  Env
+	rng  *rand.Rand
+	pr   clusters.Primary
+	p    clusters.Promoter
+	k    clusters.Killer // failover-kill only
+	mu   sync.Mutex
+	old  string // the master the fault acted on, "" when none is in force
+	kill bool
+}
+
+var _ Nemesis = (*Failover)(nil)
+
+func newFailover(env Env, rng *rand.Rand) (Nemesis, error) {
+	pr, ok1 := env.Cluster().(clusters.Primary)
+	p, ok2 := env.Cluster().(clusters.Promoter)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("failover nemesis (needs the Sentinel topology): %w", clusters.ErrUnsupported)
+	}
+	return &Failover{env: env, rng: rng, pr: pr, p: p}, nil
+}
+
+func newFailoverKill(env Env, rng *rand.Rand) (Nemesis, error) {
+	n, err := newFailover(env, rng)
+	if err != nil {
+		return nil, err
+	}
+	k, ok := env.Cluster().(clusters.Killer)
+	if !ok {
+		return nil, fmt.Errorf("failover-kill nemesis: %w", clusters.ErrUnsupported)
+	}
+	f := n.(*Failover)
+	f.k, f.kill = k, true
+	return f, nil
+}
+
+// Fs returns failover and heal.
+func (n *Failover) Fs() (string, string) { return history.FFailover, history.FHeal }
+
+// Invoke starts a failover or heals the one in force.
+func (n *Failover) Invoke(ctx context.Context, op history.Op) history.Op {
+	switch op.F {
+	case history.FFailover:
+		return n.start(ctx, op)
+	case history.FHeal:
+		v, err := n.heal(ctx)
+		return completed(op, v, err)
+	}
+	return completed(op, nil, fmt.Errorf("failover nemesis cannot %q", op.F))
+}
+
+func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
+	old, err := n.pr.Leader(ctx)
+	if err != nil {
+		return completed(op, nil, err)
+	}
+	v := &history.Value{Nodes: []string{old}}
+	var what string
+	if n.kill {
+		what = "SIGKILL master " + old
+		if l, ok := n.env.Cluster().(lagger); ok {
+			// Without lag, local replication is sub-millisecond and the
+			// killed master has replicated every grant it acknowledged.
+			if err := l.LagReplication(ctx, old, replicationLag); err != nil {
+				return completed(op, nil, err)
+			}
+			sleep(ctx, replicationLag)
+			what = fmt.Sprintf("delayed replication from master %s by %s, then SIGKILL it", old, replicationLag)
+			if t, ok := newGrant(ctx, n.env, grantWait); ok {
+				v.Targets = nil // the killed master's side has no workers
+				what += fmt.Sprintf(" right after it granted a lock to process %d", t.Process)
+			}
+		}
+		if err := n.k.Kill(ctx, old); err != nil {
+			return completed(op, nil, err)
+		}
+	} else {
+		stay := n.pickSide(ctx)
+		slots := make([]int, len(stay))
+		for i, t := range stay {
+			slots[i] = t.Slot
+			v.Targets = append(v.Targets, t.Process)
+		}
+		if err := n.p.CutMaster(ctx, old, slots); err != nil {
+			_ = n.p.HealMaster(context.WithoutCancel(ctx))
+			return completed(op, nil, err)
+		}
+		what = "cut master " + old + " off from replicas and sentinels"
+	}
+	n.mu.Lock()
+	n.old = old
+	n.mu.Unlock()
+	began := time.Now()
+	promoted, err := n.p.WaitPromotion(ctx, old, promotionWait)
+	parts := []string{what}
+	if err != nil {
+		parts = append(parts, fmt.Sprintf("no promotion within %s (%v)", promotionWait, err))
+	} else {
+		parts = append(parts, fmt.Sprintf("sentinels promoted %s after %.1f s", promoted, time.Since(began).Seconds()))
+	}
+	if !n.kill {
+		if len(v.Targets) == 0 {
+			parts = append(parts, "no worker still reaches "+old)
+		} else {
+			parts = append(parts, fmt.Sprintf("%s still reach %s and nothing else", processWords(v.Targets), old))
+		}
+	}
+	// The fault is in force whether or not a replica was promoted: the
+	// detail says which.
+	v.Detail = strings.Join(parts, "; ")
+	return completed(op, v, nil)
+}
+
+// pickSide returns the workers that stay with the old master: one lock
+// holder (if any holds a lock within a second) and about half the others,
+// chosen with the seeded source.
+func (n *Failover) pickSide(ctx context.Context) []Target {
+	var stay []Target
+	holder, err := pickHolder(ctx, n.env, n.rng, time.Second)
+	if err == nil {
+		stay = append(stay, holder)
+	}
+	var others []Target
+	for _, t := range n.env.Workers() {
+		if err != nil || t.Slot != holder.Slot {
+			others = append(others, t)
+		}
+	}
+	n.rng.Shuffle(len(others), func(i, j int) { others[i], others[j] = others[j], others[i] })
+	stay = append(stay, others[:len(others)/2]...)
+	sort.Slice(stay, func(i, j int) bool { return stay[i].Slot < stay[j].Slot })
+	return stay
+}
+
+// heal undoes the fault in force: restores the cut links, or restarts the
+// killed master (as a replica of the new one).
+func (n *Failover) heal(ctx context.Context) (*history.Value, error) {
+	n.mu.Lock()
+	old := n.old
+	n.mu.Unlock()
+	if old == "" {
+		return &history.Value{Detail: "no failover in force"}, nil
+	}
+	v := &history.Value{Nodes: []string{old}}
+	var err error
+	if n.kill {
+		err = n.k.Restart(ctx, old)
+		v.Detail = "restarted " + old
+	} else {
+		err = n.p.HealMaster(ctx)
+		v.Detail = "links restored"
+	}
+	if err == nil {
+		// The split brain lasts until the old master is a replica again:
+		// the fault is in force until then.
+		began := time.Now()
+		if werr := n.p.WaitReplica(ctx, old, demotionWait); werr != nil {
+			v.Detail += fmt.Sprintf("; %s was not a replica in sync within %s (%v)", old, demotionWait, werr)
+		} else if n.kill {
+			v.Detail += fmt.Sprintf("; it rejoined as a replica in %.1f s", time.Since(began).Seconds())
+		} else {
+			v.Detail += fmt.Sprintf("; the sentinels demoted %s to a replica after %.1f s, and its resync dropped its writes since the cut",
+				old, time.Since(began).Seconds())
+		}
+	}
+	if err == nil {
+		n.mu.Lock()
+		n.old = ""
+		n.mu.Unlock()
+	}
+	return v, err
+}
+
+// Heal undoes the failover in force, if any.
+func (n *Failover) Heal(ctx context.Context) error {
+	_, err := n.heal(ctx)
+	return err
+}
+
+// processWords renders processes in plain words: "process 3", "processes
+// 0, 3 and 4".
+func processWords(ps []int) string {
+	words := make([]string, len(ps))
+	for i, p := range ps {
+		words[i] = strconv.Itoa(p)
+	}
+	if len(ps) == 1 {
+		return "process " + words[0]
+	}
+	return "processes " + strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
