@@ -95,14 +95,8 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 	}
 	for i := 0; i < r.cfg.LockNodes; i++ {
 		s := mk(fmt.Sprintf("lock%d", i), r.cfg.Persist)
-		if shim != "" {
-			if err := os.MkdirAll(s.Dir, 0o755); err != nil {
-				return fmt.Errorf("create %s dir: %w", s.Name, err)
-			}
-			if err := WriteClockOffset(clockFile(s), 0); err != nil {
-				return err
-			}
-			s.Env = ClockShimEnvFor(shim, clockFile(s))
+		if err := shimNode(shim, s); err != nil {
+			return err
 		}
 		r.lock = append(r.lock, s)
 	}
@@ -206,6 +200,22 @@ func (r *Redis) Restart(ctx context.Context, node string) error {
 
 // clockFile is the clock shim's offset file of a lock node.
 func clockFile(s *RedisServer) string { return filepath.Join(s.Dir, "clock") }
+
+// shimNode makes s start under the clock shim at path shim, its clock at
+// real time; shim "" leaves s alone.
+func shimNode(shim string, s *RedisServer) error {
+	if shim == "" {
+		return nil
+	}
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return fmt.Errorf("create %s dir: %w", s.Name, err)
+	}
+	if err := WriteClockOffset(clockFile(s), 0); err != nil {
+		return err
+	}
+	s.Env = ClockShimEnvFor(shim, clockFile(s))
+	return nil
+}
 
 // SetClockOffset moves a lock node's wall clock to real time + offset. It
 // needs the cluster to run under the clock shim (RedisConfig.ClockShim).

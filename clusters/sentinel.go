@@ -68,6 +68,9 @@ type SentinelConfig struct {
 	DownAfter time.Duration
 	// FailoverTimeout is Sentinel's failover-timeout (3 s by default).
 	FailoverTimeout time.Duration
+	// ClockShim starts the redis nodes (not the sentinels, not the storage
+	// node) under the clock shim, so SetClockOffset can move their clocks.
+	ClockShim bool
 }
 
 // SentinelLinks is what a worker slot needs to find the master: its own
@@ -193,8 +196,18 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 		return &RedisServer{Name: name, Persist: persist, Dir: filepath.Join(s.tmp, name),
 			LogPath: filepath.Join(s.cfg.LogDir, name+".log")}
 	}
+	shim := ""
+	if s.cfg.ClockShim {
+		if shim, err = ClockShim(); err != nil {
+			return err
+		}
+	}
 	for j := 0; j <= sentinelReplicas; j++ {
-		s.redis = append(s.redis, mk(fmt.Sprintf("redis%d", j), s.cfg.Persist))
+		r := mk(fmt.Sprintf("redis%d", j), s.cfg.Persist)
+		if err := shimNode(shim, r); err != nil {
+			return err
+		}
+		s.redis = append(s.redis, r)
 	}
 	s.storage = mk("storage", false)
 	for _, r := range append(append([]*RedisServer(nil), s.redis...), s.storage) {
@@ -481,6 +494,19 @@ func (s *Sentinel) Pids() map[string]int {
 		sp.mu.Unlock()
 	}
 	return pids
+}
+
+// SetClockOffset moves a redis node's wall clock to real time + offset. It
+// needs the topology to run under the clock shim (SentinelConfig.ClockShim).
+func (s *Sentinel) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
+	if !s.cfg.ClockShim {
+		return fmt.Errorf("set clock of %s: redis nodes run without the clock shim: %w", node, ErrUnsupported)
+	}
+	_, r, err := s.redisNode(node)
+	if err != nil {
+		return err
+	}
+	return WriteClockOffset(clockFile(r), offset)
 }
 
 func (s *Sentinel) redisNode(name string) (int, *RedisServer, error) {

@@ -185,14 +185,15 @@ type topology interface {
 
 // newTopology returns the cluster a lock design runs on.
 func newTopology(d workloads.Design, t Test, logDir string) topology {
+	shim := needs(t, func(k nemesis.Kind) bool { return k.ClockShim })
 	if useSentinel(d, t) {
-		return clusters.NewSentinel(clusters.SentinelConfig{Workers: t.Workers, LogDir: logDir, Persist: true})
+		return clusters.NewSentinel(clusters.SentinelConfig{Workers: t.Workers, LogDir: logDir, Persist: true, ClockShim: shim})
 	}
 	if d.Service == "zookeeper" {
 		return clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: t.Nodes, Workers: t.Workers, LogDir: logDir})
 	}
 	return clusters.NewRedis(clusters.RedisConfig{LockNodes: d.LockNodes, Workers: t.Workers, LogDir: logDir, Persist: true,
-		ClockShim: needs(t, func(k nemesis.Kind) bool { return k.ClockShim })})
+		ClockShim: shim})
 }
 
 // needs reports whether one of t's nemeses has the property has.
