@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -18,7 +19,11 @@ const inventoryOpTimeout = 5 * time.Second
 // = the stock), so the inventory checker finds the initial stock in the
 // history. A failure is a setup error: the run cannot start.
 func (r *run) seedStock(ctx context.Context, keys []string) error {
-	res := workloads.NewResource(r.test.workerConfig(history.NemesisProcess, nil, r.cluster.StorageAddr()))
+	addr, err := r.stockAddr(ctx)
+	if err != nil {
+		return fmt.Errorf("seed the stock: %w", err)
+	}
+	res := workloads.NewResource(r.test.workerConfig(history.NemesisProcess, nil, addr))
 	defer res.Close()
 	for _, k := range keys {
 		v := &history.Value{Wrote: history.Int64(r.test.Stock)}
@@ -44,10 +49,15 @@ func (r *run) seedStock(ctx context.Context, keys []string) error {
 // is recorded as fail with its error: the checker then cannot compare the
 // final stock and says so.
 func (r *run) finalStock(ctx context.Context, keys []string) {
-	res := workloads.NewResource(r.test.workerConfig(history.NemesisProcess, nil, r.cluster.StorageAddr()))
+	addr, addrErr := r.stockAddr(ctx)
+	res := workloads.NewResource(r.test.workerConfig(history.NemesisProcess, nil, addr))
 	defer res.Close()
 	for _, k := range keys {
 		r.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: history.FFinal, Key: k})
+		if addrErr != nil {
+			r.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Fail, F: history.FFinal, Key: k, Error: addrErr.Error()})
+			continue
+		}
 		cctx, cancel := context.WithTimeout(ctx, inventoryOpTimeout)
 		v, err := res.Value(cctx, k)
 		cancel()
@@ -58,6 +68,32 @@ func (r *run) finalStock(ctx context.Context, keys []string) {
 		}
 		r.rec.Record(done)
 	}
+}
+
+// stockAddr is where the stock lives: the storage node, or for a design
+// that keeps it on the lock service (StockOnLock) the lock service's
+// current master (its leader, where it has one; else its first lock node),
+// reached directly, not through a worker's proxies.
+func (r *run) stockAddr(ctx context.Context) (string, error) {
+	if !r.design.StockOnLock {
+		return r.cluster.StorageAddr(), nil
+	}
+	name := ""
+	if p, ok := r.cluster.(clusters.Primary); ok {
+		cctx, cancel := context.WithTimeout(ctx, inventoryOpTimeout)
+		defer cancel()
+		leader, err := p.Leader(cctx)
+		if err != nil {
+			return "", fmt.Errorf("find the master that holds the stock: %w", err)
+		}
+		name = leader
+	}
+	for _, n := range r.cluster.Nodes() {
+		if n.Role == "lock" && (name == "" || n.Name == name) {
+			return n.Addr, nil
+		}
+	}
+	return "", fmt.Errorf("no lock node %q holds the stock", name)
 }
 
 // keyNames returns the lock keys of a test with n keys: k0, k1, ...

@@ -20,6 +20,14 @@ func inventoryConfig(r *clusters.Redis, lock string, slot int, fenced bool) Conf
 	return cfg
 }
 
+// watchStockConfig reaches the stock of redis-watch-inventory, which lives
+// on the lock node (Design.StockOnLock), directly.
+func watchStockConfig(r *clusters.Redis) Config {
+	cfg := inventoryConfig(r, "redis-watch-inventory", 0, false)
+	cfg.StorageAddr = r.Nodes()[0].Addr
+	return cfg
+}
+
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -83,7 +91,7 @@ func TestWatchInventory(t *testing.T) {
 	r := startRedis(t)
 	ctx := context.Background()
 	const stock, clients = 30, 5
-	seed := NewResource(inventoryConfig(r, "redis-watch-inventory", 0, false))
+	seed := NewResource(watchStockConfig(r))
 	defer seed.Close()
 	if err := seed.Seed(ctx, "watch", stock); err != nil {
 		t.Fatal(err)
@@ -146,7 +154,7 @@ func TestWatchInventory(t *testing.T) {
 func TestWatchInventoryRetries(t *testing.T) {
 	r := startRedis(t)
 	ctx := context.Background()
-	seed := NewResource(inventoryConfig(r, "redis-watch-inventory", 0, false))
+	seed := NewResource(watchStockConfig(r))
 	defer seed.Close()
 	if err := seed.Seed(ctx, "retry", 10); err != nil {
 		t.Fatal(err)

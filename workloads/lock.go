@@ -69,6 +69,11 @@ type Design struct {
 	// once): its holds overlap by design, so the mutual-exclusion checkers
 	// (mutex, overlap) do not judge it; the resource checkers do.
 	NoLock bool
+	// StockOnLock keeps the inventory's stock on the lock service's master
+	// instead of the storage node: a design that takes no lock but is
+	// itself the data store (WATCH/MULTI/EXEC), so a failover of the lock
+	// service can lose its writes.
+	StockOnLock bool
 	// Workloads are the workloads the design runs; nil means every one.
 	Workloads []string
 	// Renews reports whether the client renews its lease while it holds

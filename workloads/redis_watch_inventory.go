@@ -13,7 +13,7 @@ import (
 
 func init() {
 	register(Design{
-		Name: "redis-watch-inventory", Service: "redis", LockNodes: 1, NoLock: true,
+		Name: "redis-watch-inventory", Service: "redis", LockNodes: 1, NoLock: true, StockOnLock: true,
 		Workloads: []string{WorkloadInventory}, New: newWatchInventory,
 		Summary: "no lock: WATCH stock, GET, MULTI DECR EXEC, retried when EXEC aborts (the seckill example); inventory workload only, judged by the inventory checker",
 	})
@@ -25,7 +25,9 @@ const watchAttempts = 100
 
 // watchInventory is the redis-watch-inventory design: it takes no lock.
 // Acquire grants at once, Release does nothing, and the critical section
-// is an optimistic transaction on the stock on the storage node: WATCH the
+// is an optimistic transaction on the stock, kept on the lock service's
+// master (the Redis the seckill example sells from, so a failover can lose
+// its sales; on the Sentinel topology the client follows the master): WATCH the
 // stock key, GET it, think, and when it is above zero MULTI DECR EXEC. EXEC
 // aborts when another client changed the stock after the WATCH, and the
 // section starts over, at most watchAttempts times. Redis runs EXEC
@@ -43,10 +45,11 @@ var (
 )
 
 func newWatchInventory(cfg Config, rng *rand.Rand, _ func(string)) (Lock, error) {
-	if cfg.StorageAddr == "" {
-		return nil, errors.New("redis-watch-inventory needs the storage node address")
+	c, err := newLockClient(cfg, "redis-watch-inventory")
+	if err != nil {
+		return nil, err
 	}
-	return &watchInventory{c: newStorageClient(cfg), cfg: cfg, rng: rng, think: ms(cfg.ThinkMS)}, nil
+	return &watchInventory{c: c, cfg: cfg, rng: rng, think: ms(cfg.ThinkMS)}, nil
 }
 
 // Acquire grants at once: there is no lock. The owner is unique as for
@@ -60,7 +63,7 @@ func (l *watchInventory) Release(context.Context, string, Grant) (*history.Value
 	return &history.Value{Detail: "no lock to release"}, nil
 }
 
-// Close closes the storage connection.
+// Close closes the connection to the lock service.
 func (l *watchInventory) Close() error { return l.c.Close() }
 
 // errAborted means EXEC found the watched stock changed and ran nothing.
