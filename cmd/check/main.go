@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -225,23 +226,28 @@ func cmdList(args []string, stdout io.Writer) (int, error) {
 	if len(args) > 0 {
 		return exitError, fmt.Errorf("unexpected argument %q", args[0])
 	}
-	fmt.Fprintln(stdout, "locks:")
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	row := func(name, text string) { fmt.Fprintf(w, "  %s\t%s\n", name, text) }
+	fmt.Fprintln(w, "locks:")
 	for _, d := range workloads.Designs() {
-		fmt.Fprintf(stdout, "  %-20s %s\n", d.Name, d.Summary)
+		row(d.Name, d.Summary)
 	}
-	fmt.Fprintln(stdout, "scenarios (check run --scenario NAME [flags that override]):")
+	fmt.Fprintln(w, "scenarios (check run --scenario NAME [flags that override]):")
 	for _, sc := range scenarios.All() {
-		fmt.Fprintf(stdout, "  %-20s %s; expect %s\n", sc.Name, sc.Summary, sc.Expect)
-		fmt.Fprintf(stdout, "  %-20s = %s\n", "", strings.Join(sc.Args, " "))
+		row(sc.Name, sc.Summary+"; expect "+sc.Expect)
+		row("", "= "+strings.Join(sc.Args, " "))
 	}
-	fmt.Fprintln(stdout, "failpoints (check run --failpoint NAME, with the crash nemesis):")
+	fmt.Fprintln(w, "failpoints (check run --failpoint NAME, with the crash nemesis):")
 	for _, f := range workloads.Failpoints() {
-		fmt.Fprintf(stdout, "  %-20s %s: %s\n", f.Name, f.Lock, f.Summary)
+		row(f.Name, f.Lock+": "+f.Summary)
 	}
-	fmt.Fprintln(stdout, "nemeses:")
-	fmt.Fprintf(stdout, "  %-20s %s\n", "none", "no faults: the control run")
+	fmt.Fprintln(w, "nemeses:")
+	row("none", "no faults: the control run")
 	for _, k := range nemesis.Kinds() {
-		fmt.Fprintf(stdout, "  %-20s %s\n", k.Name, k.Summary)
+		row(k.Name, k.Summary)
+	}
+	if err := w.Flush(); err != nil {
+		return exitError, fmt.Errorf("write list: %w", err)
 	}
 	return exitValid, nil
 }
