@@ -108,8 +108,12 @@ func (t *Test) Defaults() {
 
 // Validate reports the first problem with the test map, as a one-line error.
 func (t *Test) Validate() error {
-	if _, err := workloads.FindDesign(t.Lock); err != nil {
+	d, err := workloads.FindDesign(t.Lock)
+	if err != nil {
 		return err
+	}
+	if t.Fencing && !d.Tokens {
+		return fmt.Errorf("%s hands out no fencing token: --fencing needs a lock design with monotonic tokens (see check list)", t.Lock)
 	}
 	if _, err := nemesis.Parse(t.Nemesis); err != nil {
 		return err

@@ -17,6 +17,9 @@ type Grant struct {
 	Owner string
 	// Token is the fencing token, 0 when the design has none.
 	Token int64
+	// Nodes are the lock nodes that granted the lock, for designs that ask
+	// several (RedLock); nil otherwise.
+	Nodes []string
 }
 
 // Lock is a lock client as one worker process uses it.
