@@ -13,6 +13,10 @@ const (
 	FHeal      = "heal"
 	FKill      = "kill"
 	FRestart   = "restart"
+	// FClockJump moves a lock node's wall clock (with whatever else the
+	// nemesis's timeline needs); FClockReset puts it back.
+	FClockJump  = "clock-jump"
+	FClockReset = "clock-reset"
 )
 
 // EndOf returns the name of the op that ends the fault started by f, and
@@ -25,6 +29,8 @@ func EndOf(f string) (string, bool) {
 		return FHeal, true
 	case FKill:
 		return FRestart, true
+	case FClockJump:
+		return FClockReset, true
 	}
 	return "", false
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -102,7 +103,7 @@ func (l *redlock) quorum() int { return len(l.nodes)/2 + 1 }
 
 // each runs f on every node in parallel, each under its own timeout, and
 // returns the per-node results and errors.
-func (l *redlock) each(ctx context.Context, f func(ctx context.Context, c *redis.Client) (bool, error)) ([]bool, []error) {
+func (l *redlock) each(ctx context.Context, timeout time.Duration, f func(ctx context.Context, c *redis.Client) (bool, error)) ([]bool, []error) {
 	ok := make([]bool, len(l.nodes))
 	errs := make([]error, len(l.nodes))
 	var wg sync.WaitGroup
@@ -110,7 +111,7 @@ func (l *redlock) each(ctx context.Context, f func(ctx context.Context, c *redis
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nctx, cancel := context.WithTimeout(ctx, l.timeout)
+			nctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			ok[j], errs[j] = f(nctx, c)
 		}()
@@ -131,7 +132,7 @@ func (l *redlock) round(ctx context.Context, key string) (Grant, bool, error) {
 	owner := newOwner(l.cfg.Process, l.rng)
 	lease := l.cfg.Lease()
 	start := l.clock.Now()
-	set, _ := l.each(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
+	set, _ := l.each(ctx, l.timeout, func(ctx context.Context, c *redis.Client) (bool, error) {
 		return c.SetNX(ctx, key, owner, lease).Result()
 	})
 	validity := redlockValidity(lease, l.clock.Now().Sub(start))
@@ -149,17 +150,18 @@ func (l *redlock) round(ctx context.Context, key string) (Grant, bool, error) {
 	}
 	// Not granted: undo the minority (or the late majority) on every node,
 	// including those that timed out, where the SET may have landed.
-	l.deleteAll(context.WithoutCancel(ctx), key, owner)
+	l.deleteAll(context.WithoutCancel(ctx), l.timeout, key, owner)
 	if err := ctx.Err(); err != nil {
 		return Grant{}, false, Definite(err)
 	}
 	return Grant{}, false, nil
 }
 
-// deleteAll runs compare-and-delete on every node and returns the nodes that
-// deleted the owner's key and the errors of those that did not answer.
-func (l *redlock) deleteAll(ctx context.Context, key, owner string) ([]string, []error) {
-	del, errs := l.each(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
+// deleteAll runs compare-and-delete on every node, each within timeout, and
+// returns the nodes that deleted the owner's key and the errors of those that
+// did not answer.
+func (l *redlock) deleteAll(ctx context.Context, timeout time.Duration, key, owner string) ([]string, []error) {
+	del, errs := l.each(ctx, timeout, func(ctx context.Context, c *redis.Client) (bool, error) {
 		n, err := compareAndDelete.Run(ctx, c, []string{key}, owner).Int64()
 		return n == 1, err
 	})
@@ -172,14 +174,15 @@ func (l *redlock) deleteAll(ctx context.Context, key, owner string) ([]string, [
 	return deleted, errs
 }
 
-// Release deletes the owner's key on every node. Released is true when a
+// Release deletes the owner's key on every node, each within the op timeout
+// (a release is not racing the validity time). Released is true when a
 // majority still held it; Nodes are the nodes that did. It fails only when
 // no node answered.
 func (l *redlock) Release(ctx context.Context, key string, g Grant) (*history.Value, error) {
 	l.mu.Lock()
 	delete(l.until, key)
 	l.mu.Unlock()
-	deleted, errs := l.deleteAll(ctx, key, g.Owner)
+	deleted, errs := l.deleteAll(ctx, max(l.cfg.OpTimeout(), l.timeout), key, g.Owner)
 	answered := 0
 	for _, err := range errs {
 		if err == nil {
@@ -187,7 +190,7 @@ func (l *redlock) Release(ctx context.Context, key string, g Grant) (*history.Va
 		}
 	}
 	if answered == 0 {
-		err := fmt.Errorf("release %s: no node answered: %w", key, errors.Join(errs...))
+		err := fmt.Errorf("release %s: no node answered: %w", key, joinLine(errs))
 		if allDefinite(errs) {
 			return nil, Definite(err)
 		}
@@ -196,6 +199,26 @@ func (l *redlock) Release(ctx context.Context, key string, g Grant) (*history.Va
 	sort.Strings(deleted)
 	return &history.Value{Released: history.Bool(len(deleted) >= l.quorum()), Nodes: deleted}, nil
 }
+
+// joinLine joins errs into one error whose message is one line.
+func joinLine(errs []error) error {
+	var msgs []string
+	for _, err := range errs {
+		if err != nil {
+			msgs = append(msgs, err.Error())
+		}
+	}
+	return lineError{msg: strings.Join(msgs, "; "), errs: errs}
+}
+
+// lineError is errors.Join with its messages on one line.
+type lineError struct {
+	msg  string
+	errs []error
+}
+
+func (e lineError) Error() string   { return e.msg }
+func (e lineError) Unwrap() []error { return e.errs }
 
 // allDefinite reports whether every error certainly had no effect.
 func allDefinite(errs []error) bool {

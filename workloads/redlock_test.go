@@ -82,10 +82,12 @@ func TestRedlock(t *testing.T) {
 	r := startRedlock(t)
 	ctx := context.Background()
 	clockFile := filepath.Join(t.TempDir(), "clock")
-	cfgA := testConfig(r, "redlock", 0)
+	// A lease long enough that no key expires during the test.
+	cfgA, cfgB := testConfig(r, "redlock", 0), testConfig(r, "redlock", 1)
+	cfgA.LeaseMS, cfgB.LeaseMS = 5000, 5000
 	cfgA.ClockFile = clockFile
 	a := newClient(t, cfgA)
-	b := newClient(t, testConfig(r, "redlock", 1))
+	b := newClient(t, cfgB)
 
 	g1, err := a.Acquire(ctx, "k")
 	if err != nil || g1.Token != 0 || len(g1.Nodes) != 5 {
@@ -102,7 +104,7 @@ func TestRedlock(t *testing.T) {
 	}
 	// The client's clock jumps past the lease: the client stops trusting
 	// the lock, though every node still holds it.
-	if err := WriteClockSetting(clockFile, ClockSetting{Offset: 400 * time.Millisecond}); err != nil {
+	if err := WriteClockSetting(clockFile, ClockSetting{Offset: 6 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.(Validator).Valid("k"); err == nil || !strings.Contains(err.Error(), "validity of k passed") {
@@ -114,6 +116,26 @@ func TestRedlock(t *testing.T) {
 	}
 	if err := a.(Validator).Valid("k"); err == nil {
 		t.Fatal("valid after release")
+	}
+
+	// Slot 0 cut off from lock3 and lock4 only (PartitionNodes): its
+	// requests there hang until the node timeout, and it locks the other
+	// three, while slot 1 still reaches all five.
+	if err := r.PartitionNodes(ctx, 0, []string{"lock3", "lock4"}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := a.Acquire(ctx, "p")
+	if err != nil || strings.Join(g.Nodes, ",") != "lock0,lock1,lock2" {
+		t.Fatalf("acquire cut off from lock3 and lock4: %+v %v", g, err)
+	}
+	if on := keyOn(t, r, "p"); strings.Join(on, ",") != "lock0,lock1,lock2" {
+		t.Fatalf("key on %v", on)
+	}
+	if err := r.Heal(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := a.Release(ctx, "p", g); err != nil || !*v.Released {
+		t.Fatalf("release after heal: %+v %v", v, err)
 	}
 
 	// Two nodes down: a majority of three still grants.
@@ -149,10 +171,13 @@ func TestRedlock(t *testing.T) {
 	// A client whose clock runs 1000 times fast sees every acquire round
 	// take longer than the lease (as a client paused while the replies were
 	// in flight does): never granted, and it cleans up after itself.
+	cfgC := testConfig(r, "redlock", 0)
+	cfgC.LeaseMS, cfgC.ClockFile = 100, clockFile
+	c := newClient(t, cfgC)
 	if err := WriteClockSetting(clockFile, ClockSetting{Rate: 1000, Since: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Acquire(ctx, "k2"); !errors.Is(err, ErrNotAcquired) {
+	if _, err := c.Acquire(ctx, "k2"); !errors.Is(err, ErrNotAcquired) {
 		t.Fatalf("acquire whose round outlasts the lease by the client's clock: %v, want not acquired", err)
 	}
 	if on := keyOn(t, r, "k2"); len(on) != 0 {
