@@ -16,7 +16,7 @@ func TestExpand(t *testing.T) {
 		{[]string{"--scenario", "zk-session-expiry", "--seed", "3"}, "--lock zk-ephemeral", "zk-session-expiry", ""},
 		{[]string{"--seed", "3", "--scenario=redis-pause", "--fencing"}, "--lock redis-set-px", "redis-pause", ""},
 		{[]string{"--scenario"}, "", "", "needs a name"},
-		{[]string{"--scenario", "nope"}, "", "", `unknown scenario "nope" (known: redis-pause, zk-session-expiry)`},
+		{[]string{"--scenario", "nope"}, "", "", `unknown scenario "nope" (known: `},
 	}
 	for _, tt := range tests {
 		got, name, err := Expand(tt.args)
