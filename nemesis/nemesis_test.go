@@ -137,7 +137,7 @@ func TestParse(t *testing.T) {
 		{"", nil, ""},
 		{"pause", []string{"pause"}, ""},
 		{"pause,kill,pause", []string{"pause", "kill"}, ""},
-		{"pause,flood", nil, `unknown nemesis "flood" (known: none, kill, kill-follower, partition, partition-leader, pause, pause-leader)`},
+		{"pause,flood", nil, `unknown nemesis "flood" (known: none, kill, kill-follower, partition, partition-leader, pause, pause-leader`},
 	} {
 		ks, err := Parse(tt.spec)
 		if tt.err != "" {
