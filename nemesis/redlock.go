@@ -16,9 +16,9 @@ import (
 
 func init() {
 	register(Kind{Name: "redlock-clock-jump", New: newRedlockClockJump,
-		Summary: "Kleppmann's RedLock timeline: cut some workers off from the last two of five lock nodes, wait until one of them " +
-			"holds the lock on the first three, jump the third node's wall clock a minute forward (its key expires), let the others " +
-			"lock nodes three to five; the end op puts the clock back and heals"})
+		Summary: "Kleppmann's RedLock timeline: cut all workers but one off from the last two of five lock nodes, wait until one of them " +
+			"is granted the lock on the first three, jump the third node's wall clock a minute forward (its key expires), let the " +
+			"remaining worker lock nodes three to five; the end op puts the clock back and heals"})
 }
 
 // clockJump is how far RedlockClockJump moves the shared node's wall clock:
@@ -42,13 +42,12 @@ type clockCluster interface {
 // RedlockClockJump drives Kleppmann's timeline against RedLock ("How to do
 // distributed locking", 2016) with lock nodes A..E (lock0..lock4):
 //
-//  1. some worker slots (client 1's side, half of the live ones) are cut off
-//     from the nodes past the majority (D and E), so they can lock only A, B
-//     and C;
-//  2. once one of them holds the lock (on A, B and C), C's wall clock jumps
-//     a minute forward, so C expires client 1's key at once;
-//  3. the other workers still reach C, D and E and lock them: a majority, while
-//     client 1 still believes it holds the lock.
+//  1. every live worker slot but one (client 1's side) is cut off from the
+//     nodes past the majority (D and E), so they can lock only A, B and C;
+//  2. once one of them is granted the lock after the cut (on A, B and C), C's
+//     wall clock jumps a minute forward, so C expires client 1's key at once;
+//  3. the remaining worker (client 2) still reaches C, D and E and locks
+//     them: a majority, while client 1 still believes it holds the lock.
 //
 // The start op (clock-jump) does 1 and 2 and returns; 3 happens while the
 // fault is in force. The end op (clock-reset) puts C's clock back and
@@ -127,7 +126,9 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 		return nil, fmt.Errorf("%d live workers: the timeline needs two clients", len(slots))
 	}
 	n.rng.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
-	side := slots[:len(slots)/2]
+	// All but one are cut off: a client that reaches only the majority
+	// must win all of it, so with many free rivals it seldom would.
+	side := slots[:len(slots)-1]
 	sort.Ints(side)
 	for _, s := range side {
 		n.mu.Lock()
@@ -138,7 +139,7 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 			return nil, errors.Join(fmt.Errorf("cut slot %d off from %s: %w", s, joinNames(far), err), herr)
 		}
 	}
-	holder, err := n.awaitHolder(ctx, side)
+	holder, err := n.awaitHolder(ctx, side, n.env.Holders())
 	if err != nil {
 		_, herr := n.undo(context.WithoutCancel(ctx))
 		return nil, errors.Join(err, herr)
@@ -159,17 +160,31 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 		strings.Join(cutProcs, ", "), joinNames(far), holder.Process, holder.Key, joinNames(majority), shared, clockJump)}, nil
 }
 
-// awaitHolder waits until a worker of one of slots holds a lock.
-func (n *RedlockClockJump) awaitHolder(ctx context.Context, slots []int) (Target, error) {
+// awaitHolder waits until a worker of one of slots holds a lock it was
+// granted after the cut: a slot that already held one (in before) counts
+// only once it has been seen without it, since its grant may include the
+// nodes it can no longer reach.
+func (n *RedlockClockJump) awaitHolder(ctx context.Context, slots []int, before []Target) (Target, error) {
 	in := make(map[int]bool, len(slots))
 	for _, s := range slots {
 		in[s] = true
 	}
+	stale := make(map[int]bool)
+	for _, h := range before {
+		stale[h.Slot] = true
+	}
 	deadline := time.Now().Add(n.wait)
 	for {
+		holding := make(map[int]bool)
 		for _, h := range n.env.Holders() {
-			if in[h.Slot] {
+			holding[h.Slot] = true
+			if in[h.Slot] && !stale[h.Slot] {
 				return h, nil
+			}
+		}
+		for s := range stale {
+			if !holding[s] {
+				delete(stale, s)
 			}
 		}
 		if time.Now().After(deadline) {
