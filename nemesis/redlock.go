@@ -16,9 +16,9 @@ import (
 
 func init() {
 	register(Kind{Name: "redlock-clock-jump", New: newRedlockClockJump,
-		Summary: "Kleppmann's RedLock timeline: cut all workers but one off from the last two of five lock nodes, wait until one of them " +
-			"is granted the lock on the first three, jump the third node's wall clock a minute forward (its key expires), let the " +
-			"remaining worker lock nodes three to five; the end op puts the clock back and heals"})
+		Summary: "Kleppmann's RedLock timeline: cut all workers but one off from lock3 and lock4 and the last one off from lock0 and lock1, " +
+			"wait until one of the first group is granted the lock on lock0..lock2, jump lock2's wall clock a minute forward (its key " +
+			"expires), let the last worker lock lock2..lock4; the end op puts the clock back and heals"})
 }
 
 // clockJump is how far RedlockClockJump moves the shared node's wall clock:
@@ -27,7 +27,7 @@ const clockJump = time.Minute
 
 // holderWait bounds how long the start op waits for a cut-off worker to hold
 // the lock.
-const holderWait = 5 * time.Second
+const holderWait = 2 * time.Second
 
 // holderPoll is how often it looks: a critical section can be a few
 // milliseconds long.
@@ -44,10 +44,12 @@ type clockCluster interface {
 //
 //  1. every live worker slot but one (client 1's side) is cut off from the
 //     nodes past the majority (D and E), so they can lock only A, B and C;
+//     the remaining slot (client 2) is cut off from A and B, so the two
+//     sides race only for C;
 //  2. once one of them is granted the lock after the cut (on A, B and C), C's
 //     wall clock jumps a minute forward, so C expires client 1's key at once;
-//  3. the remaining worker (client 2) still reaches C, D and E and locks
-//     them: a majority, while client 1 still believes it holds the lock.
+//  3. client 2 reaches C, D and E and locks them: a majority, while
+//     client 1 still believes it holds the lock.
 //
 // The start op (clock-jump) does 1 and 2 and returns; 3 happens while the
 // fault is in force. The end op (clock-reset) puts C's clock back and
@@ -128,15 +130,23 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 	n.rng.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
 	// All but one are cut off: a client that reaches only the majority
 	// must win all of it, so with many free rivals it seldom would.
-	side := slots[:len(slots)-1]
+	side, other := slots[:len(slots)-1], slots[len(slots)-1]
 	sort.Ints(side)
+	// Client 2's side cannot reach A and B (Kleppmann's "due to a network
+	// issue, A and B cannot be reached"), so the two sides race only for C,
+	// and client 1's side wins about every other grant.
+	near := majority[:q-1]
+	cuts := map[int][]string{other: near}
 	for _, s := range side {
+		cuts[s] = far
+	}
+	for _, s := range append(append([]int(nil), side...), other) {
 		n.mu.Lock()
 		n.cut[s] = true
 		n.mu.Unlock()
-		if err := n.c.PartitionNodes(ctx, s, far); err != nil {
+		if err := n.c.PartitionNodes(ctx, s, cuts[s]); err != nil {
 			_, herr := n.undo(context.WithoutCancel(ctx))
-			return nil, errors.Join(fmt.Errorf("cut slot %d off from %s: %w", s, joinNames(far), err), herr)
+			return nil, errors.Join(fmt.Errorf("cut slot %d off from %s: %w", s, joinNames(cuts[s]), err), herr)
 		}
 	}
 	holder, err := n.awaitHolder(ctx, side, n.env.Holders())
@@ -156,8 +166,9 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 		cutProcs = append(cutProcs, fmt.Sprint(procs[s]))
 	}
 	return &history.Value{Nodes: []string{shared}, Detail: fmt.Sprintf(
-		"processes %s cut off from %s; once process %d held %s (on %s at most), %s's wall clock jumped %s forward",
-		strings.Join(cutProcs, ", "), joinNames(far), holder.Process, holder.Key, joinNames(majority), shared, clockJump)}, nil
+		"processes %s cut off from %s, process %d from %s; once process %d held %s (on %s at most), %s's wall clock jumped %s forward",
+		strings.Join(cutProcs, ", "), joinNames(far), procs[other], joinNames(near), holder.Process, holder.Key,
+		joinNames(majority), shared, clockJump)}, nil
 }
 
 // awaitHolder waits until a worker of one of slots holds a lock it was

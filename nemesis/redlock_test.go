@@ -80,13 +80,14 @@ func (e *fakeEnv) Workers() []Target {
 }
 func (e *fakeEnv) Holders() []Target { return e.holders(e.f.log()) }
 
-// cutSlots returns the slots a call log cut off.
+// cutSlots returns the slots a call log cut off from lock3 and lock4
+// (client 1's side).
 func cutSlots(calls []string) map[int]bool {
 	out := make(map[int]bool)
 	for _, c := range calls {
 		var s int
 		var nodes string
-		if _, err := fmt.Sscanf(c, "cut %d %s", &s, &nodes); err == nil {
+		if _, err := fmt.Sscanf(c, "cut %d %s", &s, &nodes); err == nil && nodes == "lock3,lock4" {
 			out[s] = true
 		}
 	}
@@ -129,14 +130,17 @@ func TestRedlockClockJumpTimeline(t *testing.T) {
 		t.Fatalf("clock-jump: %+v", op)
 	}
 	calls := f.log()
-	if len(calls) != 4 || !strings.HasPrefix(calls[0], "cut ") || !strings.HasPrefix(calls[2], "cut ") ||
-		calls[3] != "clock lock2 1m0s" {
-		t.Fatalf("calls %q: want three of the four slots cut, then lock2's clock jumped", calls)
+	if len(calls) != 5 || !strings.HasPrefix(calls[0], "cut ") || !strings.HasPrefix(calls[3], "cut ") ||
+		calls[4] != "clock lock2 1m0s" {
+		t.Fatalf("calls %q: want the four slots cut, then lock2's clock jumped", calls)
 	}
 	for _, c := range calls[:3] {
 		if !strings.HasSuffix(c, " lock3,lock4") {
-			t.Errorf("%q: a cut must reach exactly lock3 and lock4", c)
+			t.Errorf("%q: client 1's side must be cut off from exactly lock3 and lock4", c)
 		}
+	}
+	if !strings.HasSuffix(calls[3], " lock0,lock1") {
+		t.Errorf("%q: client 2 must be cut off from exactly lock0 and lock1", calls[3])
 	}
 	if polls < 3 {
 		t.Errorf("jumped after %d polls, before a cut-off worker held the lock", polls)
@@ -147,11 +151,11 @@ func TestRedlockClockJumpTimeline(t *testing.T) {
 	}
 
 	end := n.Invoke(ctx, history.Op{F: history.FClockReset})
-	calls = f.log()[4:]
-	if end.Error != "" || len(calls) != 4 || calls[0] != "clock lock2 0s" || !strings.HasPrefix(calls[1], "heal ") {
-		t.Fatalf("clock-reset: %+v, calls %q: want the clock back, then the three slots healed", end, calls)
+	calls = f.log()[5:]
+	if end.Error != "" || len(calls) != 5 || calls[0] != "clock lock2 0s" || !strings.HasPrefix(calls[1], "heal ") {
+		t.Fatalf("clock-reset: %+v, calls %q: want the clock back, then the four slots healed", end, calls)
 	}
-	if err := n.Heal(ctx); err != nil || len(f.log()) != 8 {
+	if err := n.Heal(ctx); err != nil || len(f.log()) != 10 {
 		t.Errorf("heal after reset: %v, calls %q: want nothing left to undo", err, f.log())
 	}
 	if _, ok := history.EndOf(history.FClockJump); !ok {
@@ -212,8 +216,8 @@ func TestRedlockClockJumpNoHolder(t *testing.T) {
 			t.Fatalf("jumped the clock with no holder: %q", calls)
 		}
 	}
-	if heals := strings.Count(strings.Join(calls, ";"), "heal "); heals != 3 {
-		t.Errorf("calls %q: a failed start must heal the three slots it cut", calls)
+	if heals := strings.Count(strings.Join(calls, ";"), "heal "); heals != 4 {
+		t.Errorf("calls %q: a failed start must heal the four slots it cut", calls)
 	}
 	if h := (history.History{
 		{Index: 0, Process: -1, Type: history.Invoke, F: history.FClockJump},
