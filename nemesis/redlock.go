@@ -128,6 +128,15 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 		return nil, fmt.Errorf("%d live workers: the timeline needs two clients", len(slots))
 	}
 	n.rng.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
+	// Client 2 is a worker that holds no lock now: a holder releases and
+	// asks again before its rivals' retries, so it is the likeliest next
+	// holder, and that must be client 1.
+	before := n.env.Holders()
+	holding := make(map[int]bool)
+	for _, h := range before {
+		holding[h.Slot] = true
+	}
+	sort.SliceStable(slots, func(i, j int) bool { return holding[slots[i]] && !holding[slots[j]] })
 	// All but one are cut off: a client that reaches only the majority
 	// must win all of it, so with many free rivals it seldom would.
 	side, other := slots[:len(slots)-1], slots[len(slots)-1]
@@ -149,7 +158,9 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 			return nil, errors.Join(fmt.Errorf("cut slot %d off from %s: %w", s, joinNames(cuts[s]), err), herr)
 		}
 	}
-	holder, err := n.awaitHolder(ctx, side, n.env.Holders())
+	// A grant made before the cut, or while it was being made, may hold D
+	// and E too: such holders count once seen without the lock.
+	holder, err := n.awaitHolder(ctx, side, append(before, n.env.Holders()...))
 	if err != nil {
 		_, herr := n.undo(context.WithoutCancel(ctx))
 		return nil, errors.Join(err, herr)

@@ -97,28 +97,20 @@ func cutSlots(calls []string) map[int]bool {
 func TestRedlockClockJumpTimeline(t *testing.T) {
 	f := &fakeRedlock{}
 	env := &fakeEnv{c: f, f: f}
-	// An uncut worker holds the lock all along; a cut one only from the
-	// third poll on.
+	// A worker of client 1's side holds the lock from the third poll on.
 	polls := 0
 	env.holders = func(calls []string) []Target {
 		polls++
-		hs := []Target{}
+		if polls < 3 {
+			return nil
+		}
 		cut := cutSlots(calls)
 		for s := 0; s < 4; s++ {
-			if !cut[s] {
-				hs = append(hs, Target{Process: 10 + s, Slot: s, Key: "k0"})
-				break
+			if cut[s] {
+				return []Target{{Process: 10 + s, Slot: s, Key: "k0"}}
 			}
 		}
-		if polls >= 3 {
-			for s := 0; s < 4; s++ {
-				if cut[s] {
-					hs = append(hs, Target{Process: 10 + s, Slot: s, Key: "k0"})
-					break
-				}
-			}
-		}
-		return hs
+		return nil
 	}
 	n, err := newRedlockClockJump(env, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
