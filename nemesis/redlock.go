@@ -128,15 +128,16 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 		return nil, fmt.Errorf("%d live workers: the timeline needs two clients", len(slots))
 	}
 	n.rng.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
-	// Client 2 is a worker that holds no lock now: a holder releases and
-	// asks again before its rivals' retries, so it is the likeliest next
-	// holder, and that must be client 1.
+	// Client 2 is the worker that holds the lock now, if one does: once
+	// cut, its release waits out the node timeout on the nodes it cannot
+	// reach, and a rival, which then finds lock2 free, is the likeliest next
+	// holder; that must be client 1.
 	before := n.env.Holders()
 	holding := make(map[int]bool)
 	for _, h := range before {
 		holding[h.Slot] = true
 	}
-	sort.SliceStable(slots, func(i, j int) bool { return holding[slots[i]] && !holding[slots[j]] })
+	sort.SliceStable(slots, func(i, j int) bool { return !holding[slots[i]] && holding[slots[j]] })
 	// All but one are cut off: a client that reaches only the majority
 	// must win all of it, so with many free rivals it seldom would.
 	side, other := slots[:len(slots)-1], slots[len(slots)-1]
