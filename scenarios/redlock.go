@@ -47,7 +47,7 @@ func init() {
 		Summary: "Kleppmann's timeline: client 1 locks lock0..lock2 while lock3 and lock4 are unreachable for it, lock2's wall clock " +
 			"jumps forward and expires its key, client 2 locks lock2..lock4 while client 1 still works and writes (needs the clock shim)",
 		Args: []string{"--lock", "redlock", "--nemesis", "redlock-clock-jump", "--lease", "2s", "--think", "1200ms",
-			"--nemesis-duration", "3s", "--nemesis-interval", "4s", "--workers", "2", "--time", "30s"},
+			"--nemesis-duration", "5s", "--nemesis-interval", "4s", "--workers", "2", "--time", "40s"},
 		Expect: "invalid (a double holder and a lost update)",
 	})
 }
