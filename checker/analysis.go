@@ -104,6 +104,9 @@ type hold struct {
 	endKind endKind
 	token   int64
 	owner   string
+	// nodes are the lock nodes that granted it, when the design says
+	// (RedLock's majority).
+	nodes []string
 }
 
 // getHolds returns every hold interval, in order of grant. It needs pairs.
@@ -142,7 +145,7 @@ func (a *analysis) getHolds() []hold {
 				hd := hold{key: inv.Key, proc: inv.Process, start: pr.Complete.Time,
 					acquire: pr.Complete.Index, endOp: -1, endKind: endHistory, end: a.end}
 				if v := pr.Value(); v != nil {
-					hd.token, hd.owner = v.Token, v.Owner
+					hd.token, hd.owner, hd.nodes = v.Token, v.Owner, v.Nodes
 				}
 				open[inv.Process] = append(open[inv.Process], len(a.holds))
 				a.holds = append(a.holds, hd)

@@ -264,6 +264,14 @@ func TestOverlap(t *testing.T) {
 					t.Errorf("explanation: %s", a.Explanation)
 				}
 			}},
+		{name: "redlock majorities", want: Invalid, h: redlockClockJump(),
+			inspect: func(t *testing.T, r Result) {
+				a := find(t, r, "double-holder")
+				want := "processes 0 and 1 both held lock k from 0.60 s to 0.70 s: 0 was granted it at 0.10 s on lock0, lock1 and lock2 and did not start its release until 0.90 s; 1 was granted it at 0.60 s on lock2, lock3 and lock4 and did not start its release until 0.70 s. A clock-jump of node lock2 from 0.50 s to 2.00 s was in force."
+				if a.Explanation != want {
+					t.Errorf("explanation:\n got %s\nwant %s", a.Explanation, want)
+				}
+			}},
 		{name: "plain DEL", h: plainDelForeignRelease(), want: Invalid, kinds: []string{"double-holder", "foreign-release"},
 			inspect: func(t *testing.T, r Result) {
 				a := find(t, r, "foreign-release")
@@ -571,4 +579,16 @@ func TestMutexKeepsAnIndeterminateAcquireThatIsNotLast(t *testing.T) {
 	if r := NewMutex(Options{}).Check(context.Background(), h); r.Valid != Invalid {
 		t.Errorf("valid = %v, want invalid", r.Valid)
 	}
+}
+
+// redlockClockJump is Kleppmann's RedLock timeline: process 0 locks lock0..2,
+// lock2's clock jumps, process 1 locks lock2..4 while 0 still holds.
+func redlockClockJump() history.History {
+	b := &builder{}
+	b.pair(0, history.FAcquire, "k", 0, 0.1, history.OK, nil, &history.Value{Owner: "a", Nodes: []string{"lock0", "lock1", "lock2"}})
+	b.pair(history.NemesisProcess, history.FClockJump, "", 0.49, 0.5, history.Info, nil, &history.Value{Nodes: []string{"lock2"}})
+	b.pair(1, history.FAcquire, "k", 0.55, 0.6, history.OK, nil, &history.Value{Owner: "b", Nodes: []string{"lock2", "lock3", "lock4"}})
+	b.release(1, 0.7, 0.75, true, "b").release(0, 0.9, 0.95, false, "a")
+	b.pair(history.NemesisProcess, history.FClockReset, "", 1.99, 2, history.Info, nil, nil)
+	return b.build()
 }

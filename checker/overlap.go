@@ -166,7 +166,8 @@ func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []hist
 	in := faultsDuring(faults, e.start, to)
 	an.Nemesis = describeFaults(in)
 	story := fmt.Sprintf("processes %d and %d both held lock %s from %s to %s: %d was granted it at %s%s and %s; %d was granted it at %s%s",
-		e.proc, h.proc, e.key, secs(first.from), secs(first.to), e.proc, secs(e.start), withToken(e.token), until(e), h.proc, secs(h.start), withToken(h.token))
+		e.proc, h.proc, e.key, secs(first.from), secs(first.to), e.proc, secs(e.start), withToken(e.token)+onNodes(e.nodes), until(e),
+		h.proc, secs(h.start), withToken(h.token)+onNodes(h.nodes))
 	if h.end < e.end {
 		story += " and " + until(h)
 	}
@@ -221,6 +222,15 @@ func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []hist
 	}
 	an.Explanation = sentences(story, more, faultSentence(in, e.proc, lost), said, fenced)
 	return an
+}
+
+// onNodes renders " on lock0, lock1 and lock2", the nodes that granted a
+// lock, or nothing when the design did not say.
+func onNodes(nodes []string) string {
+	if len(nodes) == 0 {
+		return ""
+	}
+	return " on " + joinAnd(nodes)
 }
 
 // processList names processes: "process 5", "processes 5, 1 and 3".

@@ -44,6 +44,17 @@ type Partitioner interface {
 	Heal(ctx context.Context, slot int) error
 }
 
+// NodePartitioner is a cluster whose worker slots can be cut off from some
+// lock nodes while they still reach the others (a partial partition, as in
+// Kleppmann's RedLock timeline).
+type NodePartitioner interface {
+	// PartitionNodes makes worker slot's links to the named lock nodes drop
+	// all traffic both ways; its links to the other nodes stay up.
+	PartitionNodes(ctx context.Context, slot int, nodes []string) error
+	// Heal restores every link of slot.
+	Heal(ctx context.Context, slot int) error
+}
+
 // ErrUnsupported is returned for a capability a cluster does not have.
 var ErrUnsupported = errors.New("not supported by this cluster")
 

@@ -46,10 +46,11 @@ type Redis struct {
 }
 
 var (
-	_ Cluster     = (*Redis)(nil)
-	_ Killer      = (*Redis)(nil)
-	_ Partitioner = (*Redis)(nil)
-	_ Clocker     = (*Redis)(nil)
+	_ Cluster         = (*Redis)(nil)
+	_ Killer          = (*Redis)(nil)
+	_ Partitioner     = (*Redis)(nil)
+	_ NodePartitioner = (*Redis)(nil)
+	_ Clocker         = (*Redis)(nil)
 )
 
 // NewRedis returns an unstarted cluster.
@@ -238,6 +239,22 @@ func (r *Redis) Partition(ctx context.Context, slot int) error {
 // Heal restores every link of a worker slot.
 func (r *Redis) Heal(ctx context.Context, slot int) error {
 	return r.proxies.RestoreAll(ctx, r.slotLinks(slot))
+}
+
+// PartitionNodes cuts worker slot's links to the named lock nodes only.
+func (r *Redis) PartitionNodes(ctx context.Context, slot int, nodes []string) error {
+	if slot < 0 || slot >= len(r.slotAddr) {
+		return fmt.Errorf("partition slot %d: no such worker slot", slot)
+	}
+	var names []string
+	for _, n := range nodes {
+		j, _, err := r.lockNode(n)
+		if err != nil {
+			return err
+		}
+		names = append(names, proxyName(slot, j))
+	}
+	return r.proxies.CutAll(names)
 }
 
 // slotLinks names the proxies of one worker slot, one per lock node.

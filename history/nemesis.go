@@ -27,6 +27,9 @@ const (
 	// FFailover starts a master failover (the master cut off or killed, a
 	// replica promoted); FHeal ends it.
 	FFailover = "failover"
+	// FClockJump moves a lock node's wall clock with whatever else the
+	// nemesis's timeline needs (redlock-clock-jump); FClockReset ends it too.
+	FClockJump = "clock-jump"
 )
 
 // EndOf returns the name of the op that ends the fault started by f, and
@@ -47,6 +50,8 @@ func EndOf(f string) (string, bool) {
 		return FUnskew, true
 	case FFailover:
 		return FHeal, true
+	case FClockJump:
+		return FClockReset, true
 	}
 	return "", false
 }

@@ -93,7 +93,9 @@ type Value struct {
 	DeletedOwner string `json:"deleted_owner,omitempty"`
 	// Targets are the processes a nemesis op acted on.
 	Targets []int `json:"targets,omitempty"`
-	// Nodes are the cluster nodes a nemesis op acted on.
+	// Nodes are the cluster nodes a nemesis op acted on; on an acquire ok of
+	// a design that asks several nodes (RedLock), the nodes that granted it,
+	// and on its release ok, the nodes that still held the key and deleted it.
 	Nodes []string `json:"nodes,omitempty"`
 	// Duration is how long a nemesis fault is meant to last.
 	Duration time.Duration `json:"duration,omitempty"`

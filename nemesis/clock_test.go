@@ -46,7 +46,7 @@ func (e clockEnv) Holders() []Target         { return nil }
 func (e clockEnv) Workers() []Target         { return nil }
 func (e clockEnv) Cluster() clusters.Cluster { return e.c }
 func (e clockEnv) Lease() time.Duration      { return e.lease }
-func lockNodes(names ...string) (out []clusters.Node) {
+func testLockNodes(names ...string) (out []clusters.Node) {
 	for _, n := range names {
 		out = append(out, clusters.Node{Name: n, Role: "lock"})
 	}
@@ -70,7 +70,7 @@ func TestClockJumpsAndPutsBack(t *testing.T) {
 		{"many nodes", false, []string{"lock0", "lock1", "lock2", "lock3", "lock4"}, func(k int) time.Duration { return time.Duration(k+1) * 300 * time.Millisecond }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &clockCluster{nodes: lockNodes(tc.nodes...), offsets: map[string][]time.Duration{}}
+			c := &clockCluster{nodes: testLockNodes(tc.nodes...), offsets: map[string][]time.Duration{}}
 			n, err := newClock(clockEnv{c: c, lease: 100 * time.Millisecond}, rand.New(rand.NewPCG(1, 1)), tc.back)
 			if err != nil {
 				t.Fatal(err)

@@ -27,6 +27,9 @@ type Meta struct {
 	Seed uint64
 	// Fencing says the resource checked fencing tokens.
 	Fencing bool
+	// NoTokens says the lock design hands out no fencing token (RedLock), so
+	// fencing cannot protect the resource whatever the run's settings.
+	NoTokens bool
 	// Workers is the number of worker slots; the timeline draws one lane
 	// per slot (process % Workers). 0 draws one lane per process.
 	Workers int

@@ -85,6 +85,10 @@ func TestReportWrite(t *testing.T) {
 			unwantLink: []string{"linearizability.html"},
 		},
 		{
+			name: "no tokens", in: Input{Meta: Meta{Name: "rl", Lock: "redlock", NoTokens: true}, History: clean, Result: valid},
+			verdict: "valid", want: []string{`id="no-tokens"`, "The lock redlock hands out no fencing token"},
+		},
+		{
 			name: "malformed history", in: Input{Meta: Meta{Name: "broken"}, Result: unknown,
 				History: history.History{{Index: 0, Process: 1, Type: history.OK, F: "acquire"}}},
 			verdict: "unknown", want: []string{"The history is malformed"},

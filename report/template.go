@@ -130,6 +130,7 @@ const pageHTML = `<!doctype html>
 <h1>{{.Meta.Name}}</h1>
 <p>lock <b>{{.Meta.Lock}}</b> · nemesis <b>{{.Meta.Nemesis}}</b> · seed <b>{{.Meta.Seed}}</b>{{if .Duration}} · {{.Duration}}{{end}} · {{.Fencing}}{{if .Meta.Workers}} · {{.Meta.Workers}} workers{{end}}{{if .Started}} · started {{.Started}}{{end}}</p>
 <p>{{.Summary}}</p>
+{{if .Meta.NoTokens}}<p id="no-tokens">The lock {{.Meta.Lock}} hands out no fencing token, so the resource cannot refuse a stale holder's write: fencing is not an option for it.</p>{{end}}
 {{if .Error}}<p class="err">{{.Error}}</p>{{end}}
 {{if .Meta.Command}}<p>re-run: <code id="command">{{.Meta.Command}}</code></p>{{end}}
 </div>

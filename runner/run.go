@@ -333,6 +333,9 @@ func (r *run) setHolder(slot int, t *nemesis.Target) {
 func WriteReport(dir string, t Test, h history.History, res checker.Result) error {
 	meta := report.Meta{Name: t.Name, Lock: t.Lock, Nemesis: t.Nemesis, Seed: t.Seed, Fencing: t.Fencing,
 		Workers: t.Workers, Duration: t.Time, Command: strings.Join(Command(t), " "), Started: t.Started}
+	if d, err := workloads.FindDesign(t.Lock); err == nil && !d.Tokens {
+		meta.NoTokens = true
+	}
 	return report.Write(filepath.Join(dir, "report.html"), report.Input{Meta: meta, History: h, Result: res})
 }
 

@@ -109,6 +109,7 @@ func TestRunPause(t *testing.T) {
 		{"redis-set-px", false, checker.Invalid, "double-holder", false},
 		{"redis-set-px", true, checker.Valid, "stale-write-rejected", true},
 		{"redis-set-px-del", false, checker.Invalid, "foreign-release", false},
+		{"redlock", false, checker.Invalid, "double-holder", false},
 	}
 	for _, tt := range tests {
 		name := tt.lock
@@ -163,6 +164,10 @@ func TestRunRejectsBadInput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("lock %q nemesis %q: got %v, want %q", tt.lock, tt.nem, err, tt.want)
 		}
+	}
+	_, err := Run(context.Background(), quick(t, "redlock", "none", true), io.Discard)
+	if err == nil || !strings.HasPrefix(err.Error(), "redlock hands out no fencing token: ") {
+		t.Errorf("redlock --fencing: got %v, want a no-token error", err)
 	}
 }
 

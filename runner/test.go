@@ -121,6 +121,9 @@ func (t *Test) Validate() error {
 	if d.NoLock && t.Fencing {
 		return fmt.Errorf("--fencing: %s takes no lock and has no fencing tokens", d.Name)
 	}
+	if t.Fencing && !d.Tokens {
+		return fmt.Errorf("%s hands out no fencing token: --fencing needs a lock design with monotonic tokens (see check list)", t.Lock)
+	}
 	if _, err := nemesis.Parse(t.Nemesis); err != nil {
 		return err
 	}

@@ -20,6 +20,9 @@ type Grant struct {
 	// Detail is what the client wants the history to show of the grant
 	// (e.g. a reentrant lock's depth), "" for nothing.
 	Detail string
+	// Nodes are the lock nodes that granted the lock, for designs that ask
+	// several (RedLock); nil otherwise.
+	Nodes []string
 }
 
 // Lock is a lock client as one worker process uses it.

@@ -33,6 +33,7 @@ func TestBadInputExitsThreeWithOneLine(t *testing.T) {
 	}{
 		{"unknown lock", []string{"run", "--lock", "nope"}, `unknown lock "nope" (known: `},
 		{"missing lock", []string{"run"}, "--lock is required"},
+		{"redlock fencing", []string{"run", "--lock", "redlock", "--fencing"}, "redlock hands out no fencing token: "},
 		{"unknown nemesis", []string{"run", "--lock", "redis-set-px", "--nemesis", "meteor"}, `unknown nemesis "meteor"`},
 		{"bad flag", []string{"run", "--lokc", "x"}, "flag provided but not defined"},
 		{"malformed history", []string{"analyze", dir}, "line 3: malformed op"},
