@@ -201,6 +201,13 @@ func clockWhy(f history.Fault) string {
 			}
 		}
 		return node + "'s wall clock jumped " + amount + "forward, so the lock key's PX expiry passed early (Redis judges expiry by its wall clock)"
+	case history.FClockJump:
+		node := "the shared node"
+		if len(f.Nodes) > 0 {
+			node = f.Nodes[0]
+		}
+		return node + "'s wall clock jumped forward, so the first holder's key on " + node +
+			" expired early and " + node + " counted towards a second majority (" + f.Detail + ")"
 	case history.FSkew:
 		what := "clocks of " + procs(f.Targets)
 		if len(f.Targets) == 0 {
