@@ -38,7 +38,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 10s ./history/
 
 test: deps vet shim
-	$(GO) test -count=1 -timeout 12m ./...
+	LOCKCHECK_CLOCKSHIM=$(CURDIR)/$(SHIM) $(GO) test -count=1 -timeout 12m ./...
 	$(MAKE) --no-print-directory fuzz
 
 # Benchmarks: checker scale (10^4..10^6 ops) and harness overhead.
