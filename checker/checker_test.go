@@ -267,7 +267,7 @@ func TestOverlap(t *testing.T) {
 		{name: "redlock majorities", want: Invalid, h: redlockClockJump(),
 			inspect: func(t *testing.T, r Result) {
 				a := find(t, r, "double-holder")
-				want := "processes 0 and 1 both held lock k from 0.60 s to 0.70 s: 0 was granted it at 0.10 s on lock0, lock1 and lock2 and did not start its release until 0.90 s; 1 was granted it at 0.60 s on lock2, lock3 and lock4 and did not start its release until 0.70 s. A clock-jump of node lock2 from 0.50 s to 2.00 s was in force."
+				want := "processes 0 and 1 both held lock k from 0.60 s to 0.70 s: 0 was granted it at 0.10 s on lock0, lock1 and lock2 and did not start its release until 0.90 s; 1 was granted it at 0.60 s on lock2, lock3 and lock4 and did not start its release until 0.70 s. A clock-jump of node lock2 from 0.50 s to 2.00 s was in force: lock2's wall clock jumped forward, so the first holder's key on lock2 expired early and lock2 counted towards a second majority."
 				if a.Explanation != want {
 					t.Errorf("explanation:\n got %s\nwant %s", a.Explanation, want)
 				}

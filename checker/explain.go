@@ -206,8 +206,12 @@ func clockWhy(f history.Fault) string {
 		if len(f.Nodes) > 0 {
 			node = f.Nodes[0]
 		}
-		return node + "'s wall clock jumped forward, so the first holder's key on " + node +
-			" expired early and " + node + " counted towards a second majority (" + f.Detail + ")"
+		why := node + "'s wall clock jumped forward, so the first holder's key on " + node +
+			" expired early and " + node + " counted towards a second majority"
+		if f.Detail != "" {
+			why += " (" + f.Detail + ")"
+		}
+		return why
 	case history.FSkew:
 		what := "clocks of " + procs(f.Targets)
 		if len(f.Targets) == 0 {

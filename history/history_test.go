@@ -114,18 +114,25 @@ func TestFaults(t *testing.T) {
 		{Index: 3, Time: 21, Process: -1, Type: Info, F: FResume},
 		{Index: 4, Time: 30, Process: -1, Type: Invoke, F: FKill},
 		{Index: 5, Time: 31, Process: -1, Type: Info, F: FKill, Error: "no such node"},
-		{Index: 6, Time: 40, Process: -1, Type: Invoke, F: FPartition},
-		{Index: 7, Time: 41, Process: -1, Type: Info, F: FPartition},
-		{Index: 8, Time: 50, Process: 2, Type: Invoke, F: FAcquire},
+		{Index: 6, Time: 32, Process: -1, Type: Invoke, F: FFailover},
+		{Index: 7, Time: 35, Process: -1, Type: Info, F: FFailover},
+		{Index: 8, Time: 36, Process: -1, Type: Invoke, F: FHeal},
+		{Index: 9, Time: 38, Process: -1, Type: Info, F: FHeal},
+		{Index: 10, Time: 40, Process: -1, Type: Invoke, F: FPartition},
+		{Index: 11, Time: 41, Process: -1, Type: Info, F: FPartition},
+		{Index: 12, Time: 50, Process: 2, Type: Invoke, F: FAcquire},
 	}
 	f := h.Faults()
-	if len(f) != 2 {
-		t.Fatalf("got %d faults, want 2: %+v", len(f), f)
+	if len(f) != 3 {
+		t.Fatalf("got %d faults, want 3: %+v", len(f), f)
+	}
+	if f[1].F != FFailover || f[1].Start != 32 || f[1].End != 38 {
+		t.Errorf("a failover is in force from its invoke (the cut) to its heal: %+v", f[1])
 	}
 	if f[0].F != FPause || f[0].Start != 11 || f[0].End != 21 || f[0].Targets[0] != 3 {
 		t.Errorf("pause fault: %+v", f[0])
 	}
-	if f[1].F != FPartition || f[1].Start != 41 || f[1].End != 50 {
-		t.Errorf("unhealed partition must last to the end: %+v", f[1])
+	if f[2].F != FPartition || f[2].Start != 41 || f[2].End != 50 {
+		t.Errorf("unhealed partition must last to the end: %+v", f[2])
 	}
 }

@@ -77,12 +77,17 @@ type Fault struct {
 func (h History) Faults() []Fault {
 	var faults []Fault
 	open := make(map[string][]int) // end op name -> indices into faults
+	invoked := make(map[string]time.Duration)
 	var last time.Duration
 	for _, op := range h {
 		if op.Time > last {
 			last = op.Time
 		}
-		if !op.IsNemesis() || op.Type == Invoke {
+		if !op.IsNemesis() {
+			continue
+		}
+		if op.Type == Invoke {
+			invoked[op.F] = op.Time
 			continue
 		}
 		if end, ok := EndOf(op.F); ok {
@@ -90,6 +95,12 @@ func (h History) Faults() []Fault {
 				continue
 			}
 			f := Fault{F: op.F, Start: op.Time, End: -1, Ops: []int{op.Index}}
+			if t, ok := invoked[op.F]; ok && op.F == FFailover {
+				// A failover cuts the master off (or kills it) when it is
+				// invoked and completes once a replica is promoted: the
+				// split brain is in force from the invoke.
+				f.Start = t
+			}
 			if v := op.Value; v != nil {
 				f.Targets, f.Nodes, f.Detail = v.Targets, v.Nodes, v.Detail
 			}
