@@ -48,6 +48,10 @@ type ZooKeeperConfig struct {
 	LogDir string
 	// Tick is ZooKeeper's tickTime; sessions may be as short as 5 ticks.
 	Tick time.Duration
+	// ClockShim starts every server's JVM under the clock shim, so
+	// SetClockOffset can move its wall clock (ZooKeeper times sessions
+	// with a monotonic clock, so a jump should change nothing: M10).
+	ClockShim bool
 }
 
 // zkNode is one ZooKeeper server.
@@ -61,6 +65,9 @@ type zkNode struct {
 	log                      *os.File
 }
 
+// clockFile is the clock shim's offset file of a server.
+func (n *zkNode) clockFile() string { return filepath.Join(n.dir, "clock") }
+
 func (n *zkNode) clientAddr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.client)) }
 
 // ZooKeeper is a Cluster of local ZooKeeper servers (QuorumPeerMain, one JVM
@@ -70,6 +77,7 @@ func (n *zkNode) clientAddr() string { return net.JoinHostPort("127.0.0.1", strc
 type ZooKeeper struct {
 	cfg     ZooKeeperConfig
 	java    string
+	shim    string // the clock shim's path, "" when not under it
 	tmp     string
 	nodes   []*zkNode
 	storage *RedisServer
@@ -88,6 +96,7 @@ var (
 	_ Primary     = (*ZooKeeper)(nil)
 	_ Isolator    = (*ZooKeeper)(nil)
 	_ Pauser      = (*ZooKeeper)(nil)
+	_ Clocker     = (*ZooKeeper)(nil)
 )
 
 // NewZooKeeper returns an unstarted ensemble.
@@ -162,6 +171,16 @@ func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 	}
 	if err := z.writeConfigs(); err != nil {
 		return err
+	}
+	if z.cfg.ClockShim {
+		if z.shim, err = ClockShim(); err != nil {
+			return err
+		}
+		for _, n := range z.nodes {
+			if err := WriteClockOffset(n.clockFile(), 0); err != nil {
+				return err
+			}
+		}
 	}
 	for _, n := range z.nodes {
 		if err := z.startNode(n); err != nil {
@@ -254,7 +273,11 @@ func (z *ZooKeeper) startNode(n *zkNode) error {
 		"-Dzookeeper.admin.enableServer=false", "-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-cp", "/etc/zookeeper/conf:" + ZooKeeperJar + ":" + SLF4JSimple,
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", n.conf}
-	proc, err := StartProc(n.name, argv, n.dir, log)
+	var env []string
+	if z.shim != "" {
+		env = ClockShimEnvFor(z.shim, n.clockFile())
+	}
+	proc, err := StartProcEnv(n.name, argv, env, n.dir, log)
 	if err != nil {
 		log.Close()
 		return err
@@ -339,6 +362,19 @@ func (z *ZooKeeper) LockAddrs(slot int) []string { return append([]string(nil), 
 
 // StorageAddr returns the storage node's address.
 func (z *ZooKeeper) StorageAddr() string { return z.storage.Addr() }
+
+// SetClockOffset moves a server's wall clock to real time + offset. It
+// needs the ensemble to run under the clock shim (ZooKeeperConfig.ClockShim).
+func (z *ZooKeeper) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
+	if z.shim == "" {
+		return fmt.Errorf("set clock of %s: servers run without the clock shim: %w", node, ErrUnsupported)
+	}
+	n, err := z.node(node)
+	if err != nil {
+		return err
+	}
+	return WriteClockOffset(n.clockFile(), offset)
+}
 
 func (z *ZooKeeper) node(name string) (*zkNode, error) {
 	for _, n := range z.nodes {

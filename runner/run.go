@@ -190,7 +190,7 @@ func newTopology(d workloads.Design, t Test, logDir string) topology {
 		return clusters.NewSentinel(clusters.SentinelConfig{Workers: t.Workers, LogDir: logDir, Persist: true, ClockShim: shim})
 	}
 	if d.Service == "zookeeper" {
-		return clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: t.Nodes, Workers: t.Workers, LogDir: logDir})
+		return clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: t.Nodes, Workers: t.Workers, LogDir: logDir, ClockShim: shim})
 	}
 	return clusters.NewRedis(clusters.RedisConfig{LockNodes: d.LockNodes, Workers: t.Workers, LogDir: logDir, Persist: true,
 		ClockShim: shim})
