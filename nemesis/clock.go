@@ -76,7 +76,7 @@ func newClockBack(env Env, rng *rand.Rand) (Nemesis, error)    { return newClock
 func newClock(env Env, rng *rand.Rand, back bool) (Nemesis, error) {
 	c, ok := env.Cluster().(clusters.Clocker)
 	if !ok {
-		return nil, fmt.Errorf("clock nemesis: %w (server clocks can be moved on Redis lock nodes only)", clusters.ErrUnsupported)
+		return nil, fmt.Errorf("clock nemesis: %w (this cluster cannot move its servers' clocks)", clusters.ErrUnsupported)
 	}
 	lease := leaseOf(env)
 	return &Clock{env: env, rng: rng, c: c, back: back, Jump: JumpLeases * lease, Step: max(lease/2, 10*time.Millisecond)}, nil
