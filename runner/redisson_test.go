@@ -21,17 +21,7 @@ import (
 func TestRunReentrantWatchdogNoFault(t *testing.T) {
 	tt := quick(t, "redis-reentrant", "none", false)
 	tt.Time, tt.Think = 4*time.Second, 450*time.Millisecond // lease 300 ms
-	out, err := Run(context.Background(), tt, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Result.Valid != checker.Valid {
-		t.Fatalf("verdict %v: %+v", out.Result.Valid, out.Result.Anomalies)
-	}
-	h, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, h := runValid(t, tt)
 	grants, renewed := 0, 0
 	for _, op := range h {
 		switch {

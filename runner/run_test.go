@@ -29,6 +29,24 @@ func TestMain(m *testing.M) {
 
 // quick returns a short test of lock under nem that runs this binary as its
 // workers.
+// runValid runs tt, wants it valid, and returns its outcome and the history
+// it stored.
+func runValid(t *testing.T, tt Test) (Outcome, history.History) {
+	t.Helper()
+	out, err := Run(context.Background(), tt, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Result.Valid != checker.Valid {
+		t.Fatalf("verdict %v: %+v", out.Result.Valid, out.Result.Anomalies)
+	}
+	h, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, h
+}
+
 func quick(t *testing.T, lock, nem string, fencing bool) Test {
 	return Test{Lock: lock, Nemesis: nem, Fencing: fencing, Workers: 5, Seed: 1,
 		Time: 6 * time.Second, Lease: 300 * time.Millisecond, Think: 10 * time.Millisecond, NemesisInterval: 1500 * time.Millisecond,
@@ -209,17 +227,7 @@ func assertNoChildren(t *testing.T) {
 func TestRunKillAndPartition(t *testing.T) {
 	for _, nem := range []string{"kill", "partition"} {
 		t.Run(nem, func(t *testing.T) {
-			out, err := Run(context.Background(), quick(t, "redis-set-px", nem, false), io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out.Result.Valid != checker.Valid {
-				t.Fatalf("verdict %v: %+v", out.Result.Valid, out.Result.Anomalies)
-			}
-			h, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, h := runValid(t, quick(t, "redis-set-px", nem, false))
 			faults, fails, infos := len(h.Faults()), 0, 0
 			for _, op := range h {
 				switch {
