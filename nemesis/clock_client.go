@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
@@ -36,8 +35,7 @@ type ClockClient struct {
 	cc     ClientClocker
 	Offset time.Duration
 
-	mu     sync.Mutex
-	skewed map[string]int // clock file -> process
+	skewed undoSet[string, int] // clock file -> process
 }
 
 var _ Nemesis = (*ClockClient)(nil)
@@ -56,7 +54,7 @@ func newClockClient(env Env, rng *rand.Rand) (Nemesis, error) {
 	if !ok {
 		return nil, fmt.Errorf("clock-client nemesis: the controller cannot set client clocks: %w", clusters.ErrUnsupported)
 	}
-	return &ClockClient{env: env, rng: rng, cc: cc, Offset: JumpLeases * leaseOf(env), skewed: make(map[string]int)}, nil
+	return &ClockClient{env: env, rng: rng, cc: cc, Offset: JumpLeases * leaseOf(env)}, nil
 }
 
 // Fs returns skew and unskew.
@@ -113,28 +111,17 @@ func (n *ClockClient) set(file string, process int, offset time.Duration) error 
 	if err := n.cc.SetClientClock(file, offset); err != nil {
 		return err
 	}
-	n.mu.Lock()
-	n.skewed[file] = process
-	n.mu.Unlock()
+	n.skewed.add(file, process)
 	return nil
 }
 
 // resetAll puts back every clock this nemesis skewed.
 func (n *ClockClient) resetAll() ([]int, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	var procs []int
-	var errs []error
-	for file, p := range n.skewed {
-		if err := n.cc.SetClientClock(file, 0); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		procs = append(procs, p)
-		delete(n.skewed, file)
-	}
+	procs, err := n.skewed.undoAll(context.Background(), func(_ context.Context, file string) error {
+		return n.cc.SetClientClock(file, 0)
+	})
 	sort.Ints(procs)
-	return procs, errors.Join(errs...)
+	return procs, err
 }
 
 // Heal puts back every clock this nemesis skewed.

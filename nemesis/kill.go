@@ -82,7 +82,7 @@ func (n *Kill) Invoke(ctx context.Context, op history.Op) history.Op {
 		if err := n.k.Kill(ctx, node); err != nil {
 			return completed(op, nil, err)
 		}
-		n.killed.add(node)
+		n.killed.add(node, node)
 		return completed(op, &history.Value{Nodes: []string{node}, Detail: "SIGKILL " + what + node}, nil)
 	case history.FRestart:
 		nodes, err := n.killed.undoAll(ctx, n.k.Restart)

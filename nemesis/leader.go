@@ -58,7 +58,7 @@ func (n *Leader) Invoke(ctx context.Context, op history.Op) history.Op {
 		if err := n.apply(ctx, leader); err != nil {
 			return completed(op, nil, err)
 		}
-		n.nodes.add(leader)
+		n.nodes.add(leader, leader)
 		return completed(op, &history.Value{Nodes: []string{leader}, Detail: fmt.Sprintf("leader %s %s", leader, n.verb)}, nil)
 	case n.end:
 		nodes, err := n.nodes.undoAll(ctx, n.undo)

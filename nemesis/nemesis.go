@@ -151,35 +151,41 @@ func pickHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Duration
 	}
 }
 
-// nodeSet is the set of nodes a nemesis has faulted and must undo.
-type nodeSet struct {
+// undoSet is what a nemesis has faulted and must undo: keys (nodes, slots,
+// pids, clock files) with what the ops report of them (the node's name, the
+// target's process).
+type undoSet[K comparable, V any] struct {
 	mu    sync.Mutex
-	nodes map[string]bool
+	items map[K]V
 }
 
-func (s *nodeSet) add(node string) {
+// add records that k was faulted.
+func (s *undoSet[K, V]) add(k K, v V) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.nodes == nil {
-		s.nodes = make(map[string]bool)
+	if s.items == nil {
+		s.items = make(map[K]V)
 	}
-	s.nodes[node] = true
+	s.items[k] = v
 }
 
-// undoAll calls undo on every node in the set, forgets the nodes it undid,
-// and returns them with the errors of the others.
-func (s *nodeSet) undoAll(ctx context.Context, undo func(ctx context.Context, node string) error) ([]string, error) {
+// undoAll calls undo on every key in the set, forgets the keys it undid, and
+// returns their values with the errors of the others.
+func (s *undoSet[K, V]) undoAll(ctx context.Context, undo func(ctx context.Context, k K) error) ([]V, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var nodes []string
+	var done []V
 	var errs []error
-	for node := range s.nodes {
-		if err := undo(ctx, node); err != nil {
+	for k, v := range s.items {
+		if err := undo(ctx, k); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		nodes = append(nodes, node)
-		delete(s.nodes, node)
+		done = append(done, v)
+		delete(s.items, k)
 	}
-	return nodes, errors.Join(errs...)
+	return done, errors.Join(errs...)
 }
+
+// nodeSet is the set of nodes a nemesis has faulted and must undo.
+type nodeSet = undoSet[string, string]

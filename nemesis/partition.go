@@ -2,10 +2,8 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
@@ -19,8 +17,7 @@ type Partition struct {
 	env Env
 	rng *rand.Rand
 	p   clusters.Partitioner
-	mu  sync.Mutex
-	cut map[int]Target // slot -> target
+	cut undoSet[int, int] // slot -> process
 }
 
 var _ Nemesis = (*Partition)(nil)
@@ -30,7 +27,7 @@ func newPartition(env Env, rng *rand.Rand) (Nemesis, error) {
 	if !ok {
 		return nil, fmt.Errorf("partition nemesis: %w", clusters.ErrUnsupported)
 	}
-	return &Partition{env: env, rng: rng, p: p, cut: make(map[int]Target)}, nil
+	return &Partition{env: env, rng: rng, p: p}, nil
 }
 
 // Fs returns partition and heal.
@@ -47,36 +44,18 @@ func (n *Partition) Invoke(ctx context.Context, op history.Op) history.Op {
 		if err := n.p.Partition(ctx, t.Slot); err != nil {
 			return completed(op, nil, err)
 		}
-		n.mu.Lock()
-		n.cut[t.Slot] = t
-		n.mu.Unlock()
+		n.cut.add(t.Slot, t.Process)
 		return completed(op, &history.Value{Targets: []int{t.Process},
 			Detail: fmt.Sprintf("process %d cut off from the lock service", t.Process)}, nil)
 	case history.FHeal:
-		targets, err := n.healAll(ctx)
+		targets, err := n.cut.undoAll(ctx, n.p.Heal)
 		return completed(op, &history.Value{Targets: targets, Detail: "links restored"}, err)
 	}
 	return completed(op, nil, fmt.Errorf("partition nemesis cannot %q", op.F))
 }
 
-func (n *Partition) healAll(ctx context.Context) ([]int, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	var targets []int
-	var errs []error
-	for slot, t := range n.cut {
-		if err := n.p.Heal(ctx, slot); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		targets = append(targets, t.Process)
-		delete(n.cut, slot)
-	}
-	return targets, errors.Join(errs...)
-}
-
 // Heal restores every link this nemesis cut.
 func (n *Partition) Heal(ctx context.Context) error {
-	_, err := n.healAll(ctx)
+	_, err := n.cut.undoAll(ctx, n.p.Heal)
 	return err
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"syscall"
 	"time"
 
@@ -18,14 +17,13 @@ import (
 type Pause struct {
 	env    Env
 	rng    *rand.Rand
-	mu     sync.Mutex
-	paused map[int]Target // pid -> target
+	paused undoSet[int, int] // worker pid -> process
 }
 
 var _ Nemesis = (*Pause)(nil)
 
 func newPause(env Env, rng *rand.Rand) (Nemesis, error) {
-	return &Pause{env: env, rng: rng, paused: make(map[int]Target)}, nil
+	return &Pause{env: env, rng: rng}, nil
 }
 
 // Fs returns pause and resume.
@@ -42,36 +40,27 @@ func (p *Pause) Invoke(ctx context.Context, op history.Op) history.Op {
 		if err := syscall.Kill(-t.Pid, syscall.SIGSTOP); err != nil {
 			return completed(op, nil, fmt.Errorf("SIGSTOP worker pid %d: %w", t.Pid, err))
 		}
-		p.mu.Lock()
-		p.paused[t.Pid] = t
-		p.mu.Unlock()
+		p.paused.add(t.Pid, t.Process)
 		return completed(op, &history.Value{Targets: []int{t.Process},
 			Detail: fmt.Sprintf("SIGSTOP process %d (worker pid %d)", t.Process, t.Pid)}, nil)
 	case history.FResume:
-		targets, err := p.resumeAll()
+		targets, err := p.paused.undoAll(ctx, resume)
 		return completed(op, &history.Value{Targets: targets, Detail: "SIGCONT"}, err)
 	}
 	return completed(op, nil, fmt.Errorf("pause nemesis cannot %q", op.F))
 }
 
-func (p *Pause) resumeAll() ([]int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var targets []int
-	var errs []error
-	for pid, t := range p.paused {
-		if err := syscall.Kill(-pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
-			errs = append(errs, fmt.Errorf("SIGCONT worker pid %d: %w", pid, err))
-			continue
-		}
-		targets = append(targets, t.Process)
-		delete(p.paused, pid)
+// resume continues the stopped worker whose process group is pid; one that
+// has exited meanwhile needs nothing.
+func resume(_ context.Context, pid int) error {
+	if err := syscall.Kill(-pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("SIGCONT worker pid %d: %w", pid, err)
 	}
-	return targets, errors.Join(errs...)
+	return nil
 }
 
 // Heal continues every worker this nemesis stopped.
 func (p *Pause) Heal(ctx context.Context) error {
-	_, err := p.resumeAll()
+	_, err := p.paused.undoAll(ctx, resume)
 	return err
 }
