@@ -16,11 +16,11 @@ import (
 )
 
 func init() {
-	register(Kind{Name: "failover", New: newFailover,
+	register(Kind{Name: "failover", Replicated: true, New: newFailover,
 		Summary: "Sentinel split brain: cut the master off from its replicas and sentinels while the holder and about half " +
 			"the workers still reach it (and only it), wait for the sentinels to promote a replica, heal after the fault " +
 			"duration and wait until the sentinels have demoted the old master (its writes since the cut are lost)"})
-	register(Kind{Name: "failover-kill", New: newFailoverKill,
+	register(Kind{Name: "failover-kill", Replicated: true, New: newFailoverKill,
 		Summary: "delay the Sentinel master's replication by 500 ms, SIGKILL it (its last grants were never replicated), " +
 			"wait for the sentinels to promote a replica, restart the old master after the fault duration (it rejoins as a replica)"})
 }

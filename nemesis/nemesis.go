@@ -65,6 +65,10 @@ type Kind struct {
 	// ClientClocks is set for a nemesis that moves workers' client clocks:
 	// the runner then gives every worker slot a clock file.
 	ClientClocks bool
+	// Replicated is set for a nemesis that fails a master over to its
+	// replicas: the runner then builds the Sentinel topology for a
+	// single-master Redis design.
+	Replicated bool
 }
 
 // Kinds returns every known nemesis kind, sorted by name.

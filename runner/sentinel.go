@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"strings"
-
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workloads"
@@ -19,13 +17,7 @@ func useSentinel(d workloads.Design, t Test) bool {
 	if d.Service != "redis" || d.LockNodes != 1 {
 		return false
 	}
-	kinds, _ := nemesis.Parse(t.Nemesis)
-	for _, k := range kinds {
-		if strings.HasPrefix(k.Name, "failover") {
-			return true
-		}
-	}
-	return false
+	return needs(t, func(k nemesis.Kind) bool { return k.Replicated })
 }
 
 // sentinelLinks is a topology whose workers find the master through
