@@ -221,6 +221,8 @@ func splitWords(s string) ([]string, error) {
 	in, quote := false, rune(0)
 	for _, r := range s {
 		switch {
+		case r < ' ' && r != '\t' || r == 0x7f:
+			return nil, fmt.Errorf("control character %q in the line", r)
 		case quote != 0:
 			if r == quote {
 				quote = 0
@@ -235,8 +237,6 @@ func splitWords(s string) ([]string, error) {
 				cur.Reset()
 				in = false
 			}
-		case r < ' ' || r == 0x7f:
-			return nil, fmt.Errorf("control character %q in the line", r)
 		default:
 			cur.WriteRune(r)
 			in = true
