@@ -75,7 +75,7 @@ func TestServeMatrices(t *testing.T) {
 	}
 	for _, want := range []string{
 		`class="cell missed changed"`, "was U 2/2", `class="cell met"`, // the pause cell changed, none did not
-		`href="/runs/matrix/x/runs/p%3C1%3E/t/r/"`,                    // each run links to its directory, escaped
+		`href="/runs/matrix/x/runs/p%3C1%3E/t/r/"`, // each run links to its directory, escaped
 		`title="invalid: processes 1 &amp; 2 both held k0"`,
 		`href="/matrix/20261123T130000"`, // the previous matrix
 		"U? 1/2",
