@@ -106,8 +106,8 @@ func cmdRepro(args []string, stdout, stderr io.Writer) (int, error) {
 	if *sameSeed {
 		seedNote = fmt.Sprintf("seed %d every time", seeds[0])
 	}
-	fmt.Fprintf(stdout, "repro: %s x %d, %s (seeds %s), stop on anomaly %v; runs in %s\n",
-		what, *count, seedNote, shortSeeds(seeds), *stopOnAnomaly, dir)
+	fmt.Fprintf(stdout, "repro: %s x %d, %s (seeds %s), stop on anomaly %s; runs in %s\n",
+		what, *count, seedNote, shortSeeds(seeds), onOff(*stopOnAnomaly), dir)
 	fmt.Fprintf(stdout, "repro: `check repro %s --count %d --seed %d%s` repeats it\n", what, *count, *base, sameSeedFlag(*sameSeed))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -276,4 +276,11 @@ func sameSeedFlag(on bool) string {
 		return " --same-seed"
 	}
 	return ""
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
