@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/lockcheck/lockcheck/matrix"
@@ -15,7 +16,8 @@ import (
 //   - GET /matrix/ lists the stored matrices (store/matrix/<time>/matrix.json),
 //     newest first;
 //   - GET /matrix/<time> shows one as a grid (rows x columns), each cell its
-//     tally, status and one link per run to that run's report, and marks
+//     tally, status and one link per run to that run's report (or its
+//     directory when it has none), and marks
 //     the cells whose outcome changed since the previous matrix with the
 //     same cells.
 
@@ -40,7 +42,7 @@ func (s *server) matrixPage(w http.ResponseWriter, r *http.Request, name string)
 	}
 	for _, m := range all {
 		if m.Dir == matrix.StoreDir+"/"+name {
-			execute(w, matrixTemplate, newMatrixView(m, matrix.Previous(all, m)))
+			execute(w, matrixTemplate, newMatrixView(s.store, m, matrix.Previous(all, m)))
 			return
 		}
 	}
@@ -112,7 +114,7 @@ type matrixRunLink struct {
 	HasDir, Detected bool
 }
 
-func newMatrixView(m, prev *matrix.Matrix) matrixView {
+func newMatrixView(store string, m, prev *matrix.Matrix) matrixView {
 	v := matrixView{matrixRow: newMatrixRow(m, prev), Misses: m.Missed()}
 	changes := matrix.Changes(prev, m)
 	col := make(map[string]int)
@@ -146,6 +148,9 @@ func newMatrixView(m, prev *matrix.Matrix) matrixView {
 			if r.Dir != "" && !strings.HasPrefix(r.Dir, "/") && !strings.Contains(r.Dir, "..") {
 				link.HasDir = true
 				link.Href = "/runs/" + escapePath(r.Dir) + "/"
+				if isFile(filepath.Join(store, filepath.FromSlash(r.Dir), "report.html")) {
+					link.Href += "report.html"
+				}
 			}
 			cv.Runs = append(cv.Runs, link)
 		}

@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +46,14 @@ func storeMatrices(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+	// The first none run has a report; the others link their directory.
+	rep := filepath.Join(store, "matrix", "x", "runs", "001-none", "redis-set-px-none", "20261123T130000", "report.html")
+	if err := os.MkdirAll(filepath.Dir(rep), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rep, []byte("<html></html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t0 := time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC)
 	mk(t0, matrix.Invalid, matrix.Invalid)
 	mk(t0.Add(time.Hour), matrix.Invalid, matrix.Valid)
@@ -77,6 +87,8 @@ func TestServeMatrices(t *testing.T) {
 		`class="cell missed changed"`, "was U 2/2", `class="cell met"`, // the pause cell changed, none did not
 		`href="/runs/matrix/x/runs/p%3C1%3E/t/r/"`, // each run links to its directory, escaped
 		`title="invalid: processes 1 &amp; 2 both held k0"`,
+		`href="/runs/matrix/x/runs/001-none/redis-set-px-none/20261123T130000/report.html"`,
+		`href="/runs/matrix/x/runs/002-none/redis-set-px-none/20261123T130000/"`,
 		`href="/matrix/20261123T130000"`, // the previous matrix
 		"U? 1/2",
 	} {
