@@ -59,6 +59,11 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	if *runTimeout <= 0 {
 		return exitError, fmt.Errorf("--run-timeout %s: want more than 0", *runTimeout)
 	}
+	for flag, path := range map[string]string{"junit": *junit, "json": *jsonOut, "markdown": *md} {
+		if err := checkOutputPath(path); err != nil { // before the runs, not after hours of them
+			return exitError, fmt.Errorf("--%s: %w", flag, err)
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return exitError, fmt.Errorf("find this binary to run the cells: %w", err)
@@ -126,6 +131,23 @@ func runMatrix(ctx context.Context, m *matrix.Matrix, cells []matrix.Cell, seeds
 		return exitError, err
 	}
 	return code, nil
+}
+
+// checkOutputPath reports why a report could not be written to path: its
+// directory is missing, or path is a directory.
+func checkOutputPath(path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil {
+		return err
+	} else if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", filepath.Dir(path))
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	return nil
 }
 
 // writeFileWith creates path and writes it with write.

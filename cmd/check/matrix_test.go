@@ -85,6 +85,7 @@ func TestMatrixAndReproBadInput(t *testing.T) {
 		{"both", []string{"matrix", "--cells", cells, "--lock", "redis-set-px"}, "not both"},
 		{"missing cells file", []string{"matrix", "--cells", filepath.Join(dir, "nope.txt")}, "no such file"},
 		{"bad cell", []string{"matrix", "--cells", cells}, `cell a none: unknown lock "nope"`},
+		{"junit dir", []string{"matrix", "--lock", "redis-set-px", "--junit", filepath.Join(dir, "no", "j.xml")}, "--junit: stat"},
 		{"unknown scenario", []string{"repro", "--scenario", "nope"}, `unknown scenario "nope"`},
 		{"neither", []string{"repro"}, "usage: check repro"},
 		{"not a run dir", []string{"repro", dir}, "not a run directory"},
