@@ -216,11 +216,16 @@ func TestCatalog(t *testing.T) {
 			t.Errorf("%v: got %s %v, want %s %v", tt.args, got, found, tt.want, tt.found)
 		}
 	}
-	// Every existing design has an expectation under none and pause.
+	// Every existing design has a line for every main nemesis.
 	for _, l := range []string{"redis-setnx-expire", "redis-setnx-getset", "redis-set-px-del", "redis-set-px",
-		"redis-watchdog", "redis-reentrant", "redlock", "redis-sentinel", "zk-ephemeral", "zk-sequential"} {
-		for _, n := range []string{"none", "pause", "partition", "clock", "clock-client"} {
-			if _, ok := cat.Lookup([]string{"--lock", l, "--nemesis", n}); !ok {
+		"redis-watchdog", "redis-reentrant", "redlock", "redis-sentinel", "zk-ephemeral", "zk-sequential",
+		"redis-watch-inventory"} {
+		for _, n := range []string{"none", "pause", "partition", "kill", "failover", "clock", "clock-client"} {
+			args := []string{"--lock", l, "--nemesis", n}
+			if l == "redis-watch-inventory" {
+				args = append(args, "--workload", "inventory")
+			}
+			if _, ok := cat.Lookup(args); !ok {
 				t.Errorf("no catalog cell for %s x %s", l, n)
 			}
 		}

@@ -53,6 +53,15 @@ func TestCellsFiles(t *testing.T) {
 			t.Errorf("scenarios.txt has %v, the scenarios want %v", got, want)
 		}
 	}
+	cat, err := matrix.DefaultCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cat.Cells() {
+		if err := checkCell(c); err != nil {
+			t.Errorf("catalog: %s: %v", c.Name(), err)
+		}
+	}
 	for _, s := range scenarios.All() {
 		for _, w := range []string{s.Want, s.WantFenced} {
 			if w != "" && w != "S" && w != "U" && w != "L" {
