@@ -36,6 +36,8 @@ vet:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 10s ./history/
+	$(GO) test -run '^$$' -fuzz FuzzParseCell -fuzztime 10s ./matrix/
+	$(GO) test -run '^$$' -fuzz FuzzParseSeeds -fuzztime 10s ./matrix/
 
 test: deps vet shim
 	LOCKCHECK_CLOCKSHIM=$(CURDIR)/$(SHIM) $(GO) test -count=1 -timeout 12m ./...
@@ -46,21 +48,29 @@ bench: deps build
 	$(GO) test -run '^$$' -bench BenchmarkDefault -benchtime 1x -count 3 -timeout 30m ./checker/
 	./$(BIN) bench --rounds 3 --time 10s
 
-# The acceptance matrix of docs/verdicts.md: long, not part of make test.
+# The verdict matrices of docs/verdicts.md: long, not part of make test.
+# Each is a cells file run by `check matrix` (README, "check matrix"): it
+# prints the table, stores the matrix under store/matrix/ (browse it with
+# `bin/check serve`), writes JUnit to store/<target>.xml and exits 1 when a
+# cell misses its expectation. SEEDS and JOBS override the defaults.
+SEEDS ?= 1..10
+JOBS ?= 2
+MATRIX = ./$(BIN) matrix --seeds $(SEEDS) --jobs $(JOBS)
+
 acceptance: deps build
-	bash scripts/acceptance.sh
+	$(MATRIX) --cells scripts/acceptance.txt --junit store/acceptance.xml
 
 acceptance-zk: deps build
-	bash scripts/acceptance-zk.sh
+	$(MATRIX) --cells scripts/acceptance-zk.txt --junit store/acceptance-zk.xml
 
 # The Redis rows of shared/VERDICTS.md (none, pause, failover, clock jump,
-# client clock skew), seeds 1..10: long, see docs/verdicts.md.
+# client clock skew).
 acceptance-redis: deps build
-	bash scripts/matrix.sh scripts/redis-matrix.txt
+	$(MATRIX) --cells scripts/redis-matrix.txt --junit store/acceptance-redis.xml --markdown store/acceptance-redis.md
 
-# Every named scenario, seeds 1..10 (scripts/scenarios.sh).
+# Every named scenario, each with its own flags (scripts/scenarios.txt).
 scenarios: deps build
-	bash scripts/scenarios.sh
+	$(MATRIX) --cells scripts/scenarios.txt --junit store/scenarios.xml --markdown store/scenarios.md
 
 clean:
 	rm -rf bin store

@@ -24,7 +24,8 @@ import (
 //   - GET / lists the stored runs (store/<test>/<run>/ directories that hold
 //     a test.json), newest first, with their verdicts, filtered by the query
 //     parameters verdict (valid, invalid, unknown, none) and lock;
-//   - GET /runs/<path> serves a file of the store, or lists a directory.
+//   - GET /runs/<path> serves a file of the store, or lists a directory;
+//   - GET /matrix/ and /matrix/<time> show the stored matrices (matrix.go).
 //
 // Only files inside the store are served: a path with a "." or ".."
 // segment (however encoded), a hidden name, a backslash or a NUL, or one
@@ -56,6 +57,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.index(w, r)
 	case strings.HasPrefix(p, "/runs/"):
 		s.file(w, r, strings.TrimPrefix(p, "/runs/"))
+	case p == "/matrix" || p == "/matrix/":
+		s.matrixPage(w, r, "")
+	case strings.HasPrefix(p, "/matrix/") && !strings.ContainsAny(p[len("/matrix/"):], "/\\") && !strings.HasPrefix(p[len("/matrix/"):], "."):
+		s.matrixPage(w, r, p[len("/matrix/"):])
 	default:
 		http.NotFound(w, r)
 	}
@@ -426,6 +431,7 @@ var indexTemplate = template.Must(template.New("index").Parse(`<!doctype html>
 <title>lockcheck runs</title><style>` + serverCSS + `</style></head>
 <body>
 <h1>lockcheck runs <span class="muted">in {{.Store}}</span></h1>
+<p><a href="/matrix/">matrices</a></p>
 {{if .Error}}<p class="problem">cannot read the store: {{.Error}}</p>{{end}}
 <p class="quick">verdict:
 <a href="/?lock={{.Lock}}"{{if eq .Verdict ""}} class="on"{{end}}>all</a>

@@ -11,5 +11,6 @@ func init() {
 		Args: []string{"--lock", "redis-set-px", "--nemesis", "pause", "--workload", "inventory", "--stock", "20",
 			"--think", "100ms", "--lease", "1s", "--nemesis-interval", "1s", "--nemesis-duration", "2s", "--time", "10s"},
 		Expect: "invalid: oversold items (valid with --fencing: the stale sale is refused)",
+		Want:   "U", WantFenced: "S",
 	})
 }

@@ -41,6 +41,7 @@ func init() {
 		Args: []string{"--lock", "redlock", "--nemesis", "pause", "--lease", "1s",
 			"--nemesis-duration", "3s", "--nemesis-interval", "4s", "--workers", "5", "--time", "20s"},
 		Expect: "invalid (a double holder; RedLock has no fencing token, so --fencing is refused)",
+		Want:   "U",
 	})
 	register(Scenario{
 		Name: "redlock-clock-jump",
@@ -49,5 +50,6 @@ func init() {
 		Args: []string{"--lock", "redlock", "--nemesis", "redlock-clock-jump", "--lease", "2s", "--think", "1200ms",
 			"--nemesis-duration", "5s", "--nemesis-interval", "4s", "--workers", "2", "--time", "40s"},
 		Expect: "invalid (a double holder and a lost update)",
+		Want:   "U",
 	})
 }

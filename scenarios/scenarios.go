@@ -14,9 +14,16 @@ type Scenario struct {
 	Summary string
 	// Args are the `check run` flags that tell the story.
 	Args []string
-	// Expect is the verdict the story should end in, for the docs and the
-	// acceptance script: "invalid" or "valid".
+	// Expect is the verdict the story should end in, in words, for the
+	// docs and `check list`.
 	Expect string
+	// Want is the expected verdict as data, in the letters of
+	// shared/VERDICTS.md, for `check matrix` and `check repro`: "U"
+	// (invalid), "L" (invalid with a stuck lock) or "S" (valid).
+	Want string
+	// WantFenced is the expected verdict with --fencing added; "" when the
+	// lock design has no fencing token (--fencing is refused).
+	WantFenced string
 }
 
 // All returns every scenario, sorted by name.
@@ -29,6 +36,7 @@ func All() []Scenario {
 			Args: []string{"--lock", "zk-ephemeral", "--nemesis", "pause", "--lease", "1s",
 				"--nemesis-duration", "3s", "--nemesis-interval", "4s", "--workers", "5", "--time", "20s"},
 			Expect: "invalid (valid with --fencing: the czxid check refuses the stale write)",
+			Want:   "U", WantFenced: "S",
 		},
 		{
 			Name: "redis-pause",
@@ -36,6 +44,7 @@ func All() []Scenario {
 				"expired lock and the first resumes and writes (Kleppmann's example)",
 			Args:   []string{"--lock", "redis-set-px", "--nemesis", "pause", "--lease", "1s", "--time", "20s"},
 			Expect: "invalid (valid with --fencing)",
+			Want:   "U", WantFenced: "S",
 		},
 	}
 	ss = append(ss, registered...)

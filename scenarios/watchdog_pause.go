@@ -9,5 +9,6 @@ func init() {
 		Args: []string{"--lock", "redis-watchdog", "--nemesis", "pause", "--lease", "1s", "--think", "200ms",
 			"--nemesis-duration", "3s", "--nemesis-interval", "4s", "--workers", "5", "--time", "20s"},
 		Expect: "invalid (valid with --fencing)",
+		Want:   "U", WantFenced: "S",
 	})
 }

@@ -41,6 +41,10 @@ commands:
   serve     browse stored runs: check serve [--store DIR] [--addr 127.0.0.1:8080] [--allow-remote]
   worker    serve the worker protocol on stdin/stdout (started by run)
   bench     measure harness overhead against a plain client loop
+  matrix    run cells over seeds: check matrix --cells FILE | --lock a,b --nemesis x,y [--seeds 1..10] [--jobs 2]
+            [--junit FILE] [--json FILE] [--markdown FILE] [run flags]; exit 1 when a cell misses its expectation
+  repro     reproduction rate: check repro --scenario NAME | RUN_DIR [--count 5] [--failfast] [--same-seed] [--jobs J]
+            [--seed BASE]; exit 1 when it reproduced, 0 when every run was valid, 2 not exercised or unknown, 3 errors
 
 exit codes: 0 valid, 1 invalid, 2 unknown, 3 error, 130 interrupted
 `
@@ -70,11 +74,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdBench(args[1:], stdout, stderr)
 	case "serve":
 		code, err = cmdServe(args[1:], stdout, stderr)
+	case "matrix":
+		code, err = cmdMatrix(args[1:], stdout, stderr)
+	case "repro":
+		code, err = cmdRepro(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitValid
 	default:
-		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, serve, worker, bench)", args[0])
+		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, serve, worker, bench, matrix, repro)", args[0])
 		code = exitError
 	}
 	if err != nil {
@@ -136,6 +144,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&t.Store, "store", "store", "store directory")
 	fs.StringVar(&workerCmd, "worker-cmd", "", "command that runs one worker (default: this binary's worker subcommand)")
 	fs.BoolVar(&t.Quiet, "quiet", false, "no progress line while the test runs")
+	fs.BoolVar(&t.StopOnAnomaly, "stop-on-anomaly", false, "stop the workload at the first double holder or stale write, heal, and check what was recorded")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return exitError, err
 	}

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lockcheck/lockcheck/matrix"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// matrixFlags are the flags `check matrix` takes itself; every other flag
+// is a `check run` flag, passed to every run.
+var matrixFlags = map[string]bool{"cells": true, "lock": true, "nemesis": true, "seeds": true, "jobs": true,
+	"junit": true, "json": true, "markdown": true, "store": true, "run-timeout": true, "h": true, "help": true}
+
+// cmdMatrix runs `check matrix`: cells (from --cells FILE, or --lock x
+// --nemesis) over --seeds, --jobs runs at a time, each its own `check run`
+// of this binary; prints the table, writes the reports and stores the
+// matrix. Exit 0 when every cell met its expectation, 1 when one missed,
+// 3 on bad input or when every run was an error, 130 when interrupted.
+func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
+	own, extra := splitOwnFlags(args, matrixFlags)
+	fs := newFlags("matrix", stderr)
+	cellsFile := fs.String("cells", "", "cells file: one cell a line, ROW COLUMN EXPECT FLAGS... (see README)")
+	locks := fs.String("lock", "", "lock designs, comma-separated (cells: each lock x each --nemesis; expectations from the built-in catalog)")
+	nems := fs.String("nemesis", "none", "with --lock: nemeses, comma-separated; each is one column (pause+partition as `pause,partition` in one run: use a cells file)")
+	seedList := fs.String("seeds", "1..10", "seeds: a list like 1..10, 1,3,5 or 1..3,7")
+	jobs := fs.Int("jobs", 2, "runs at a time")
+	junit := fs.String("junit", "", "write JUnit XML here")
+	jsonOut := fs.String("json", "", "write the matrix as JSON here (also stored as store/matrix/<time>/matrix.json)")
+	md := fs.String("markdown", "", "write a markdown table here, ready for docs/verdicts.md")
+	store := fs.String("store", "store", "store directory: the matrix goes to store/matrix/<time>/, each run to its own store below it")
+	runTimeout := fs.Duration("run-timeout", time.Hour, "interrupt a run that has no verdict after this long (an error)")
+	if help, err := parseFlags(fs, own); help || err != nil {
+		return exitError, err
+	}
+	cells, err := matrixCells(*cellsFile, *locks, *nems, extra, fs)
+	if err != nil {
+		return exitError, err
+	}
+	seeds, err := matrix.ParseSeeds(*seedList)
+	if err != nil {
+		return exitError, err
+	}
+	if *jobs < 1 || *jobs > 64 {
+		return exitError, fmt.Errorf("--jobs %d: want 1 to 64", *jobs)
+	}
+	if *runTimeout <= 0 {
+		return exitError, fmt.Errorf("--run-timeout %s: want more than 0", *runTimeout)
+	}
+	for flag, path := range map[string]string{"junit": *junit, "json": *jsonOut, "markdown": *md} {
+		if err := checkOutputPath(path); err != nil { // before the runs, not after hours of them
+			return exitError, fmt.Errorf("--%s: %w", flag, err)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return exitError, fmt.Errorf("find this binary to run the cells: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	m := &matrix.Matrix{Version: matrix.Version, Started: time.Now().UTC(), Seeds: matrix.FormatSeeds(seeds),
+		Jobs: *jobs, Command: append([]string{"check", "matrix"}, args...)}
+	return runMatrix(ctx, m, cells, seeds, matrixOutputs{exe: exe, store: *store, junit: *junit, json: *jsonOut,
+		markdown: *md, runTimeout: *runTimeout}, stdout, stderr)
+}
+
+// matrixOutputs is where a matrix runs and what it writes.
+type matrixOutputs struct {
+	exe, store, junit, json, markdown string
+	runTimeout                        time.Duration
+}
+
+// runMatrix runs the cells, judges and stores the matrix, prints its table
+// and writes the reports; it returns the matrix's exit code.
+func runMatrix(ctx context.Context, m *matrix.Matrix, cells []matrix.Cell, seeds []uint64, o matrixOutputs, stdout, stderr io.Writer) (int, error) {
+	dir, err := matrix.NewDir(o.store, matrix.StoreDir, m.Started.Local())
+	if err != nil {
+		return exitError, err
+	}
+	m.Dir = filepath.ToSlash(strings.TrimPrefix(dir, filepath.Clean(o.store)+string(filepath.Separator)))
+	fmt.Fprintf(stderr, "matrix: %d cells x %d seeds = %d runs, %d at a time; %s\n",
+		len(cells), len(seeds), len(cells)*len(seeds), m.Jobs, dir)
+	x := &matrix.Executor{Exe: o.exe, Store: o.store, Dir: dir, Jobs: m.Jobs, RunTimeout: o.runTimeout, Progress: stderr}
+	start := time.Now()
+	m.Cells = x.Run(ctx, cells, seeds)
+	m.WallS = time.Since(start).Seconds()
+	m.Judge()
+	var errs []error
+	if err := matrix.Save(dir, m); err != nil {
+		errs = append(errs, err)
+	}
+	if err := matrix.WriteTable(stdout, m); err != nil {
+		errs = append(errs, err)
+	}
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer, *matrix.Matrix) error
+	}{{o.junit, matrix.WriteJUnit}, {o.json, matrix.WriteJSON}, {o.markdown, matrix.WriteMarkdown}} {
+		if out.path == "" {
+			continue
+		}
+		if err := writeFileWith(out.path, func(w io.Writer) error { return out.write(w, m) }); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	code := m.ExitCode()
+	missed := len(m.Missed())
+	switch code {
+	case exitValid:
+		fmt.Fprintf(stdout, "matrix: every cell met its expectation (%d cells, %d runs, %.0f s); %s\n", len(m.Cells), len(m.Cells)*len(seeds), m.WallS, filepath.Join(dir, "matrix.json"))
+	case exitInvalid:
+		fmt.Fprintf(stdout, "matrix: %d of %d cells missed their expectation; %s\n", missed, len(m.Cells), filepath.Join(dir, "matrix.json"))
+	case exitError:
+		fmt.Fprintf(stdout, "matrix: every run ended in an error (nothing was tested); %s\n", filepath.Join(dir, "matrix.json"))
+	case exitInterrupted:
+		fmt.Fprintf(stdout, "matrix: interrupted; the runs that ended are in %s\n", filepath.Join(dir, "matrix.json"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return exitError, err
+	}
+	return code, nil
+}
+
+// checkOutputPath reports why a report could not be written to path: its
+// directory is missing, or path is a directory.
+func checkOutputPath(path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil {
+		return err
+	} else if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", filepath.Dir(path))
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	return nil
+}
+
+// writeFileWith creates path and writes it with write.
+func writeFileWith(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// splitOwnFlags separates a command's own flags (with their values) from
+// the rest, which are `check run` flags for every run (kept in order).
+func splitOwnFlags(args []string, own map[string]bool) (mine, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && own[name] {
+			mine = append(mine, a)
+			if !hasValue && name != "h" && name != "help" && i+1 < len(args) {
+				mine = append(mine, args[i+1])
+				i++
+			}
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return mine, rest
+}
+
+// matrixCells builds the cells from a cells file or from --lock x
+// --nemesis, with extra run flags added to each, and checks every lock,
+// nemesis and scenario they name.
+func matrixCells(file, locks, nems string, extra []string, fs *flag.FlagSet) ([]matrix.Cell, error) {
+	set := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := matrix.CheckFlags(extra); err != nil {
+		return nil, err
+	}
+	catalog, err := matrix.DefaultCatalog()
+	if err != nil {
+		return nil, err
+	}
+	var cells []matrix.Cell
+	switch {
+	case file != "" && (set["lock"] || set["nemesis"]):
+		return nil, errors.New("give --cells or --lock/--nemesis, not both")
+	case file != "":
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if cells, err = matrix.ParseCells(f, file); err != nil {
+			return nil, err
+		}
+		for i := range cells {
+			cells[i].Args = append(cells[i].Args, extra...)
+		}
+		catalog.Resolve(cells)
+	case locks != "":
+		cells = catalog.Grid(splitList(locks), splitList(nems), extra)
+	default:
+		return nil, errors.New("no cells: give --cells FILE, or --lock a,b [--nemesis x,y]")
+	}
+	for _, c := range cells {
+		if err := checkCell(c); err != nil {
+			return nil, fmt.Errorf("cell %s: %w", c.Name(), err)
+		}
+	}
+	return cells, nil
+}
+
+// splitList splits a comma-separated list, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// checkCell checks the lock, nemesis and scenario a cell names, so that a
+// typo is exit 3 at once, not an error in every run.
+func checkCell(c matrix.Cell) error {
+	var lock, nem, sc string
+	for i := 0; i < len(c.Args); i++ {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(c.Args[i], "-"), "=")
+		if !hasValue && i+1 < len(c.Args) {
+			value = c.Args[i+1]
+		}
+		switch name {
+		case "lock":
+			lock = value
+		case "nemesis":
+			nem = value
+		case "scenario":
+			sc = value
+		}
+	}
+	if sc != "" {
+		s, err := scenarios.Find(sc)
+		if err != nil {
+			return err
+		}
+		if lock == "" {
+			for i := 0; i+1 < len(s.Args); i++ {
+				if s.Args[i] == "--lock" {
+					lock = s.Args[i+1]
+				}
+			}
+		}
+	}
+	if lock != "" {
+		if _, err := workloads.FindDesign(lock); err != nil {
+			return err
+		}
+	}
+	if nem != "" {
+		if _, err := nemesis.Parse(nem); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,281 @@
+package matrix
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Executor runs cells as `check run` subprocesses.
+type Executor struct {
+	// Exe is the check binary.
+	Exe string
+	// Store is the store root; run directories are recorded relative to it.
+	Store string
+	// Dir is where the runs' own stores go:
+	// Dir/runs/<number>-<row>-<column>-s<seed>/.
+	Dir string
+	// Jobs is how many runs go at a time (at least 1).
+	Jobs int
+	// RunTimeout bounds one run; past it the run is interrupted and
+	// counted as an error. Zero means an hour.
+	RunTimeout time.Duration
+	// Progress gets one line per finished run (nil: none).
+	Progress io.Writer
+	// Stop, when set, is asked after every run whether to start no more
+	// (`check repro --failfast`); runs in flight finish.
+	Stop func(CellResult) bool
+}
+
+// job is one run to do.
+type job struct {
+	n    int // the job's number, from 0, unique in the matrix
+	cell int
+	run  int
+	seed uint64
+}
+
+// Run runs every cell for every seed and returns the cells with their
+// runs (not judged). A cell that names a scenario runs with
+// --stop-on-anomaly unless its own flags say otherwise. When ctx is done,
+// runs in flight are interrupted (SIGINT) and the rest are recorded as
+// interrupted.
+func (x *Executor) Run(ctx context.Context, cells []Cell, seeds []uint64) []CellResult {
+	out := make([]CellResult, len(cells))
+	started := make([][]bool, len(cells))
+	var jobs []job
+	for i, c := range cells {
+		out[i] = CellResult{Cell: c, Runs: make([]Run, len(seeds))}
+		started[i] = make([]bool, len(seeds))
+		for j, s := range seeds {
+			out[i].Runs[j] = Run{Seed: s, Verdict: Interrupted, Exit: -1}
+			jobs = append(jobs, job{n: len(jobs), cell: i, run: j, seed: s})
+		}
+	}
+	n := x.Jobs
+	if n < 1 {
+		n = 1
+	}
+	var mu sync.Mutex
+	done, stopped := 0, false
+	ch := make(chan job)
+	var wg sync.WaitGroup
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for jb := range ch {
+				mu.Lock()
+				skip := stopped
+				if !skip {
+					started[jb.cell][jb.run] = true
+				}
+				mu.Unlock()
+				if skip {
+					continue
+				}
+				r := x.runOne(ctx, jb.n, cells[jb.cell], jb.seed)
+				mu.Lock()
+				out[jb.cell].Runs[jb.run] = r
+				done++
+				if x.Progress != nil {
+					fmt.Fprintf(x.Progress, "[%d/%d] %s\n", done, len(jobs), progressLine(cells[jb.cell], r))
+				}
+				if x.Stop != nil && x.Stop(out[jb.cell]) {
+					stopped = true
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, jb := range jobs {
+		mu.Lock()
+		stop := stopped
+		mu.Unlock()
+		if stop || ctx.Err() != nil {
+			break
+		}
+		select {
+		case ch <- jb:
+		case <-ctx.Done():
+		}
+	}
+	close(ch)
+	wg.Wait()
+	if stopped { // runs never started are not part of a repro's count
+		for i := range out {
+			var kept []Run
+			for j, r := range out[i].Runs {
+				if started[i][j] {
+					kept = append(kept, r)
+				}
+			}
+			out[i].Runs = kept
+		}
+	}
+	return out
+}
+
+// progressLine is the line printed when a run ends.
+func progressLine(c Cell, r Run) string {
+	s := fmt.Sprintf("%s seed %d: %s", c.Name(), r.Seed, r.Verdict)
+	switch {
+	case r.Verdict == NotExercised:
+		s += " (" + r.NotExercised + ")"
+	case r.Verdict == Error:
+		s += " (" + r.Error + ")"
+	case len(r.Anomalies) > 0:
+		s += " (" + r.AnomalyKinds()
+		if r.FirstAnomalyS != nil {
+			s += fmt.Sprintf(", first at %.1f s", *r.FirstAnomalyS)
+		}
+		s += ")"
+	}
+	s += fmt.Sprintf(" in %.0f s", r.WallS)
+	if r.Dir != "" {
+		s += "; " + r.Dir
+	}
+	return s
+}
+
+// RunArgs returns the `check run` arguments of one run of c: a scenario
+// cell first gets --stop-on-anomaly (its own flags can turn it off), then
+// the cell's flags, then the matrix's --quiet, --store and --seed.
+func RunArgs(c Cell, store string, seed uint64) []string {
+	args := []string{"run"}
+	if c.Scenario() != "" {
+		args = append(args, "--stop-on-anomaly")
+	}
+	args = append(args, c.Args...)
+	return append(args, "--quiet", "--store", store, "--seed", fmt.Sprint(seed))
+}
+
+// runOne runs cell c with one seed, as the matrix's run number n.
+func (x *Executor) runOne(ctx context.Context, n int, c Cell, seed uint64) Run {
+	r := Run{Seed: seed, Exit: -1}
+	if ctx.Err() != nil {
+		r.Verdict = Interrupted
+		return r
+	}
+	store := filepath.Join(x.Dir, "runs", fmt.Sprintf("%03d-%s-%s-s%d", n+1, slug(c.Row), slug(c.Column), seed))
+	if err := os.MkdirAll(store, 0o755); err != nil {
+		r.Verdict, r.Error = Error, fmt.Sprintf("create %s: %v", store, err)
+		return r
+	}
+	logPath := filepath.Join(store, "output.txt")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		r.Verdict, r.Error = Error, fmt.Sprintf("create %s: %v", logPath, err)
+		return r
+	}
+	defer logf.Close()
+	limit := x.RunTimeout
+	if limit <= 0 {
+		limit = time.Hour
+	}
+	rctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.CommandContext(rctx, x.Exe, RunArgs(c, store, seed)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Interrupt, as Ctrl-C would: the run stops its servers and workers
+	// and checks what it recorded; kill it only if it does not exit.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = time.Minute
+	start := time.Now()
+	err = cmd.Run()
+	r.WallS = time.Since(start).Seconds()
+	r.Exit = exitCode(cmd, err)
+	if dir, ok := runDir(store); ok {
+		if rel, err := filepath.Rel(x.Store, dir); err == nil {
+			r.Dir = filepath.ToSlash(rel)
+		} else {
+			r.Dir = dir
+		}
+		if res, err := ReadResults(dir); err == nil {
+			r.Fill(res)
+		}
+	}
+	r.Verdict = Classify(r.Exit, r.NotExercised)
+	switch {
+	case rctx.Err() == context.DeadlineExceeded:
+		r.Verdict, r.Error = Error, fmt.Sprintf("no verdict within %s (interrupted)", limit)
+	case r.Exit == -1 && err != nil:
+		r.Verdict, r.Error = Error, err.Error()
+	case r.Verdict == Error || r.Verdict == Unknown:
+		r.Error = lastLine(logPath)
+	}
+	return r
+}
+
+// exitCode returns the process's exit code, 130 for a death by SIGINT, -1
+// when it did not run.
+func exitCode(cmd *exec.Cmd, err error) int {
+	if cmd.ProcessState == nil {
+		return -1
+	}
+	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+		if st.Signal() == syscall.SIGINT {
+			return 130
+		}
+		return 128 + int(st.Signal())
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) && cmd.ProcessState.ExitCode() == 0 {
+		return -1
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// runDir finds the one run directory in a run's own store.
+func runDir(store string) (string, bool) {
+	ms, _ := filepath.Glob(filepath.Join(store, "*", "*", "test.json"))
+	if len(ms) == 0 {
+		return "", false
+	}
+	return filepath.Dir(ms[len(ms)-1]), true
+}
+
+// lastLine returns the last non-blank line of a file, shortened.
+func lastLine(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	last := ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			last = l
+		}
+	}
+	if len(last) > 400 {
+		last = last[:400] + "…"
+	}
+	return last
+}
+
+// slug makes a label safe as a path element.
+func slug(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' || c == '='
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 60 {
+		b = b[:60]
+	}
+	return string(b)
+}

@@ -1,0 +1,147 @@
+package matrix
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// Verdict is what one run ended in, from its exit code and results.json.
+type Verdict string
+
+// The verdicts of a run.
+const (
+	// Valid: exit 0.
+	Valid Verdict = "valid"
+	// Invalid: exit 1.
+	Invalid Verdict = "invalid"
+	// NotExercised: exit 2 with a non-empty not_exercised in results.json
+	// (the run's faults could not have produced the anomaly it looks for).
+	NotExercised Verdict = "not-exercised"
+	// Unknown: exit 2 otherwise (a check could not decide).
+	Unknown Verdict = "unknown"
+	// Error: exit 3 or any other code; the run tested nothing.
+	Error Verdict = "error"
+	// Interrupted: exit 130, or the matrix was stopped before the run.
+	Interrupted Verdict = "interrupted"
+)
+
+// Classify maps a `check run` exit code, and the not_exercised reason of
+// its results.json, to a verdict.
+func Classify(exit int, notExercised string) Verdict {
+	switch exit {
+	case 0:
+		return Valid
+	case 1:
+		return Invalid
+	case 2:
+		if notExercised != "" {
+			return NotExercised
+		}
+		return Unknown
+	case 130:
+		return Interrupted
+	}
+	return Error
+}
+
+// Run is one run of a cell: one seed.
+type Run struct {
+	Seed    uint64  `json:"seed"`
+	Verdict Verdict `json:"verdict"`
+	Exit    int     `json:"exit"`
+	// Dir is the run directory, relative to the store the matrix was
+	// stored in ("" when the run made none).
+	Dir string `json:"dir,omitempty"`
+	// WallS is the run's wall time, in seconds.
+	WallS float64 `json:"wall_s"`
+	// FirstAnomalyS is the time from the test's start to its first anomaly
+	// (not counting fenced ones), in seconds; absent when none.
+	FirstAnomalyS *float64 `json:"first_anomaly_s,omitempty"`
+	// Anomalies counts the run's anomalies by kind, fenced ones left out.
+	Anomalies map[string]int `json:"anomalies,omitempty"`
+	// Story is the first anomaly's explanation.
+	Story string `json:"story,omitempty"`
+	// NotExercised says why the faults missed.
+	NotExercised string `json:"not_exercised,omitempty"`
+	// Error is the last line the run printed, for an error.
+	Error string `json:"error,omitempty"`
+}
+
+// StuckLock reports whether the run found a stuck lock.
+func (r Run) StuckLock() bool { return r.Anomalies["stuck-lock"] > 0 }
+
+// Results is the part of a run's results.json the matrix reads.
+type Results struct {
+	NotExercised string         `json:"not_exercised"`
+	Stats        map[string]any `json:"stats"`
+	Anomalies    []struct {
+		Kind        string        `json:"kind"`
+		Start       time.Duration `json:"start"`
+		Fenced      bool          `json:"fenced"`
+		Explanation string        `json:"explanation"`
+	} `json:"anomalies"`
+}
+
+// ReadResults reads dir/results.json.
+func ReadResults(dir string) (Results, error) {
+	var res Results
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return res, err
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		return res, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
+	}
+	return res, nil
+}
+
+// Fill sets the run's anomaly counts, story, time to first anomaly and
+// not-exercised reason from its results. The first anomaly is the
+// unfenced one that started first; its time is stats.first_anomaly_s when
+// the results carry it.
+func (r *Run) Fill(res Results) {
+	r.NotExercised = res.NotExercised
+	first := -1
+	for i, a := range res.Anomalies {
+		if a.Fenced {
+			continue
+		}
+		if r.Anomalies == nil {
+			r.Anomalies = make(map[string]int)
+		}
+		r.Anomalies[a.Kind]++
+		if first < 0 || a.Start < res.Anomalies[first].Start {
+			first = i
+		}
+	}
+	if first >= 0 {
+		r.Story = res.Anomalies[first].Explanation
+		s := res.Anomalies[first].Start.Seconds()
+		r.FirstAnomalyS = &s
+	}
+	if v, ok := res.Stats["first_anomaly_s"].(float64); ok {
+		r.FirstAnomalyS = &v
+	}
+}
+
+// AnomalyKinds returns the run's anomaly kinds, sorted, with counts:
+// "2 double-holder, 1 lost-update".
+func (r Run) AnomalyKinds() string {
+	kinds := make([]string, 0, len(r.Anomalies))
+	for k := range r.Anomalies {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	s := ""
+	for i, k := range kinds {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%d %s", r.Anomalies[k], k)
+	}
+	return s
+}

@@ -1,0 +1,156 @@
+package matrix
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Tally counts a cell's runs by verdict.
+type Tally struct {
+	Runs         int `json:"runs"`
+	Valid        int `json:"valid"`
+	Invalid      int `json:"invalid"`
+	Unknown      int `json:"unknown"`
+	NotExercised int `json:"not_exercised"`
+	Error        int `json:"error"`
+	Interrupted  int `json:"interrupted,omitempty"`
+	// Stuck counts the invalid runs with a stuck-lock anomaly.
+	Stuck int `json:"stuck"`
+	// Exercised counts the runs that tested something: valid, invalid and
+	// unknown ones.
+	Exercised int `json:"exercised"`
+	// Detection is Invalid / Exercised (0 when nothing was exercised).
+	Detection float64 `json:"detection"`
+	// MedianFirstAnomalyS is the median time to the first anomaly over the
+	// runs that had one, in seconds.
+	MedianFirstAnomalyS *float64 `json:"median_first_anomaly_s,omitempty"`
+	// MedianWallS is the median wall time of a run, in seconds.
+	MedianWallS float64 `json:"median_wall_s"`
+}
+
+// TallyRuns counts runs.
+func TallyRuns(runs []Run) Tally {
+	var t Tally
+	var firsts, walls []float64
+	for _, r := range runs {
+		t.Runs++
+		switch r.Verdict {
+		case Valid:
+			t.Valid++
+		case Invalid:
+			t.Invalid++
+			if r.StuckLock() {
+				t.Stuck++
+			}
+		case Unknown:
+			t.Unknown++
+		case NotExercised:
+			t.NotExercised++
+		case Interrupted:
+			t.Interrupted++
+		default:
+			t.Error++
+		}
+		if r.FirstAnomalyS != nil && r.Verdict == Invalid {
+			firsts = append(firsts, *r.FirstAnomalyS)
+		}
+		if r.Verdict != Interrupted {
+			walls = append(walls, r.WallS)
+		}
+	}
+	t.Exercised = t.Valid + t.Invalid + t.Unknown
+	if t.Exercised > 0 {
+		t.Detection = float64(t.Invalid) / float64(t.Exercised)
+	}
+	if m, ok := median(firsts); ok {
+		t.MedianFirstAnomalyS = &m
+	}
+	t.MedianWallS, _ = median(walls)
+	return t
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count).
+func median(xs []float64) (float64, bool) {
+	if len(xs) == 0 {
+		return 0, false
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2], true
+	}
+	return (s[n/2-1] + s[n/2]) / 2, true
+}
+
+// Status is how a cell's tally compares with its expectation.
+type Status string
+
+// The statuses of a cell.
+const (
+	// Met: the cell expected S, U or L and got it.
+	Met Status = "met"
+	// Missed: the cell did not get what it expected, or a run was an
+	// error.
+	Missed Status = "missed"
+	// NoExpectation: a D cell whose runs all ran.
+	NoExpectation Status = "none"
+	// Incomplete: the matrix was interrupted before every run of the cell
+	// ended.
+	Incomplete Status = "incomplete"
+)
+
+// Judge compares a tally with an expectation and says why when it
+// missed.
+//
+//   - Any error run misses the cell, whatever it expects: an error tested
+//     nothing, and a nightly job must not read it as a pass.
+//   - Not-exercised runs are counted apart: they are neither valid nor
+//     invalid, and the rates below are over the exercised runs (valid,
+//     invalid, unknown). A cell that expects S, U or L and has no
+//     exercised run misses.
+//   - S: every exercised run is valid (an unknown one misses).
+//   - U: at least UnsafeRate of the exercised runs are invalid.
+//   - L: at least UnsafeRate of the exercised runs are invalid with a
+//     stuck-lock anomaly.
+//   - D: no expectation.
+func Judge(e Expect, t Tally) (Status, string) {
+	switch {
+	case t.Interrupted > 0:
+		return Incomplete, fmt.Sprintf("%d of %d runs interrupted", t.Interrupted, t.Runs)
+	case t.Error > 0:
+		return Missed, fmt.Sprintf("%d of %d runs ended in an error", t.Error, t.Runs)
+	case e == Depends || e == FromCatalog || e == "":
+		return NoExpectation, ""
+	case t.Exercised == 0:
+		return Missed, fmt.Sprintf("no exercised run (%d not exercised)", t.NotExercised)
+	}
+	need := func(hit int, what string) (Status, string) {
+		if float64(hit) >= UnsafeRate*float64(t.Exercised) {
+			return Met, ""
+		}
+		return Missed, fmt.Sprintf("%s in %d of %d exercised runs, want at least %.0f%%", what, hit, t.Exercised, UnsafeRate*100)
+	}
+	switch e {
+	case Safe:
+		if t.Valid == t.Exercised {
+			return Met, ""
+		}
+		return Missed, fmt.Sprintf("valid in %d of %d exercised runs (%d invalid, %d unknown), want all", t.Valid, t.Exercised, t.Invalid, t.Unknown)
+	case Unsafe:
+		return need(t.Invalid, "invalid")
+	case Stuck:
+		return need(t.Stuck, "a stuck lock")
+	}
+	return Missed, fmt.Sprintf("unknown expectation %q", e)
+}
+
+// Detected reports whether a run found what a cell expecting e looks for:
+// an invalid verdict (with a stuck lock for L).
+func Detected(e Expect, r Run) bool {
+	if e == Stuck {
+		return r.Verdict == Invalid && r.StuckLock()
+	}
+	return r.Verdict == Invalid
+}

@@ -1,0 +1,157 @@
+package matrix
+
+import (
+	"strings"
+	"testing"
+)
+
+// runs builds fake runs from verdict letters: v valid, i invalid, s
+// invalid with a stuck lock, u unknown, n not exercised, e error, x
+// interrupted.
+func runs(letters string) []Run {
+	var out []Run
+	for i, l := range letters {
+		first := 1.5 + float64(i)
+		r := Run{Seed: uint64(i + 1), WallS: 10 + float64(i)}
+		switch l {
+		case 'v':
+			r.Verdict, r.Exit = Valid, 0
+		case 'i':
+			r.Verdict, r.Exit = Invalid, 1
+			r.Anomalies = map[string]int{"double-holder": 2, "lost-update": 1}
+			r.FirstAnomalyS = &first
+			r.Story = "processes 3 and 4 both held k0"
+		case 's':
+			r.Verdict, r.Exit = Invalid, 1
+			r.Anomalies = map[string]int{"stuck-lock": 1}
+			r.FirstAnomalyS = &first
+			r.Story = "k0 is stuck"
+		case 'u':
+			r.Verdict, r.Exit, r.Error = Unknown, 2, "porcupine timed out"
+		case 'n':
+			r.Verdict, r.Exit, r.NotExercised = NotExercised, 2, "no pause lasted longer than the 1 s lease while its process held the lock"
+		case 'e':
+			r.Verdict, r.Exit, r.Error = Error, 3, "check: set up cluster: redis-server not found"
+		case 'x':
+			r.Verdict, r.Exit = Interrupted, 130
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		exit int
+		ne   string
+		want Verdict
+	}{
+		{0, "", Valid}, {1, "", Invalid}, {2, "", Unknown}, {2, "no pause hit a holder", NotExercised},
+		{3, "", Error}, {-1, "", Error}, {137, "", Error}, {130, "", Interrupted},
+	}
+	for _, tt := range tests {
+		if got := Classify(tt.exit, tt.ne); got != tt.want {
+			t.Errorf("Classify(%d, %q) = %s, want %s", tt.exit, tt.ne, got, tt.want)
+		}
+	}
+}
+
+func TestJudge(t *testing.T) {
+	tests := []struct {
+		name    string
+		expect  Expect
+		letters string
+		want    Status
+		why     string
+	}{
+		{"S all valid", Safe, "vvvvv", Met, ""},
+		{"S not exercised apart", Safe, "vvnnv", Met, ""},
+		{"S one invalid", Safe, "vvivv", Missed, "valid in 4 of 5 exercised runs (1 invalid, 0 unknown)"},
+		{"S one unknown", Safe, "vvuvv", Missed, "valid in 4 of 5"},
+		{"S nothing exercised", Safe, "nnn", Missed, "no exercised run (3 not exercised)"},
+		{"S error", Safe, "vvev", Missed, "1 of 4 runs ended in an error"},
+		{"U 10/10", Unsafe, "iiiiiiiiii", Met, ""},
+		{"U 9/10", Unsafe, "iiiiviiiii", Met, ""},
+		{"U 8/10", Unsafe, "iiivviiiii", Missed, "invalid in 8 of 10 exercised runs, want at least 90%"},
+		{"U not exercised apart", Unsafe, "iiinniiiii", Met, ""},
+		{"U unknown counts against", Unsafe, "iiiiuiiiiu", Missed, "invalid in 8 of 10"},
+		{"U error", Unsafe, "iiie", Missed, "ended in an error"},
+		{"U nothing exercised", Unsafe, "nn", Missed, "no exercised run"},
+		{"L stuck", Stuck, "sssss", Met, ""},
+		{"L invalid without stuck lock", Stuck, "iiiii", Missed, "a stuck lock in 0 of 5"},
+		{"D anything", Depends, "vinu", NoExpectation, ""},
+		{"D error", Depends, "vie", Missed, "ended in an error"},
+		{"interrupted", Unsafe, "iix", Incomplete, "1 of 3 runs interrupted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, why := Judge(tt.expect, TallyRuns(runs(tt.letters)))
+			if got != tt.want || !strings.Contains(why, tt.why) || (tt.why == "" && why != "") {
+				t.Fatalf("got %s %q, want %s %q", got, why, tt.want, tt.why)
+			}
+		})
+	}
+}
+
+func TestTally(t *testing.T) {
+	tl := TallyRuns(runs("vinsue"))
+	if tl.Runs != 6 || tl.Valid != 1 || tl.Invalid != 2 || tl.Stuck != 1 || tl.Unknown != 1 ||
+		tl.NotExercised != 1 || tl.Error != 1 || tl.Exercised != 4 || tl.Detection != 0.5 {
+		t.Fatalf("tally %+v", tl)
+	}
+	// First anomalies at 2.5 s (run 2) and 4.5 s (run 4): median 3.5 s.
+	if tl.MedianFirstAnomalyS == nil || *tl.MedianFirstAnomalyS != 3.5 {
+		t.Fatalf("median first anomaly %v", tl.MedianFirstAnomalyS)
+	}
+	if tl.MedianWallS != 12.5 {
+		t.Fatalf("median wall %v", tl.MedianWallS)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		name  string
+		cells map[Expect]string
+		want  int
+	}{
+		{"all met", map[Expect]string{Safe: "vvv", Unsafe: "iii"}, ExitMet},
+		{"one missed", map[Expect]string{Safe: "vvi", Unsafe: "iii"}, ExitMissed},
+		{"one error", map[Expect]string{Safe: "vve", Unsafe: "iii"}, ExitMissed},
+		{"every run an error", map[Expect]string{Safe: "ee", Unsafe: "e"}, ExitError},
+		{"interrupted", map[Expect]string{Safe: "vvx", Unsafe: "iii"}, ExitInterrupted},
+		{"depends only", map[Expect]string{Depends: "vin"}, ExitMet},
+	}
+	for _, tt := range tests {
+		m := &Matrix{}
+		for e, l := range tt.cells {
+			m.Cells = append(m.Cells, CellResult{Cell: Cell{Row: "r", Column: string(e), Expect: e}, Runs: runs(l)})
+		}
+		m.Judge()
+		if got := m.ExitCode(); got != tt.want {
+			t.Errorf("%s: exit %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	tests := []struct {
+		letters string
+		line    string
+		exit    int
+	}{
+		{"iiiii", "5/5 runs invalid; first failing seed 1; median time to first anomaly 3.5 s", ReproReproduced},
+		{"vviv", "1/4 runs invalid (3 valid); first failing seed 3; median time to first anomaly 3.5 s", ReproReproduced},
+		{"vvvv", "0/4 runs invalid (4 valid)", ReproNever},
+		{"vnv", "0/3 runs invalid (2 valid, 1 not exercised)", ReproUndecided},
+		{"vuv", "0/3 runs invalid (2 valid, 1 unknown)", ReproUndecided},
+		{"vne", "0/3 runs invalid (1 valid, 1 not exercised, 1 error)", ReproError},
+		{"iex", "1/2 runs invalid (1 error, 1 interrupted); first failing seed 1; median time to first anomaly 1.5 s", ReproReproduced},
+		{"vx", "0/1 runs invalid (1 valid, 1 interrupted)", ReproInterrupted},
+	}
+	for _, tt := range tests {
+		s := Summarize(runs(tt.letters))
+		if s.String() != tt.line || s.ExitCode() != tt.exit {
+			t.Errorf("%s: %q exit %d, want %q exit %d", tt.letters, s.String(), s.ExitCode(), tt.line, tt.exit)
+		}
+	}
+}
