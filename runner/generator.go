@@ -114,6 +114,7 @@ func (s *slot) cycle(ctx context.Context, key string) {
 		csArg.Token = grant.Token
 	}
 	// The critical section runs even past the deadline: the lock is held.
+	s.r.setInCS(s.index)
 	cs := s.op(context.WithoutCancel(ctx), history.FCS, key, csArg)
 	if cs.Type == history.Info {
 		s.r.setHolder(s.index, nil)

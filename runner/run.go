@@ -264,7 +264,7 @@ func (r *run) Workers() []nemesis.Target {
 	out := make([]nemesis.Target, 0, len(r.live))
 	for slot, t := range r.live {
 		if h, ok := r.holders[slot]; ok {
-			t.Key = h.Key
+			t.Key, t.InCS = h.Key, h.InCS
 		}
 		out = append(out, t)
 	}
@@ -327,6 +327,17 @@ func (r *run) setHolder(slot int, t *nemesis.Target) {
 		}
 	}
 	r.holders[slot] = *t
+}
+
+// setInCS marks slot's holder as sent its critical section (nemesis.Target
+// InCS) until setHolder clears the hold: the pause nemesis aims at it.
+func (r *run) setInCS(slot int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.holders[slot]; ok {
+		t.InCS = true
+		r.holders[slot] = t
+	}
 }
 
 // WriteReport writes report.html into a run directory.
