@@ -1,0 +1,84 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+func TestWatch(t *testing.T) {
+	tests := []struct {
+		name  string
+		h     history.History
+		opts  Options
+		kind  string // "" for none
+		procs []int
+		at    time.Duration
+	}{
+		{"double holder", doubleHolderPause(), Options{}, "double-holder", []int{3, 1}, at(3.35)},
+		{"fenced: the double holder is not the anomaly", fencedPauseRejected(), Options{Fenced: true}, "", nil, 0},
+		{"fenced: a stale write accepted", fencedPauseAccepted(), Options{Fenced: true}, "stale-write", []int{1, 3}, at(5.41)},
+		{"clean", clean(), Options{}, "", nil, 0},
+		{"no lock: holds overlap by design", doubleHolderPause(), Options{NoLock: true}, "", nil, 0},
+		{"a release ends the hold", (&builder{}).acquire(0, 0, 0.01, 1, "a").release(0, 0.02, 0.03, true, "a").
+			acquire(1, 0.025, 0.04, 2, "b").build(), Options{}, "", nil, 0},
+		{"a crash ends the hold", (&builder{}).acquire(0, 0, 0.01, 1, "a").crash(0, 0.02).
+			acquire(1, 0.025, 0.04, 2, "b").build(), Options{}, "", nil, 0},
+		{"an info acquire is not a confirmed grant", (&builder{}).acquireInfo(0, 0, 0.01).
+			acquire(1, 0.025, 0.04, 2, "b").build(), Options{}, "", nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, ok := FirstAnomaly(tt.h, tt.opts)
+			if tt.kind == "" {
+				if ok {
+					t.Fatalf("found %+v, want none", a)
+				}
+				return
+			}
+			if !ok || a.Kind != tt.kind || !slices.Equal(a.Processes, tt.procs) || a.End != tt.at {
+				t.Fatalf("found %v %+v, want %s of %v at %v", ok, a, tt.kind, tt.procs, tt.at)
+			}
+			if a.Explanation == "" {
+				t.Error("no explanation")
+			}
+		})
+	}
+}
+
+// TestWatchAgreesWithDefault: on every golden history, what the watch finds
+// the full checkers find too (it never stops a run the checkers would call
+// valid), and on a register history the checkers call invalid for a double
+// holder the watch finds one.
+func TestWatchAgreesWithDefault(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("testdata", "histories", "*"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w want
+		b, err := os.ReadFile(filepath.Join(dir, "want.json"))
+		if err != nil || json.Unmarshal(b, &w) != nil {
+			t.Fatalf("%s: want.json: %v", dir, err)
+		}
+		opts := Options{Fenced: w.Fenced, NoLock: w.NoLock, Timeout: 30 * time.Second}
+		a, found := FirstAnomaly(h, opts)
+		r := Default(opts).Check(context.Background(), h)
+		if found && r.Valid != Invalid {
+			t.Errorf("%s: the watch found %s but the checkers say %v", filepath.Base(dir), a.Kind, r.Valid)
+		}
+		if !w.Fenced && slices.Contains(kinds(r.Anomalies, false), "double-holder") && !found {
+			t.Errorf("%s: the checkers found a double holder, the watch none", filepath.Base(dir))
+		}
+	}
+}
