@@ -181,7 +181,7 @@ func outlasts(f *fault) bool { return f.Lease <= 0 || f.End-f.Start > f.Lease }
 
 // shorter is the clause of a fault that did not outlast its lease.
 func shorter(f *fault) string {
-	return fmt.Sprintf("lasted %s, not longer than the %s lease", secsShort(f.End-f.Start), secsShort(f.Lease))
+	return fmt.Sprintf("lasted no longer than the %s lease", secsShort(f.Lease))
 }
 
 // checkAnalysis implements analyzer.
@@ -246,6 +246,7 @@ func (c *exercise) checkAnalysis(_ context.Context, a *analysis) Result {
 
 	type tally struct {
 		faults, exercised int
+		longest           time.Duration
 		misses            map[string]int
 		order             []string
 	}
@@ -273,6 +274,7 @@ func (c *exercise) checkAnalysis(_ context.Context, a *analysis) Result {
 		why := c.judge(x, f, window)
 		miss(f.Kind, why)
 		tallies[f.Kind].faults++
+		tallies[f.Kind].longest = max(tallies[f.Kind].longest, f.End-f.Start)
 		if why == "" {
 			exercised++
 		}
@@ -320,7 +322,11 @@ func (c *exercise) checkAnalysis(_ context.Context, a *analysis) Result {
 		for _, why := range t.order {
 			parts = append(parts, fmt.Sprintf("%d %s", t.misses[why], why))
 		}
-		s += fmt.Sprintf(" (%s: %s)", plural(t.faults, k+" fault", k+" faults"), strings.Join(parts, ", "))
+		longest := ""
+		if t.longest > 0 {
+			longest = ", the longest " + secsShort(t.longest)
+		}
+		s += fmt.Sprintf(" (%s%s: %s)", plural(t.faults, k+" fault", k+" faults"), longest, strings.Join(parts, ", "))
 		sentences = append(sentences, s)
 	}
 	if len(faults) == 0 {

@@ -41,7 +41,7 @@ func TestExercise(t *testing.T) {
 			nem(history.FPause, 2.05, 5.05, &history.Value{Targets: []int{3}, Hit: hit("pause")}).build(), time.Second, Valid, ""},
 		{"pause shorter than the lease", warm().held(3, 2.0, 2.4).
 			nem(history.FPause, 2.05, 2.35, &history.Value{Targets: []int{3}, Hit: hit("pause")}).build(), time.Second, Unknown,
-			"no pause lasted longer than the 1 s lease while its process held the lock (1 pause fault: 1 lasted 300 ms, not longer than the 1 s lease)"},
+			"no pause lasted longer than the 1 s lease while its process held the lock (1 pause fault, the longest 300 ms: 1 lasted no longer than the 1 s lease)"},
 		{"pause of a process that held no lock", warm().held(3, 2.0, 2.1).
 			nem(history.FPause, 2.5, 5.5, &history.Value{Targets: []int{3}}).build(), time.Second, Unknown, "1 struck a process that held no lock"},
 		{"pause once the release was sent", warm().held(3, 2.0, 2.1).

@@ -46,7 +46,7 @@ func (r *run) slotLoop(ctx context.Context, index int) {
 		r.setLive(index, nil)
 	}()
 	keys := keyNames(r.test.Keys)
-	for ctx.Err() == nil && time.Now().Before(r.deadline) {
+	for ctx.Err() == nil && time.Now().Before(r.deadline) && !r.halted.Load() {
 		if s.w == nil {
 			if err := s.spawn(ctx); err != nil {
 				fmt.Fprintf(r.workLog, "slot %d: %v\n", index, err)

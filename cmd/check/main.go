@@ -136,6 +136,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&t.Store, "store", "store", "store directory")
 	fs.StringVar(&workerCmd, "worker-cmd", "", "command that runs one worker (default: this binary's worker subcommand)")
 	fs.BoolVar(&t.Quiet, "quiet", false, "no progress line while the test runs")
+	fs.BoolVar(&t.StopOnAnomaly, "stop-on-anomaly", false, "stop the workload at the first double holder or stale write, heal, and check what was recorded")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return exitError, err
 	}
