@@ -108,7 +108,15 @@ func judgePartition(x *exerciseRun, f *fault) string {
 	if !ok {
 		return "cut off no worker"
 	}
-	if x.holdOf(p, f.Start) == nil && x.holdOf(p, f.Invoked) == nil {
+	// The nemesis picked a holder (Hit.Holder); the history alone can only
+	// ask whether the process held a lock when the cut was recorded: by
+	// then a holder cut off while in its critical section may have sent
+	// its release, which hangs.
+	held := x.holdOf(p, f.Start) != nil
+	if f.Hit != nil {
+		held = f.Hit.Holder
+	}
+	if !held {
 		return "cut off a process that held no lock"
 	}
 	if !outlasts(f) {

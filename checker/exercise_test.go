@@ -57,9 +57,14 @@ func TestExercise(t *testing.T) {
 			nem(history.FPause, 2.5, 4.0, &history.Value{Nodes: []string{"zk2"}}).build(), time.Second, Unknown,
 			"no pause-leader struck a lock node while a lock was held and grants flowed"},
 		{"partition of a holder for 2 leases", warm().held(3, 2.0, 2.4).
-			nem(history.FPartition, 2.05, 4.05, &history.Value{Targets: []int{3}, Hit: hit("partition")}).build(), time.Second, Valid, ""},
+			nem(history.FPartition, 2.05, 4.05, &history.Value{Targets: []int{3}, Hit: &history.Hit{Nemesis: "partition", Holder: true}}).build(), time.Second, Valid, ""},
+		{"partition of a holder, by the history alone", warm().held(3, 2.0, 2.4).
+			nem(history.FPartition, 2.05, 4.05, &history.Value{Targets: []int{3}}).build(), time.Second, Valid, ""},
+		{"partition of a worker the nemesis saw hold nothing", warm().held(3, 2.0, 2.4).
+			nem(history.FPartition, 2.05, 4.05, &history.Value{Targets: []int{3}, Hit: hit("partition")}).build(), time.Second, Unknown,
+			"1 cut off a process that held no lock"},
 		{"partition of a holder for half a lease", warm().held(3, 2.0, 2.4).
-			nem(history.FPartition, 2.05, 2.55, &history.Value{Targets: []int{3}, Hit: hit("partition")}).build(), time.Second, Unknown,
+			nem(history.FPartition, 2.05, 2.55, &history.Value{Targets: []int{3}, Hit: &history.Hit{Nemesis: "partition", Holder: true}}).build(), time.Second, Unknown,
 			"no partition cut a lock holder off for longer than the 1 s lease"},
 		{"crash of a holder", warm().acquire(3, 2.0, 2.002, 0, "o").crash(3, 2.06).
 			nem(history.FKillWorker, 2.05, 2.3, &history.Value{Targets: []int{3}}).build(), time.Second, Valid, ""},
