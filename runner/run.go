@@ -145,9 +145,14 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 			r.slotLoop(ctx, slot)
 		}()
 	}
+	slotsDone := make(chan time.Duration, 1)
+	go func() {
+		wg.Wait()
+		slotsDone <- r.rec.Now()
+	}()
 	healErr := sched.Run(nctx, r.deadline)
-	wg.Wait()
-	workloadEnd := r.rec.Now()
+	healed := r.rec.Now()
+	workloadEnd := <-slotsDone
 	var stoppedAt time.Duration
 	stopped := false
 	if watch != nil {
@@ -176,7 +181,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	if err != nil {
 		return Outcome{Dir: dir, Interrupted: interrupted}, err
 	}
-	runStats(&res, setup, stoppedAt, stopped, workloadEnd, r.rec.Now())
+	runStats(&res, setup, stoppedAt, stopped, workloadEnd, healed, r.rec.Now())
 	if err := writeJSON(filepath.Join(dir, "results.json"), res); err != nil {
 		return Outcome{Dir: dir, Interrupted: interrupted}, err
 	}

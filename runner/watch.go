@@ -95,9 +95,10 @@ func (r *run) stopOnAnomaly(stopNemesis func()) func(a checker.Anomaly) {
 // runStats adds the run's timings to res.Stats, in seconds since the
 // workload started (the history's time 0): first_anomaly_s (Check),
 // stopped_s (when --stop-on-anomaly stopped the workload), workload_s (when
-// the last worker stopped), verdict_s (when the verdict was known), and
-// setup_s, the cluster setup before time 0.
-func runStats(res *checker.Result, setup time.Duration, stopped time.Duration, wasStopped bool, workload, verdict time.Duration) {
+// the last worker slot stopped), healed_s (when the nemesis schedule had
+// healed every fault), verdict_s (when the verdict was known), and setup_s,
+// the cluster setup before time 0.
+func runStats(res *checker.Result, setup, stopped time.Duration, wasStopped bool, workload, healed, verdict time.Duration) {
 	if res.Stats == nil {
 		res.Stats = make(map[string]any)
 	}
@@ -106,6 +107,7 @@ func runStats(res *checker.Result, setup time.Duration, stopped time.Duration, w
 	}
 	res.Stats["setup_s"] = seconds(setup)
 	res.Stats["workload_s"] = seconds(workload)
+	res.Stats["healed_s"] = seconds(healed)
 	res.Stats["verdict_s"] = seconds(verdict)
 }
 
