@@ -28,7 +28,8 @@ import (
 // got going), and a fault with no grant in the HealthWindow before it does
 // not count (the lock service was not serving). A fault whose start failed
 // (its op carries an error) is no fault. A history with no nemesis fault
-// ops at all is a control run: Valid, with Stats{"control": true}.
+// ops at all is a control run: Valid, with Stats{"control": true}; unless
+// opts.Faulted says the run was given a nemesis, which then never struck.
 func NewExercise(opts Options) Checker { return &exercise{opts: opts} }
 
 // MinGrantsBeforeFault is how many grants a faulted run must have made
@@ -199,7 +200,7 @@ func (c *exercise) checkAnalysis(_ context.Context, a *analysis) Result {
 	sort.Slice(x.grants, func(i, j int) bool { return x.grants[i] < x.grants[j] })
 
 	failed := make(map[string][]string) // kind -> errors of start ops that failed
-	attempts := 0
+	attempts, starts := 0, 0
 	byIndex := make(map[int]*history.Op)
 	invoked := make(map[string]time.Duration)
 	invokedAt := make(map[int]time.Duration) // start completion index -> its invoke time
@@ -213,6 +214,7 @@ func (c *exercise) checkAnalysis(_ context.Context, a *analysis) Result {
 		}
 		if op.Type == history.Invoke {
 			invoked[op.F] = op.Time
+			starts++
 			continue
 		}
 		attempts++
@@ -223,8 +225,16 @@ func (c *exercise) checkAnalysis(_ context.Context, a *analysis) Result {
 			failed[k] = append(failed[k], op.Error)
 		}
 	}
-	if attempts == 0 {
+	if starts == 0 && !c.opts.Faulted {
 		r.Stats["control"] = true
+		return r
+	}
+	if attempts == 0 {
+		r.Valid = Unknown
+		r.NotExercised = "the nemesis started no fault before the run ended"
+		if starts > 0 {
+			r.NotExercised = "the nemesis's only fault never finished starting before the history ended"
+		}
 		return r
 	}
 	var faults []*fault

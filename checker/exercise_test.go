@@ -37,6 +37,8 @@ func TestExercise(t *testing.T) {
 		why   string // a substring of NotExercised ("" when exercised)
 	}{
 		{"control run", warm().build(), time.Second, Valid, ""},
+		{"an interrupted fault start", warm().add(2.5, history.NemesisProcess, history.Invoke, history.FPause, "", nil).build(),
+			time.Second, Unknown, "never finished starting"},
 		{"pause of a holder in its critical section, 3 leases", warm().held(3, 2.0, 5.2).
 			nem(history.FPause, 2.05, 5.05, &history.Value{Targets: []int{3}, Hit: hit("pause")}).build(), time.Second, Valid, ""},
 		{"pause shorter than the lease", warm().held(3, 2.0, 2.4).
@@ -149,6 +151,11 @@ func TestExerciseComposed(t *testing.T) {
 	r = Default(Options{Lease: time.Second}).Check(ctx, warm().build())
 	if r.Valid != Valid || r.NotExercised != "" {
 		t.Fatalf("control: %v, not exercised %q", r.Valid, r.NotExercised)
+	}
+	// The same history from a run given a nemesis: it never struck.
+	r = Default(Options{Lease: time.Second, Faulted: true}).Check(ctx, warm().build())
+	if r.Valid != Unknown || r.NotExercised != "the nemesis started no fault before the run ended" {
+		t.Fatalf("faulted run without faults: %v, not exercised %q", r.Valid, r.NotExercised)
 	}
 }
 

@@ -173,6 +173,10 @@ type Options struct {
 	// Lease is the lock's lease, or its ZooKeeper session timeout. When set,
 	// a story can say that a holder paused for longer lost it for certain.
 	Lease time.Duration
+	// Faulted says the run was given a nemesis: a history with no fault
+	// ops is then not exercised (the nemesis never struck) rather than a
+	// control run.
+	Faulted bool
 	// NoLock says the design under test takes no lock (an optimistic
 	// transaction): its "holds" overlap by design, so Default leaves out
 	// the mutual-exclusion checkers (mutex, overlap) and the resource and

@@ -434,7 +434,8 @@ func (r *run) progress(t Test) func() {
 func CheckOptions(t Test) checker.Options {
 	stuck := t.StuckBound
 	d, _ := workloads.FindDesign(t.Lock)
-	return checker.Options{Fenced: t.Fencing, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: t.Lease, NoLock: d.NoLock}
+	return checker.Options{Fenced: t.Fencing, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: t.Lease, NoLock: d.NoLock,
+		Faulted: t.Nemesis != "" && t.Nemesis != "none"}
 }
 
 // Check runs the default checkers on h and stores results.json (and the
