@@ -25,17 +25,29 @@ func TestExerciseRuleForEveryNemesis(t *testing.T) {
 	}
 }
 
+// exerciseTest is a short test of lock under nem whose workers are this
+// test binary (TestMain serves the worker protocol under
+// LOCKCHECK_TEST_WORKER=1).
+func exerciseTest(t *testing.T, lock, nem string) Test {
+	return Test{Lock: lock, Nemesis: nem, Workers: 5, Seed: 1,
+		Time: 6 * time.Second, Lease: 300 * time.Millisecond, Think: 10 * time.Millisecond,
+		NemesisInterval: 1500 * time.Millisecond, NemesisDuration: 900 * time.Millisecond, Store: t.TempDir(),
+		WorkerCmd: []string{os.Args[0]}, WorkerEnv: []string{"LOCKCHECK_TEST_WORKER=1"}, Quiet: true}
+}
+
 // TestRunNotExercised: pauses much shorter than the lease cannot make a
 // second holder, so the run is not exercised: unknown, with the reason, and
 // never valid. Every pause that took effect says what it hit.
 func TestRunNotExercised(t *testing.T) {
-	tt := quick(t, "redis-set-px", "pause", false)
+	tt := exerciseTest(t, "redis-set-px", "pause")
 	tt.Lease, tt.NemesisDuration, tt.Time = time.Second, 150*time.Millisecond, 5*time.Second
 	out, err := Run(context.Background(), tt, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Result.Valid != checker.Unknown || out.Result.NotExercised == "" {
+	// Unknown; invalid only if a machine so loaded that a holder outlived
+	// its lease by itself made a double holder: never valid.
+	if out.Result.Valid == checker.Valid || out.Result.NotExercised == "" {
 		t.Fatalf("verdict %v, not exercised %q; want unknown, not exercised\n%+v", out.Result.Valid, out.Result.NotExercised, out.Result.Anomalies)
 	}
 	h, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl"))
@@ -60,7 +72,6 @@ func TestRunNotExercised(t *testing.T) {
 	if err != nil || stored.NotExercised != out.Result.NotExercised {
 		t.Errorf("results.json not_exercised %q (%v), want %q", stored.NotExercised, err, out.Result.NotExercised)
 	}
-	assertNoChildren(t)
 }
 
 // TestRunStopOnAnomaly: a paused holder outlives its lease, another worker
@@ -68,16 +79,22 @@ func TestRunNotExercised(t *testing.T) {
 // holder instead of running its whole time; the verdict is invalid and
 // results.json says when the anomaly came and when the workload stopped.
 func TestRunStopOnAnomaly(t *testing.T) {
-	tt := quick(t, "redis-set-px", "pause", false)
+	tt := exerciseTest(t, "redis-set-px", "pause")
 	tt.Time, tt.StopOnAnomaly = 40*time.Second, true
 	start := time.Now()
 	out, err := Run(context.Background(), tt, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Result.Valid != checker.Invalid || !out.Stopped || kinds(out.Result, false)["double-holder"] == 0 {
-		t.Fatalf("verdict %v, stopped %v, anomalies %v: want invalid, stopped at a double holder",
-			out.Result.Valid, out.Stopped, kinds(out.Result, false))
+	doubles := 0
+	for _, a := range out.Result.Anomalies {
+		if a.Kind == "double-holder" {
+			doubles++
+		}
+	}
+	if out.Result.Valid != checker.Invalid || !out.Stopped || doubles == 0 {
+		t.Fatalf("verdict %v, stopped %v, %d double holders: want invalid, stopped at a double holder",
+			out.Result.Valid, out.Stopped, doubles)
 	}
 	st := out.Result.Stats
 	first, _ := st["first_anomaly_s"].(float64)
@@ -96,6 +113,19 @@ func TestRunStopOnAnomaly(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `"stop_on_anomaly": true`) || !strings.Contains(string(b), "--stop-on-anomaly") {
 		t.Errorf("test.json does not record the stop on anomaly (%v):\n%s", err, b)
 	}
-	// Every pause was healed: no worker is left stopped.
-	assertNoChildren(t)
+	// Every fault was ended by its end op, the one in force at the stop
+	// included.
+	h, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults := h.Faults()
+	if len(faults) == 0 {
+		t.Fatal("no fault in the history")
+	}
+	for _, f := range faults {
+		if len(f.Ops) < 2 {
+			t.Errorf("the %s at %s was never ended", f.F, f.Start)
+		}
+	}
 }
