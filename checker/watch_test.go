@@ -152,3 +152,19 @@ func TestWatchMatchesOverlap(t *testing.T) {
 		t.Errorf("%d of 300 random histories have a double holder: the generator tests nothing", found)
 	}
 }
+
+// BenchmarkWatch measures the per-op cost of the incremental sweep over a
+// long clean fenced history (the cost a --stop-on-anomaly run pays).
+func BenchmarkWatch(b *testing.B) {
+	h := (&builder{}).cycles(20000, 0, 1, 0, true).build()
+	b.ResetTimer()
+	for range b.N {
+		w := NewWatch(Options{Fenced: true})
+		for _, op := range h {
+			if _, ok := w.Observe(op); ok {
+				b.Fatal("anomaly in a clean history")
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(h)), "ns/op-observed")
+}
