@@ -117,6 +117,7 @@ func (n *Clock) Invoke(ctx context.Context, op history.Op) history.Op {
 		if err != nil {
 			return completed(op, nil, err)
 		}
+		awaitHolder(ctx, n.env, nodeAimWait)
 		hit := nodeHit(n.kind(), n.env)
 		if err := n.c.SetClockOffset(ctx, node, n.offsetAt(0)); err != nil {
 			return completed(op, nil, err)

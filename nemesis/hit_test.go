@@ -128,3 +128,18 @@ func TestScheduleStoppedEndOpIsBounded(t *testing.T) {
 		t.Error("the end op of a stopped schedule had no deadline")
 	}
 }
+
+func TestAwaitHolder(t *testing.T) {
+	ctx := context.Background()
+	if !awaitHolder(ctx, holdersEnv{[]Target{{Process: 1, Key: "k"}}}, time.Hour) {
+		t.Error("a holder was there: want true at once")
+	}
+	if awaitHolder(ctx, holdersEnv{}, 20*time.Millisecond) {
+		t.Error("no holder: want false after the wait")
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if awaitHolder(cancelled, holdersEnv{}, time.Hour) {
+		t.Error("cancelled: want false at once")
+	}
+}

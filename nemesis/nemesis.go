@@ -182,6 +182,22 @@ func aimHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Duration,
 	}
 }
 
+// nodeAimWait bounds how long a fault on a lock node waits for a holder.
+const nodeAimWait = time.Second
+
+// awaitHolder waits up to wait until some worker holds a lock, so that a
+// fault on a lock node strikes while one is held; it reports whether one
+// did. A fault goes ahead either way: what it hit is on its op.
+func awaitHolder(ctx context.Context, env Env, wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for len(env.Holders()) == 0 {
+		if time.Now().After(deadline) || !sleep(ctx, aimPoll) {
+			return false
+		}
+	}
+	return true
+}
+
 // holderHit returns what striking t hits.
 func holderHit(kind string, t Target, lease time.Duration) *history.Hit {
 	return &history.Hit{Nemesis: kind, Holder: t.Key != "", Key: t.Key, InCS: t.InCS, Failpoint: t.Failpoint, Lease: lease}
