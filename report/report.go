@@ -77,26 +77,27 @@ func Write(path string, in Input) error {
 
 // page is what the template renders.
 type page struct {
-	Meta     Meta
-	Verdict  string // valid, invalid or unknown: the CSS class
-	Fencing  string
-	Duration string
-	Started  string
-	Error    string
+	Meta        Meta
+	Verdict     string // valid, invalid or unknown: the CSS class
+	Fencing     string
+	Duration    string
+	Started     string
+	Error       string
+	Checkers    []checkerRow
+	Summary     string
+	Groups      []anomalyGroup
+	More        int
+	Timeline    timelineOut
+	Latency     template.HTML
+	Throughput  template.HTML
+	PlotNote    string
+	Stats       statsView
+	Links       []link
+	HistoryNote string
+
 	// NotExercised is why the run's faults could not have produced the
 	// anomaly it looks for (checker.Result.NotExercised).
 	NotExercised string
-	Checkers     []checkerRow
-	Summary      string
-	Groups       []anomalyGroup
-	More         int
-	Timeline     timelineOut
-	Latency      template.HTML
-	Throughput   template.HTML
-	PlotNote     string
-	Stats        statsView
-	Links        []link
-	HistoryNote  string
 }
 
 // checkerRow is one sub-result in the checkers table.
@@ -126,7 +127,8 @@ type link struct{ Href, Text, Note string }
 // build turns in into the page model; dir is where the report will live.
 func build(in Input, dir string) page {
 	res := in.Result
-	p := page{Meta: in.Meta, Verdict: res.Valid.String(), Error: res.Error, NotExercised: res.NotExercised, Fencing: "fencing off"}
+	p := page{Meta: in.Meta, Verdict: res.Valid.String(), Error: res.Error, Fencing: "fencing off"}
+	p.NotExercised = res.NotExercised
 	if in.Meta.Duration > 0 {
 		p.Duration = in.Meta.Duration.String()
 	}
