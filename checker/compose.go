@@ -148,7 +148,8 @@ func (a *advisory) checkAnalysis(ctx context.Context, an *analysis) Result {
 }
 
 // Default returns the full lockcheck checker: Compose("lockcheck", mutex,
-// resource, inventory, fencing, overlap, liveness, stats). Resource judges
+// resource, inventory, fencing, overlap, liveness, stats, exercise), with the
+// exercise result's NotExercised on the composed result. Resource judges
 // register histories and inventory judges inventory histories (those with
 // seed ops); each is left out of the other's. When opts.Fenced, mutex and
 // overlap are Advisory and their anomalies are marked Fenced: with fencing,
@@ -161,11 +162,11 @@ func Default(opts Options) Checker {
 	if opts.Fenced {
 		mutex, overlap = Advisory(mutex), Advisory(overlap)
 	}
-	cs := []Checker{mutex, NewResource(opts), NewInventory(), NewFencing(), overlap, NewLiveness(opts), NewStats()}
+	cs := []Checker{mutex, NewResource(opts), NewInventory(), NewFencing(), overlap, NewLiveness(opts), NewStats(), NewExercise(opts)}
 	if opts.NoLock {
-		cs = []Checker{NewResource(opts), NewInventory(), NewFencing(), NewLiveness(opts), NewStats()}
+		cs = []Checker{NewResource(opts), NewInventory(), NewFencing(), NewLiveness(opts), NewStats(), NewExercise(opts)}
 	}
-	return Compose("lockcheck", cs...)
+	return liftNotExercised(Compose("lockcheck", cs...))
 }
 
 // Compile-time checks that the built-in checkers share the analysis.

@@ -26,6 +26,15 @@
 //   - liveness: at least one grant, and no lock left free but ungranted for
 //     longer than a bound while acquires failed.
 //   - stats: counts and latencies; always valid.
+//   - exercise: whether a faulted run's faults could have produced the
+//     anomaly it looks for (a pause longer than the lease of a holder, a
+//     clock jump where a lock was held, ...: one rule per nemesis kind); a
+//     run whose faults all missed is Unknown with Result.NotExercised set,
+//     never Valid. A run with no faults is exempt.
+//
+// Watch is the double-holder and stale-write sweeps made incremental: it
+// takes the ops one by one as they are recorded, so a controller can stop a
+// run at its first anomaly.
 //
 // With Options.NoLock (a design that takes no lock) mutex and overlap are
 // left out: such a design is judged by what it did to the resource.

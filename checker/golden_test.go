@@ -27,6 +27,10 @@ type want struct {
 	StuckBoundS float64 `json:"stuck_bound_s,omitempty"`
 	// NoLock says the design took no lock (Options.NoLock).
 	NoLock bool `json:"no_lock,omitempty"`
+	// LeaseS is Options.Lease in seconds.
+	LeaseS float64 `json:"lease_s,omitempty"`
+	// NotExercised is the composed result's NotExercised sentence.
+	NotExercised string `json:"not_exercised,omitempty"`
 }
 
 // TestDataHistories checks every stored history under testdata/histories
@@ -58,9 +62,11 @@ func TestDataHistories(t *testing.T) {
 				}
 			}
 			opts := Options{Fenced: w.Fenced, Timeout: 30 * time.Second,
-				StuckBound: time.Duration(w.StuckBoundS * float64(time.Second)), NoLock: w.NoLock}
+				StuckBound: time.Duration(w.StuckBoundS * float64(time.Second)), NoLock: w.NoLock,
+				Lease: time.Duration(w.LeaseS * float64(time.Second))}
 			r := Default(opts).Check(context.Background(), h)
-			got := want{Valid: r.Valid, Kinds: kinds(r.Anomalies, false), Fenced: w.Fenced, StuckBoundS: w.StuckBoundS, NoLock: w.NoLock}
+			got := want{Valid: r.Valid, Kinds: kinds(r.Anomalies, false), Fenced: w.Fenced, StuckBoundS: w.StuckBoundS, NoLock: w.NoLock,
+				LeaseS: w.LeaseS, NotExercised: r.NotExercised}
 			if *update {
 				b, err := json.MarshalIndent(got, "", "  ")
 				if err != nil {
@@ -74,9 +80,9 @@ func TestDataHistories(t *testing.T) {
 			if w.Kinds == nil {
 				w.Kinds = []string{}
 			}
-			if got.Valid != w.Valid || !slices.Equal(got.Kinds, w.Kinds) {
-				t.Errorf("got valid %v kinds %v, want valid %v kinds %v (error %q)\n%s",
-					got.Valid, got.Kinds, w.Valid, w.Kinds, r.Error, dump(r.Anomalies))
+			if got.Valid != w.Valid || !slices.Equal(got.Kinds, w.Kinds) || got.NotExercised != w.NotExercised {
+				t.Errorf("got valid %v kinds %v not exercised %q, want valid %v kinds %v not exercised %q (error %q)\n%s",
+					got.Valid, got.Kinds, got.NotExercised, w.Valid, w.Kinds, w.NotExercised, r.Error, dump(r.Anomalies))
 			}
 			var buf bytes.Buffer
 			if err := json.NewEncoder(&buf).Encode(r); err != nil {

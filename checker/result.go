@@ -128,6 +128,11 @@ type Result struct {
 	Stats map[string]any `json:"stats,omitempty"`
 	// Error says why a check could not decide (Unknown), or what went wrong.
 	Error string `json:"error,omitempty"`
+	// NotExercised is set when the exercise checker found that the run's
+	// faults could not have produced the anomaly it looks for: the sentence
+	// says why, and the verdict is Unknown (unless something is Invalid).
+	// On a composition it is the exercise sub-result's.
+	NotExercised string `json:"not_exercised,omitempty"`
 	// Results are the sub-results of a composition.
 	Results []Result `json:"results,omitempty"`
 	// Visualize, set when a Porcupine check failed, writes Porcupine's HTML
@@ -168,6 +173,10 @@ type Options struct {
 	// Lease is the lock's lease, or its ZooKeeper session timeout. When set,
 	// a story can say that a holder paused for longer lost it for certain.
 	Lease time.Duration
+	// Faulted says the run was given a nemesis: a history with no fault
+	// ops is then not exercised (the nemesis never struck) rather than a
+	// control run.
+	Faulted bool
 	// NoLock says the design under test takes no lock (an optimistic
 	// transaction): its "holds" overlap by design, so Default leaves out
 	// the mutual-exclusion checkers (mutex, overlap) and the resource and

@@ -13,6 +13,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"index":0,"time":1,"process":0,"type":"invoke","f":"acquire","key":"k"}` + "\n"))
 	f.Add([]byte(`{"index":1,"time":2,"process":0,"type":"ok","f":"acquire","key":"k","value":{"token":3,"owner":"a"}}`))
 	f.Add([]byte(`{"index":2,"time":3,"process":-1,"type":"info","f":"pause","value":{"targets":[1],"duration":5}}`))
+	f.Add([]byte(`{"index":3,"time":4,"process":-1,"type":"info","f":"pause","value":{"targets":[1],"hit":{"nemesis":"pause","holder":true,"in_cs":true,"lease":1000}}}`))
 	f.Add([]byte("{\n}\n\n{oops"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := Decode(bytes.NewReader(data))

@@ -142,6 +142,21 @@ func (r *Recorder) History() History {
 	return append(History(nil), r.ops...)
 }
 
+// Since returns a copy of the ops recorded from index i on (none when i is
+// past the end), so that a watcher can follow the history as it grows
+// without copying all of it each time.
+func (r *Recorder) Since(i int) History {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(r.ops) {
+		return nil
+	}
+	return append(History(nil), r.ops[i:]...)
+}
+
 // Err returns the first error writing to the sink, if any.
 func (r *Recorder) Err() error {
 	r.mu.Lock()

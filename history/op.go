@@ -101,6 +101,8 @@ type Value struct {
 	Duration time.Duration `json:"duration,omitempty"`
 	// Detail is free text: what a nemesis did, or an event a worker reported.
 	Detail string `json:"detail,omitempty"`
+	// Hit is, on a nemesis op, what the fault struck (see Hit).
+	Hit *Hit `json:"hit,omitempty"`
 }
 
 // Int64 returns a pointer to v, for Value.Read and Value.Wrote.

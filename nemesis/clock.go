@@ -66,6 +66,15 @@ type Clock struct {
 	stop    context.CancelFunc // stops the stepping goroutine
 	stopped chan struct{}
 	err     error // the first error of a step
+	since   time.Time
+}
+
+// kind returns the nemesis kind's name.
+func (n *Clock) kind() string {
+	if n.back {
+		return "clock-back"
+	}
+	return "clock"
 }
 
 var _ Nemesis = (*Clock)(nil)
@@ -108,6 +117,8 @@ func (n *Clock) Invoke(ctx context.Context, op history.Op) history.Op {
 		if err != nil {
 			return completed(op, nil, err)
 		}
+		awaitHolder(ctx, n.env, nodeAimWait)
+		hit := nodeHit(n.kind(), n.env)
 		if err := n.c.SetClockOffset(ctx, node, n.offsetAt(0)); err != nil {
 			return completed(op, nil, err)
 		}
@@ -116,13 +127,16 @@ func (n *Clock) Invoke(ctx context.Context, op history.Op) history.Op {
 		if n.back {
 			detail = fmt.Sprintf("wall clock of %s jumped %s back, then forward to real time and back again every %s", node, seconds(n.Jump), seconds(n.Step))
 		}
-		return completed(op, &history.Value{Nodes: []string{node}, Detail: detail}, nil)
+		return completed(op, &history.Value{Nodes: []string{node}, Detail: detail, Hit: hit}, nil)
 	case history.FClockReset:
 		n.mu.Lock()
-		node := n.node
+		node, since := n.node, n.since
 		n.mu.Unlock()
 		err := n.Heal(ctx)
 		v := &history.Value{Detail: "wall clock put back"}
+		if node != "" {
+			v.Hit = endHit(n.kind(), time.Since(since), leaseOf(n.env))
+		}
 		if node != "" {
 			v.Nodes = []string{node}
 			v.Detail = "wall clock of " + node + " put back"
@@ -137,7 +151,7 @@ func (n *Clock) start(node string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	n.mu.Lock()
-	n.node, n.stop, n.stopped, n.err = node, cancel, stopped, nil
+	n.node, n.stop, n.stopped, n.err, n.since = node, cancel, stopped, nil, time.Now()
 	n.mu.Unlock()
 	go func() {
 		defer close(stopped)

@@ -98,7 +98,13 @@ func (n *ClockClient) Invoke(ctx context.Context, op history.Op) history.Op {
 			words[i] = strconv.Itoa(p)
 		}
 		detail := fmt.Sprintf("client clocks of processes %s set %s ahead", strings.Join(words, ", "), seconds(n.Offset))
-		return completed(op, &history.Value{Targets: procs, Detail: detail}, errors.Join(errs...))
+		hit := &history.Hit{Nemesis: "clock-client", Lease: leaseOf(n.env)}
+		for _, w := range ws {
+			if w.Key != "" {
+				hit.Holders++
+			}
+		}
+		return completed(op, &history.Value{Targets: procs, Detail: detail, Hit: hit}, errors.Join(errs...))
 	case history.FUnskew:
 		procs, err := n.resetAll()
 		return completed(op, &history.Value{Targets: procs, Detail: "client clocks put back"}, err)

@@ -42,7 +42,7 @@ type clockEnv struct {
 	lease time.Duration
 }
 
-func (e clockEnv) Holders() []Target         { return nil }
+func (e clockEnv) Holders() []Target         { return []Target{{Process: 1, Key: "k"}} }
 func (e clockEnv) Workers() []Target         { return nil }
 func (e clockEnv) Cluster() clusters.Cluster { return e.c }
 func (e clockEnv) Lease() time.Duration      { return e.lease }

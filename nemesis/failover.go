@@ -132,7 +132,11 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 	if err != nil {
 		return completed(op, nil, err)
 	}
-	v := &history.Value{Nodes: []string{old}}
+	kind := "failover"
+	if n.kill {
+		kind = "failover-kill"
+	}
+	v := &history.Value{Nodes: []string{old}, Hit: nodeHit(kind, n.env)}
 	var what string
 	if n.kill {
 		what = "SIGKILL master " + old
@@ -147,6 +151,7 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 			if t, ok := newGrant(ctx, n.env, grantWait); ok {
 				v.Targets = nil // the killed master's side has no workers
 				what += fmt.Sprintf(" right after it granted a lock to process %d", t.Process)
+				v.Hit.Unreplicated, v.Hit.Holder, v.Hit.Key = true, true, t.Key
 			}
 		}
 		if err := n.k.Kill(ctx, old); err != nil {
@@ -175,6 +180,7 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 		parts = append(parts, fmt.Sprintf("no promotion within %s (%v)", promotionWait, err))
 	} else {
 		parts = append(parts, fmt.Sprintf("sentinels promoted %s after %.1f s", promoted, time.Since(began).Seconds()))
+		v.Hit.Promoted = true
 	}
 	if !n.kill {
 		if len(v.Targets) == 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
@@ -19,6 +20,15 @@ type Kill struct {
 	killed nodeSet
 	// follower makes Kill pick a node that is not the leader.
 	follower bool
+	since    time.Time // when the last kill struck
+}
+
+// kind returns the nemesis kind's name.
+func (n *Kill) kind() string {
+	if n.follower {
+		return "kill-follower"
+	}
+	return "kill"
 }
 
 var _ Nemesis = (*Kill)(nil)
@@ -79,14 +89,17 @@ func (n *Kill) Invoke(ctx context.Context, op history.Op) history.Op {
 				node, what = followers[n.rng.IntN(len(followers))], "follower "
 			}
 		}
+		awaitHolder(ctx, n.env, nodeAimWait)
+		hit := nodeHit(n.kind(), n.env)
 		if err := n.k.Kill(ctx, node); err != nil {
 			return completed(op, nil, err)
 		}
 		n.killed.add(node, node)
-		return completed(op, &history.Value{Nodes: []string{node}, Detail: "SIGKILL " + what + node}, nil)
+		n.since = time.Now()
+		return completed(op, &history.Value{Nodes: []string{node}, Detail: "SIGKILL " + what + node, Hit: hit}, nil)
 	case history.FRestart:
 		nodes, err := n.killed.undoAll(ctx, n.k.Restart)
-		return completed(op, &history.Value{Nodes: nodes, Detail: "restarted"}, err)
+		return completed(op, &history.Value{Nodes: nodes, Detail: "restarted", Hit: endHit(n.kind(), time.Since(n.since), leaseOf(n.env))}, err)
 	}
 	return completed(op, nil, fmt.Errorf("kill nemesis cannot %q", op.F))
 }

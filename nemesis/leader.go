@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
@@ -20,6 +21,9 @@ type Leader struct {
 	end   string
 	verb  string
 	nodes nodeSet
+	env   Env
+	kind  string    // partition-leader or pause-leader
+	since time.Time // when the last fault struck
 }
 
 var _ Nemesis = (*Leader)(nil)
@@ -31,7 +35,7 @@ func newPartitionLeader(env Env, _ *rand.Rand) (Nemesis, error) {
 		return nil, fmt.Errorf("partition-leader nemesis: %w", clusters.ErrUnsupported)
 	}
 	return &Leader{p: p, apply: iso.Isolate, undo: iso.Rejoin, start: history.FPartition, end: history.FHeal,
-		verb: "cut off from its peers"}, nil
+		verb: "cut off from its peers", env: env, kind: "partition-leader"}, nil
 }
 
 func newPauseLeader(env Env, _ *rand.Rand) (Nemesis, error) {
@@ -41,7 +45,7 @@ func newPauseLeader(env Env, _ *rand.Rand) (Nemesis, error) {
 		return nil, fmt.Errorf("pause-leader nemesis: %w", clusters.ErrUnsupported)
 	}
 	return &Leader{p: p, apply: pa.PauseNode, undo: pa.ResumeNode, start: history.FPause, end: history.FResume,
-		verb: "SIGSTOP"}, nil
+		verb: "SIGSTOP", env: env, kind: "pause-leader"}, nil
 }
 
 // Fs returns the start and end op names.
@@ -55,14 +59,17 @@ func (n *Leader) Invoke(ctx context.Context, op history.Op) history.Op {
 		if err != nil {
 			return completed(op, nil, err)
 		}
+		awaitHolder(ctx, n.env, nodeAimWait)
+		hit := nodeHit(n.kind, n.env)
 		if err := n.apply(ctx, leader); err != nil {
 			return completed(op, nil, err)
 		}
 		n.nodes.add(leader, leader)
-		return completed(op, &history.Value{Nodes: []string{leader}, Detail: fmt.Sprintf("leader %s %s", leader, n.verb)}, nil)
+		n.since = time.Now()
+		return completed(op, &history.Value{Nodes: []string{leader}, Detail: fmt.Sprintf("leader %s %s", leader, n.verb), Hit: hit}, nil)
 	case n.end:
 		nodes, err := n.nodes.undoAll(ctx, n.undo)
-		return completed(op, &history.Value{Nodes: nodes, Detail: "undone"}, err)
+		return completed(op, &history.Value{Nodes: nodes, Detail: "undone", Hit: endHit(n.kind, time.Since(n.since), leaseOf(n.env))}, err)
 	}
 	return completed(op, nil, fmt.Errorf("leader nemesis cannot %q", op.F))
 }

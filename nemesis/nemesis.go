@@ -42,6 +42,9 @@ type Target struct {
 	// Failpoint is the failpoint the worker is stopped at right now (it
 	// reported it and has not replied to that operation yet), "" for none.
 	Failpoint string
+	// InCS says the controller has sent the holder its critical section and
+	// has not had the reply yet: it is inside it, or about to enter it.
+	InCS bool
 }
 
 // Env is what a nemesis needs from the controller.
@@ -139,20 +142,77 @@ func completed(op history.Op, v *history.Value, err error) history.Op {
 
 // pickHolder waits up to wait for some worker to hold a lock and picks one.
 func pickHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Duration) (Target, error) {
-	deadline := time.Now().Add(wait)
+	t, _, err := aimHolder(ctx, env, rng, wait, false)
+	return t, err
+}
+
+// aimPoll is how often aimHolder looks at the holders: a critical section
+// can be a few milliseconds long.
+const aimPoll = time.Millisecond
+
+// aimHolder waits up to wait for a worker that holds a lock and, with inCS,
+// is inside (or entering) its critical section, and picks one; when wait runs
+// out with holders but none in its critical section, it takes any holder.
+// It returns how long it waited.
+func aimHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Duration, inCS bool) (Target, time.Duration, error) {
+	began := time.Now()
+	deadline := began.Add(wait)
 	for {
-		if hs := env.Holders(); len(hs) > 0 {
-			return hs[rng.IntN(len(hs))], nil
+		hs := env.Holders()
+		var in []Target
+		for _, h := range hs {
+			if h.InCS {
+				in = append(in, h)
+			}
 		}
-		if time.Now().After(deadline) {
-			return Target{}, fmt.Errorf("no worker held a lock within %s", wait)
+		late := time.Now().After(deadline)
+		switch {
+		case len(in) > 0:
+			return in[rng.IntN(len(in))], time.Since(began), nil
+		case len(hs) > 0 && (!inCS || late):
+			return hs[rng.IntN(len(hs))], time.Since(began), nil
+		case late:
+			return Target{}, time.Since(began), fmt.Errorf("no worker held a lock within %s", wait)
 		}
 		select {
 		case <-ctx.Done():
-			return Target{}, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
+			return Target{}, time.Since(began), ctx.Err()
+		case <-time.After(aimPoll):
 		}
 	}
+}
+
+// nodeAimWait bounds how long a fault on a lock node waits for a holder.
+const nodeAimWait = time.Second
+
+// awaitHolder waits up to wait until some worker holds a lock, so that a
+// fault on a lock node strikes while one is held; it reports whether one
+// did. A fault goes ahead either way: what it hit is on its op.
+func awaitHolder(ctx context.Context, env Env, wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for len(env.Holders()) == 0 {
+		if time.Now().After(deadline) || !sleep(ctx, aimPoll) {
+			return false
+		}
+	}
+	return true
+}
+
+// holderHit returns what striking t hits.
+func holderHit(kind string, t Target, lease time.Duration) *history.Hit {
+	return &history.Hit{Nemesis: kind, Holder: t.Key != "", Key: t.Key, InCS: t.InCS, Failpoint: t.Failpoint, Lease: lease}
+}
+
+// nodeHit returns what a fault on a lock node hits: how many workers held a
+// lock when it struck.
+func nodeHit(kind string, env Env) *history.Hit {
+	return &history.Hit{Nemesis: kind, Holders: len(env.Holders()), Lease: leaseOf(env)}
+}
+
+// endHit returns the Hit of an end op: how long the fault lasted (the
+// longest of what it undid) and how much longer than lease that was.
+func endHit(kind string, lasted, lease time.Duration) *history.Hit {
+	return &history.Hit{Nemesis: kind, Lease: lease, Lasted: lasted, Outlasted: max(0, lasted-lease)}
 }
 
 // undoSet is what a nemesis has faulted and must undo: keys (nodes, slots,

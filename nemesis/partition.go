@@ -17,7 +17,7 @@ type Partition struct {
 	env Env
 	rng *rand.Rand
 	p   clusters.Partitioner
-	cut undoSet[int, int] // slot -> process
+	cut undoSet[int, struck] // slot -> process, when
 }
 
 var _ Nemesis = (*Partition)(nil)
@@ -37,19 +37,22 @@ func (n *Partition) Fs() (string, string) { return history.FPartition, history.F
 func (n *Partition) Invoke(ctx context.Context, op history.Op) history.Op {
 	switch op.F {
 	case history.FPartition:
-		t, err := pickHolder(ctx, n.env, n.rng, 2*time.Second)
+		t, waited, err := aimHolder(ctx, n.env, n.rng, aimWait, true)
 		if err != nil {
 			return completed(op, nil, err)
 		}
 		if err := n.p.Partition(ctx, t.Slot); err != nil {
 			return completed(op, nil, err)
 		}
-		n.cut.add(t.Slot, t.Process)
-		return completed(op, &history.Value{Targets: []int{t.Process},
-			Detail: fmt.Sprintf("process %d cut off from the lock service", t.Process)}, nil)
+		n.cut.add(t.Slot, struck{process: t.Process, at: time.Now()})
+		hit := holderHit("partition", t, leaseOf(n.env))
+		hit.Waited = waited
+		return completed(op, &history.Value{Targets: []int{t.Process}, Hit: hit,
+			Detail: fmt.Sprintf("process %d cut off from the lock service%s", t.Process, where(t))}, nil)
 	case history.FHeal:
-		targets, err := n.cut.undoAll(ctx, n.p.Heal)
-		return completed(op, &history.Value{Targets: targets, Detail: "links restored"}, err)
+		ss, err := n.cut.undoAll(ctx, n.p.Heal)
+		targets, lasted := lastedOf(ss)
+		return completed(op, &history.Value{Targets: targets, Detail: "links restored", Hit: endHit("partition", lasted, leaseOf(n.env))}, err)
 	}
 	return completed(op, nil, fmt.Errorf("partition nemesis cannot %q", op.F))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"syscall"
 	"time"
 
@@ -17,8 +18,30 @@ import (
 type Pause struct {
 	env    Env
 	rng    *rand.Rand
-	paused undoSet[int, int] // worker pid -> process
+	paused undoSet[int, struck] // worker pid -> process, when
 }
+
+// struck is a worker a fault acts on and since when.
+type struck struct {
+	process int
+	at      time.Time
+}
+
+// lastedOf returns the processes of ss and the longest time any was struck.
+func lastedOf(ss []struck) ([]int, time.Duration) {
+	var procs []int
+	var lasted time.Duration
+	for _, s := range ss {
+		procs = append(procs, s.process)
+		lasted = max(lasted, time.Since(s.at))
+	}
+	sort.Ints(procs)
+	return procs, lasted
+}
+
+// aimWait bounds how long pause and partition wait for a holder inside its
+// critical section before they take any holder.
+const aimWait = 2 * time.Second
 
 var _ Nemesis = (*Pause)(nil)
 
@@ -33,21 +56,36 @@ func (p *Pause) Fs() (string, string) { return history.FPause, history.FResume }
 func (p *Pause) Invoke(ctx context.Context, op history.Op) history.Op {
 	switch op.F {
 	case history.FPause:
-		t, err := pickHolder(ctx, p.env, p.rng, 2*time.Second)
+		t, waited, err := aimHolder(ctx, p.env, p.rng, aimWait, true)
 		if err != nil {
 			return completed(op, nil, err)
 		}
 		if err := syscall.Kill(-t.Pid, syscall.SIGSTOP); err != nil {
 			return completed(op, nil, fmt.Errorf("SIGSTOP worker pid %d: %w", t.Pid, err))
 		}
-		p.paused.add(t.Pid, t.Process)
-		return completed(op, &history.Value{Targets: []int{t.Process},
-			Detail: fmt.Sprintf("SIGSTOP process %d (worker pid %d)", t.Process, t.Pid)}, nil)
+		p.paused.add(t.Pid, struck{process: t.Process, at: time.Now()})
+		hit := holderHit("pause", t, leaseOf(p.env))
+		hit.Waited = waited
+		return completed(op, &history.Value{Targets: []int{t.Process}, Hit: hit,
+			Detail: fmt.Sprintf("SIGSTOP process %d (worker pid %d)%s", t.Process, t.Pid, where(t))}, nil)
 	case history.FResume:
-		targets, err := p.paused.undoAll(ctx, resume)
-		return completed(op, &history.Value{Targets: targets, Detail: "SIGCONT"}, err)
+		ss, err := p.paused.undoAll(ctx, resume)
+		targets, lasted := lastedOf(ss)
+		return completed(op, &history.Value{Targets: targets, Detail: "SIGCONT", Hit: endHit("pause", lasted, leaseOf(p.env))}, err)
 	}
 	return completed(op, nil, fmt.Errorf("pause nemesis cannot %q", op.F))
+}
+
+// where says where in its cycle a struck worker was: ", holding lock0 in
+// its critical section".
+func where(t Target) string {
+	switch {
+	case t.Key == "":
+		return ", holding no lock"
+	case t.InCS:
+		return ", holding " + t.Key + " in its critical section"
+	}
+	return ", holding " + t.Key
 }
 
 // resume continues the stopped worker whose process group is pid; one that

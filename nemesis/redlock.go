@@ -179,7 +179,9 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 	for _, s := range side {
 		cutProcs = append(cutProcs, fmt.Sprint(procs[s]))
 	}
-	return &history.Value{Nodes: []string{shared}, Detail: fmt.Sprintf(
+	hit := holderHit("redlock-clock-jump", holder, leaseOf(n.env))
+	hit.Holders = len(n.env.Holders())
+	return &history.Value{Nodes: []string{shared}, Hit: hit, Detail: fmt.Sprintf(
 		"processes %s cut off from %s, process %d from %s; once process %d held %s (on %s at most), %s's wall clock jumped %s forward",
 		strings.Join(cutProcs, ", "), joinNames(far), procs[other], joinNames(near), holder.Process, holder.Key,
 		joinNames(majority), shared, clockJump)}, nil

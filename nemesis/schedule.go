@@ -39,10 +39,17 @@ func (s Schedule) Run(ctx context.Context, deadline time.Time) error {
 		start, end := n.Fs()
 		s.apply(ctx, n, start)
 		sleep(ctx, s.Duration)
-		s.apply(context.WithoutCancel(ctx), n, end)
-		if ctx.Err() != nil {
-			break
+		if ctx.Err() == nil {
+			s.apply(context.WithoutCancel(ctx), n, end)
+			continue
 		}
+		// Stopped early (an anomaly, an interrupt): the end op may not wait
+		// long for what follows the undo (a failover's demotion); Heal
+		// below still undoes whatever it left.
+		endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StopEndWait)
+		s.apply(endCtx, n, end)
+		cancel()
+		break
 	}
 	return s.Heal(context.WithoutCancel(ctx))
 }
@@ -53,6 +60,11 @@ func (s Schedule) apply(ctx context.Context, n Nemesis, f string) {
 	done.Type = history.Info
 	s.Record(done)
 }
+
+// StopEndWait bounds the end op of a fault in force when the schedule is
+// stopped early: long enough to undo a fault, too short to wait for the
+// cluster to settle afterwards.
+const StopEndWait = 3 * time.Second
 
 // Heal undoes every fault of every nemesis.
 func (s Schedule) Heal(ctx context.Context) error {

@@ -94,6 +94,10 @@ type page struct {
 	Stats       statsView
 	Links       []link
 	HistoryNote string
+
+	// NotExercised is why the run's faults could not have produced the
+	// anomaly it looks for (checker.Result.NotExercised).
+	NotExercised string
 }
 
 // checkerRow is one sub-result in the checkers table.
@@ -124,6 +128,7 @@ type link struct{ Href, Text, Note string }
 func build(in Input, dir string) page {
 	res := in.Result
 	p := page{Meta: in.Meta, Verdict: res.Valid.String(), Error: res.Error, Fencing: "fencing off"}
+	p.NotExercised = res.NotExercised
 	if in.Meta.Duration > 0 {
 		p.Duration = in.Meta.Duration.String()
 	}

@@ -131,6 +131,7 @@ const pageHTML = `<!doctype html>
 <p>lock <b>{{.Meta.Lock}}</b> · nemesis <b>{{.Meta.Nemesis}}</b> · seed <b>{{.Meta.Seed}}</b>{{if .Duration}} · {{.Duration}}{{end}} · {{.Fencing}}{{if .Meta.Workers}} · {{.Meta.Workers}} workers{{end}}{{if .Started}} · started {{.Started}}{{end}}</p>
 <p>{{.Summary}}</p>
 {{if .Meta.NoTokens}}<p id="no-tokens">The lock {{.Meta.Lock}} hands out no fencing token, so the resource cannot refuse a stale holder's write: fencing is not an option for it.</p>{{end}}
+{{if .NotExercised}}<p class="err" id="not-exercised">not exercised: {{.NotExercised}}</p>{{end}}
 {{if .Error}}<p class="err">{{.Error}}</p>{{end}}
 {{if .Meta.Command}}<p>re-run: <code id="command">{{.Meta.Command}}</code></p>{{end}}
 </div>

@@ -46,7 +46,7 @@ func (r *run) slotLoop(ctx context.Context, index int) {
 		r.setLive(index, nil)
 	}()
 	keys := keyNames(r.test.Keys)
-	for ctx.Err() == nil && time.Now().Before(r.deadline) {
+	for ctx.Err() == nil && time.Now().Before(r.deadline) && !r.halted.Load() {
 		if s.w == nil {
 			if err := s.spawn(ctx); err != nil {
 				fmt.Fprintf(r.workLog, "slot %d: %v\n", index, err)
@@ -114,6 +114,7 @@ func (s *slot) cycle(ctx context.Context, key string) {
 		csArg.Token = grant.Token
 	}
 	// The critical section runs even past the deadline: the lock is held.
+	s.r.setInCS(s.index)
 	cs := s.op(context.WithoutCancel(ctx), history.FCS, key, csArg)
 	if cs.Type == history.Info {
 		s.r.setHolder(s.index, nil)

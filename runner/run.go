@@ -32,6 +32,9 @@ type Outcome struct {
 	Interrupted bool
 	// Ops is how many ops the history holds.
 	Ops int
+	// Stopped is set when Test.StopOnAnomaly stopped the workload at its
+	// first anomaly, before its time was up.
+	Stopped bool
 }
 
 // run is the state of one test run.
@@ -52,6 +55,7 @@ type run struct {
 	fault    string                 // the fault in force, for the progress line
 	grants   atomic.Int64
 	doubles  atomic.Int64 // grants made while another slot held the lock
+	halted   atomic.Bool  // the workload was stopped early (StopOnAnomaly)
 }
 
 // Run executes t: it sets up the cluster, runs the workload and the nemesis
@@ -105,7 +109,8 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		return Outcome{Dir: dir}, fmt.Errorf("set up cluster: %w", err)
 	}
 	defer r.cluster.Teardown(context.WithoutCancel(ctx))
-	fmt.Fprintf(log, "cluster ready in %s: %s\n", time.Since(setupStart).Round(time.Millisecond), describeNodes(r.cluster.Nodes()))
+	setup := time.Since(setupStart)
+	fmt.Fprintf(log, "cluster ready in %s: %s\n", setup.Round(time.Millisecond), describeNodes(r.cluster.Nodes()))
 
 	r.rec = history.NewRecorder(hf)
 	r.deadline = time.Now().Add(t.Time)
@@ -126,6 +131,12 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		}
 	}
 	stopProgress := r.progress(t)
+	nctx, stopNemesis := context.WithCancel(ctx)
+	defer stopNemesis()
+	var watch *watcher
+	if t.StopOnAnomaly {
+		watch = startWatch(r.rec, CheckOptions(t), r.stopOnAnomaly(stopNemesis))
+	}
 	var wg sync.WaitGroup
 	for slot := 0; slot < t.Workers; slot++ {
 		wg.Add(1)
@@ -134,8 +145,20 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 			r.slotLoop(ctx, slot)
 		}()
 	}
-	healErr := sched.Run(ctx, r.deadline)
-	wg.Wait()
+	slotsDone := make(chan time.Duration, 1)
+	go func() {
+		wg.Wait()
+		slotsDone <- r.rec.Now()
+	}()
+	healErr := sched.Run(nctx, r.deadline)
+	healed := r.rec.Now()
+	workloadEnd := <-slotsDone
+	var stoppedAt time.Duration
+	stopped := false
+	if watch != nil {
+		watch.close()
+		_, stoppedAt, stopped = watch.result()
+	}
 	if t.Workload == workloads.WorkloadInventory {
 		r.finalStock(context.WithoutCancel(ctx), keyNames(t.Keys))
 	}
@@ -158,10 +181,14 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	if err != nil {
 		return Outcome{Dir: dir, Interrupted: interrupted}, err
 	}
+	runStats(&res, setup, stoppedAt, stopped, workloadEnd, healed, r.rec.Now())
+	if err := writeJSON(filepath.Join(dir, "results.json"), res); err != nil {
+		return Outcome{Dir: dir, Interrupted: interrupted}, err
+	}
 	if err := WriteReport(dir, t, h, res); err != nil {
 		fmt.Fprintf(log, "report: %v\n", err)
 	}
-	return Outcome{Dir: dir, Result: res, Interrupted: interrupted, Ops: len(h)}, nil
+	return Outcome{Dir: dir, Result: res, Interrupted: interrupted, Ops: len(h), Stopped: stopped}, nil
 }
 
 func describeNodes(nodes []clusters.Node) string {
@@ -264,7 +291,7 @@ func (r *run) Workers() []nemesis.Target {
 	out := make([]nemesis.Target, 0, len(r.live))
 	for slot, t := range r.live {
 		if h, ok := r.holders[slot]; ok {
-			t.Key = h.Key
+			t.Key, t.InCS = h.Key, h.InCS
 		}
 		out = append(out, t)
 	}
@@ -327,6 +354,17 @@ func (r *run) setHolder(slot int, t *nemesis.Target) {
 		}
 	}
 	r.holders[slot] = *t
+}
+
+// setInCS marks slot's holder as sent its critical section (nemesis.Target
+// InCS) until setHolder clears the hold: the pause nemesis aims at it.
+func (r *run) setInCS(slot int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.holders[slot]; ok {
+		t.InCS = true
+		r.holders[slot] = t
+	}
 }
 
 // WriteReport writes report.html into a run directory.
@@ -396,13 +434,17 @@ func (r *run) progress(t Test) func() {
 func CheckOptions(t Test) checker.Options {
 	stuck := t.StuckBound
 	d, _ := workloads.FindDesign(t.Lock)
-	return checker.Options{Fenced: t.Fencing, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: t.Lease, NoLock: d.NoLock}
+	return checker.Options{Fenced: t.Fencing, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: t.Lease, NoLock: d.NoLock,
+		Faulted: t.Nemesis != "" && t.Nemesis != "none"}
 }
 
 // Check runs the default checkers on h and stores results.json (and the
-// Porcupine visualization, when a linearizability check failed) in dir.
+// Porcupine visualization, when a linearizability check failed) in dir. The
+// result's Stats hold first_anomaly_s, when the first double holder or
+// accepted stale write was recorded (checker.FirstAnomaly), if any.
 func Check(ctx context.Context, dir string, h history.History, opts checker.Options) (checker.Result, error) {
 	res := checker.Default(opts).Check(ctx, h)
+	firstAnomalyStat(&res, h, opts)
 	if err := writeJSON(filepath.Join(dir, "results.json"), res); err != nil {
 		return res, err
 	}

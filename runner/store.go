@@ -106,5 +106,8 @@ func Command(t Test) []string {
 	if t.StuckBound > 0 {
 		args = append(args, "--stuck-bound", t.StuckBound.String())
 	}
+	if t.StopOnAnomaly {
+		args = append(args, "--stop-on-anomaly")
+	}
 	return args
 }

@@ -52,7 +52,9 @@ type Test struct {
 	WorkerEnv []string `json:"-"`
 	// Quiet turns off the progress line.
 	Quiet bool `json:"-"`
-	// StopOnAnomaly stops the workload at the first double holder or stale write.
+	// StopOnAnomaly stops the workload at the first double holder or
+	// accepted stale write (checker.Watch), heals, and checks what was
+	// recorded.
 	StopOnAnomaly bool `json:"stop_on_anomaly,omitempty"`
 	// Started is when the run began (set by Run, stored in test.json).
 	Started time.Time `json:"started"`

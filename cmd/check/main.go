@@ -175,7 +175,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "interrupted: partial history (%d ops) checked %s; run dir %s\n", out.Ops, verdictWord(out.Result.Valid), out.Dir)
 		return exitInterrupted, nil
 	}
-	fmt.Fprintf(stdout, "%s: %s; report %s\n", verdictWord(out.Result.Valid), anomalyCounts(out.Result), filepath.Join(out.Dir, "report.html"))
+	fmt.Fprintf(stdout, "%s: %s; report %s\n", verdictText(out.Result), anomalyCounts(out.Result), filepath.Join(out.Dir, "report.html"))
 	return exitCode(out.Result.Valid), nil
 }
 
@@ -218,7 +218,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stderr, "check: report: %s\n", oneLine(err.Error()))
 	}
 	printResult(stdout, res)
-	fmt.Fprintf(stdout, "%s: %s; %d ops in %s\n", verdictWord(res.Valid), anomalyCounts(res), len(h), path)
+	fmt.Fprintf(stdout, "%s: %s; %d ops in %s\n", verdictText(res), anomalyCounts(res), len(h), path)
 	return exitCode(res.Valid), nil
 }
 

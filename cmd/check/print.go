@@ -23,6 +23,9 @@ func printResult(w io.Writer, res checker.Result) {
 		if r.Error != "" {
 			note += " error: " + oneLine(r.Error)
 		}
+		if r.NotExercised != "" {
+			note += " not exercised: " + oneLine(r.NotExercised)
+		}
 		fmt.Fprintf(w, "  %-9s %s%s\n", r.Checker, verdictWord(r.Valid), note)
 	}
 	anomalies := append([]checker.Anomaly(nil), res.Anomalies...)
@@ -80,4 +83,13 @@ func anomalyCounts(res checker.Result) string {
 		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// verdictText is the verdict word of the last line, with the reason when
+// the run was not exercised: "unknown: not exercised: no pause lasted ...".
+func verdictText(res checker.Result) string {
+	if res.Valid == checker.Unknown && res.NotExercised != "" {
+		return "unknown: not exercised: " + oneLine(res.NotExercised)
+	}
+	return verdictWord(res.Valid)
 }

@@ -1,0 +1,262 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// The exercise rules of the built-in nemesis kinds. A new nemesis registers
+// its own rule from its own file the same way.
+func init() {
+	onNodes := func(f history.Fault) bool { return len(f.Nodes) > 0 }
+	onWorkers := func(f history.Fault) bool { return len(f.Nodes) == 0 }
+	registerExercise(exerciseRule{Nemesis: "pause", F: history.FPause, Matches: onWorkers, Judge: judgePause,
+		Missed: func(x *exerciseRun) string {
+			return "no pause lasted longer than " + x.leaseWords() + " while its process held the lock"
+		}})
+	registerExercise(exerciseRule{Nemesis: "partition", F: history.FPartition, Matches: onWorkers, Judge: judgePartition,
+		Missed: func(x *exerciseRun) string {
+			return "no partition cut a lock holder off for longer than " + x.leaseWords()
+		}})
+	registerExercise(exerciseRule{Nemesis: "crash", F: history.FKillWorker, Judge: judgeCrash,
+		Missed: func(*exerciseRun) string {
+			return "no crash killed a worker that held a lock or was stopped at a failpoint"
+		}})
+	for _, k := range []struct{ name, f string }{
+		{"kill", history.FKill}, {"kill-follower", history.FKill},
+		{"pause-leader", history.FPause}, {"partition-leader", history.FPartition},
+	} {
+		matches := onNodes
+		switch k.name {
+		case "kill":
+			matches = func(f history.Fault) bool { return !strings.Contains(f.Detail, "follower") }
+		case "kill-follower":
+			matches = func(f history.Fault) bool { return strings.Contains(f.Detail, "follower") }
+		}
+		name := k.name
+		registerExercise(exerciseRule{Nemesis: name, F: k.f, Matches: matches, Judge: judgeNode,
+			Missed: func(*exerciseRun) string {
+				return "no " + name + " struck a lock node while a lock was held and grants flowed"
+			}})
+	}
+	for _, name := range []string{"clock", "clock-back"} {
+		back := name == "clock-back"
+		registerExercise(exerciseRule{Nemesis: name, F: history.FClock, Judge: judgeClock,
+			Matches: func(f history.Fault) bool { return strings.Contains(f.Detail, " back") == back },
+			Missed: func(*exerciseRun) string {
+				return "no " + name + " jump landed on a node while a lock was held there"
+			}})
+	}
+	registerExercise(exerciseRule{Nemesis: "clock-client", F: history.FSkew, Judge: judgeClockClient,
+		Missed: func(*exerciseRun) string {
+			return "no worker with a skewed clock tried to take a lock while another worker held it"
+		}})
+	registerExercise(exerciseRule{Nemesis: "failover", F: history.FFailover, Judge: judgeFailover,
+		Matches: func(f history.Fault) bool { return !isKillFailover(f) },
+		Missed: func(*exerciseRun) string {
+			return "no failover promoted a replica while a lock was held or the old master still granted locks"
+		}})
+	registerExercise(exerciseRule{Nemesis: "failover-kill", F: history.FFailover, Judge: judgeFailoverKill,
+		Matches: isKillFailover,
+		Missed: func(*exerciseRun) string {
+			return "no failover-kill promoted a replica after the killed master had acknowledged a grant it had not replicated"
+		}})
+	registerExercise(exerciseRule{Nemesis: "redlock-clock-jump", F: history.FClockJump, Judge: judgeRedlockJump,
+		Missed: func(*exerciseRun) string {
+			return "no redlock-clock-jump landed while a worker held the lock on the jumped node and another tried to take it"
+		}})
+}
+
+// isKillFailover tells failover-kill's faults in a history without Hit.
+func isKillFailover(f history.Fault) bool {
+	return strings.Contains(f.Detail, "SIGKILL")
+}
+
+// target returns a worker fault's one target process, false when it has none.
+func target(f *fault) (int, bool) {
+	if len(f.Targets) == 0 {
+		return 0, false
+	}
+	return f.Targets[0], true
+}
+
+// judgePause: the paused process held the lock when the pause struck (it was
+// in its critical section, entering it, or had not yet sent its release: a
+// pause that lands once the release is sent is harmless) and the pause
+// outlasted the lease.
+func judgePause(x *exerciseRun, f *fault) string {
+	p, ok := target(f)
+	if !ok {
+		return "paused no worker"
+	}
+	if x.holdOf(p, f.Start) == nil {
+		return "struck a process that held no lock"
+	}
+	if !outlasts(f) {
+		return shorter(f)
+	}
+	return ""
+}
+
+// judgePartition: the cut-off process held the lock and stayed cut off for
+// longer than the lease.
+func judgePartition(x *exerciseRun, f *fault) string {
+	p, ok := target(f)
+	if !ok {
+		return "cut off no worker"
+	}
+	// The nemesis picked a holder (Hit.Holder); the history alone can only
+	// ask whether the process held a lock when the cut was recorded: by
+	// then a holder cut off while in its critical section may have sent
+	// its release, which hangs.
+	held := x.holdOf(p, f.Start) != nil
+	if f.Hit != nil {
+		held = f.Hit.Holder
+	}
+	if !held {
+		return "cut off a process that held no lock"
+	}
+	if !outlasts(f) {
+		return shorter(f)
+	}
+	return ""
+}
+
+// judgeCrash: the killed worker was stopped at a failpoint, or held a lock.
+func judgeCrash(x *exerciseRun, f *fault) string {
+	if f.Hit != nil && f.Hit.Failpoint != "" || strings.Contains(f.Detail, "stopped at failpoint") {
+		return ""
+	}
+	if f.Hit != nil {
+		if f.Hit.Holder {
+			return ""
+		}
+		return "killed a worker that held no lock and was at no failpoint"
+	}
+	p, ok := target(f)
+	if !ok {
+		return "killed no worker"
+	}
+	for i := range x.holds {
+		h := &x.holds[i]
+		if h.proc == p && h.start <= f.Start && (h.end > f.Start || h.endKind == endCrash && h.end >= f.Invoked) {
+			return ""
+		}
+	}
+	return "killed a worker that held no lock and was at no failpoint"
+}
+
+// judgeNode: a lock was held when the node fault struck (the health window,
+// checked before, says grants flowed).
+func judgeNode(x *exerciseRun, f *fault) string {
+	if f.Hit != nil && f.Hit.Holders > 0 {
+		return "" // the nemesis saw a holder as it struck
+	}
+	if x.heldAt(f.Start) == nil && x.heldAt(f.Invoked) == nil {
+		return "struck while no lock was held"
+	}
+	return ""
+}
+
+// judgeClock: a lock was held on the jumped node while its clock was off.
+func judgeClock(x *exerciseRun, f *fault) string {
+	for i := range x.holds {
+		h := &x.holds[i]
+		if h.start > f.End {
+			break
+		}
+		if h.end <= f.Start {
+			continue
+		}
+		if len(h.nodes) == 0 || len(f.Nodes) == 0 || slices.Contains(h.nodes, f.Nodes[0]) {
+			return ""
+		}
+	}
+	if len(f.Nodes) == 1 {
+		return "jumped while no lock was held on " + f.Nodes[0]
+	}
+	return "jumped while no lock was held"
+}
+
+// judgeClockClient: a worker with a skewed clock tried to take a lock while
+// a worker with the real clock held it.
+func judgeClockClient(x *exerciseRun, f *fault) string {
+	if len(f.Targets) == 0 {
+		return "skewed no worker's clock"
+	}
+	for i := range x.holds {
+		h := &x.holds[i]
+		if h.start > f.End {
+			break
+		}
+		if h.end <= f.Start || slices.Contains(f.Targets, h.proc) {
+			continue
+		}
+		from, to := max(h.start, f.Start), min(h.end, f.End)
+		for _, pr := range x.a.pairs {
+			inv := pr.Invoke
+			if inv.F == history.FAcquire && inv.Key == h.key && slices.Contains(f.Targets, inv.Process) &&
+				inv.Time < to && pr.Returned() > from {
+				return ""
+			}
+		}
+	}
+	return "saw no skewed worker try to take a lock another held"
+}
+
+// promoted reports whether a failover saw a replica promoted.
+func promoted(f *fault) bool {
+	if f.Hit != nil && f.Hit.Promoted {
+		return true
+	}
+	return strings.Contains(f.Detail, "promoted") && !strings.Contains(f.Detail, "no promotion")
+}
+
+// judgeFailover: a replica was promoted while a lock was held, or while the
+// workers left with the old master were granted locks it never replicated.
+func judgeFailover(x *exerciseRun, f *fault) string {
+	if !promoted(f) {
+		return "promoted no replica"
+	}
+	if x.heldAt(f.Done) != nil {
+		return ""
+	}
+	for i := range x.holds {
+		h := &x.holds[i]
+		if h.start > f.Start && h.start < f.End && slices.Contains(f.Targets, h.proc) {
+			return ""
+		}
+	}
+	return "promoted while no lock was held and the old master granted none"
+}
+
+// judgeFailoverKill: a replica was promoted after the master was killed
+// right after a grant it had not replicated.
+func judgeFailoverKill(_ *exerciseRun, f *fault) string {
+	if !promoted(f) {
+		return "promoted no replica"
+	}
+	if f.Hit != nil && f.Hit.Unreplicated || strings.Contains(f.Detail, "right after it granted") {
+		return ""
+	}
+	return "killed the master with no fresh grant unreplicated"
+}
+
+// judgeRedlockJump: a worker held the lock when the clock jumped, and
+// another tried to take it while the fault was in force.
+func judgeRedlockJump(x *exerciseRun, f *fault) string {
+	h := x.heldAt(f.Start)
+	if h == nil {
+		return "jumped while no lock was held"
+	}
+	for _, pr := range x.a.pairs {
+		inv := pr.Invoke
+		if inv.F == history.FAcquire && inv.Process != h.proc && inv.Time < f.End && pr.Returned() > f.Start {
+			return ""
+		}
+	}
+	return fmt.Sprintf("saw no worker but process %d try to take the lock", h.proc)
+}

@@ -1,0 +1,211 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Watch follows a history op by op, as it is recorded, and finds the first
+// anomaly that needs no search: a double holder (two processes granted the
+// same key, the first having invoked neither a release of it nor a crash
+// in between: the holds of the overlap checker) or, in a fenced run, a stale
+// write accepted (a critical section accepted with a token lower than that
+// of an accepted critical section that returned before it was invoked: the
+// fencing checker's rule). Each op costs O(log n) at most, so a controller
+// can run it while the workload runs and stop at the first anomaly; the full
+// checkers judge the history afterwards.
+//
+// With Options.Fenced, double holders are not anomalies (the resource
+// decides) and only stale writes are; with Options.NoLock neither double
+// holders nor stale writes of a lock are watched. Watch is not safe for
+// concurrent use.
+type Watch struct {
+	opts Options
+	// holding is, per key, the processes holding it and since when.
+	holding map[string]map[int]time.Duration
+	// csInvoked is each process's open critical-section invoke.
+	csInvoked map[int]csOpen
+	// accepted is, per key, the accepted critical sections in order of
+	// return: when each returned and the highest token accepted so far.
+	accepted map[string][]acceptedCS
+	// byRead is, per key and value read, the accepted critical sections
+	// that read it (the fencing checker's same-read rule).
+	byRead map[string]map[int64][]readCS
+	// inventory is set once a seed op shows an inventory history.
+	inventory bool
+	first     *Anomaly
+}
+
+// readCS is one accepted critical section with a known read.
+type readCS struct {
+	call, ret time.Duration
+	token     int64
+	proc      int
+}
+
+// csOpen is a critical section invoked and not yet returned.
+type csOpen struct {
+	at    time.Duration
+	token int64
+}
+
+// acceptedCS is one accepted critical section in Watch.accepted.
+type acceptedCS struct {
+	ret   time.Duration
+	max   int64
+	proc  int
+	token int64
+}
+
+// NewWatch returns a Watch for a run checked with opts.
+func NewWatch(opts Options) *Watch {
+	return &Watch{opts: opts, holding: make(map[string]map[int]time.Duration),
+		csInvoked: make(map[int]csOpen), accepted: make(map[string][]acceptedCS),
+		byRead: make(map[string]map[int64][]readCS)}
+}
+
+// First returns the first anomaly found so far, and false when none was.
+func (w *Watch) First() (Anomaly, bool) {
+	if w.first == nil {
+		return Anomaly{}, false
+	}
+	return *w.first, true
+}
+
+// Observe takes the next op of the history, in order, and returns the first
+// anomaly once one has been found (the same one on every later call).
+func (w *Watch) Observe(op history.Op) (Anomaly, bool) {
+	if w.first != nil {
+		return *w.first, true
+	}
+	if op.F == history.FSeed {
+		w.inventory = true
+	}
+	if op.IsNemesis() || w.opts.NoLock {
+		return Anomaly{}, false
+	}
+	switch {
+	case op.F == history.FAcquire && op.Type == history.OK:
+		held := w.holding[op.Key]
+		if held == nil {
+			held = make(map[int]time.Duration)
+			w.holding[op.Key] = held
+		}
+		if !w.opts.Fenced {
+			var others []int
+			for p := range held {
+				if p != op.Process {
+					others = append(others, p)
+				}
+			}
+			if len(others) > 0 {
+				sort.Slice(others, func(i, j int) bool { return held[others[i]] < held[others[j]] })
+				q := others[0]
+				w.first = &Anomaly{Kind: "double-holder", Key: op.Key, Processes: []int{q, op.Process},
+					Start: op.Time, End: op.Time, Ops: []int{op.Index},
+					Explanation: fmt.Sprintf("process %d was granted %s at %s while process %d, granted it at %s, had not released it",
+						op.Process, op.Key, secs(op.Time), q, secs(held[q]))}
+				return *w.first, true
+			}
+		}
+		held[op.Process] = op.Time
+	case op.F == history.FRelease && op.Type == history.Invoke:
+		delete(w.holding[op.Key], op.Process)
+	case op.F == history.FCrash && op.Type == history.Invoke:
+		for _, held := range w.holding {
+			delete(held, op.Process)
+		}
+	case op.F == history.FCS && op.Type == history.Invoke:
+		c := csOpen{at: op.Time}
+		if op.Value != nil {
+			c.token = op.Value.Token
+		}
+		w.csInvoked[op.Process] = c
+	case op.F == history.FCS && op.Type != history.Invoke:
+		c, ok := w.csInvoked[op.Process]
+		delete(w.csInvoked, op.Process)
+		if op.Value != nil && op.Value.Token != 0 {
+			c.token = op.Value.Token
+		}
+		if !ok || op.Type != history.OK || c.token == 0 || !w.opts.Fenced {
+			return Anomaly{}, false
+		}
+		if a, ok := w.acceptCS(op, c.at, c.token); ok {
+			return a, true
+		}
+		return w.sameRead(op, c.at, c.token)
+	}
+	return Anomaly{}, false
+}
+
+// acceptCS records an accepted fenced critical section invoked at inv, and
+// reports it when an earlier one that returned before inv carried a higher
+// token.
+func (w *Watch) acceptCS(op history.Op, inv time.Duration, tok int64) (Anomaly, bool) {
+	acc := w.accepted[op.Key]
+	i := sort.Search(len(acc), func(i int) bool { return acc[i].ret >= inv })
+	if i > 0 && acc[i-1].max > tok {
+		// The earliest accepted section with the higher token, for the story.
+		j := sort.Search(i, func(j int) bool { return acc[j].max > tok })
+		e := acc[j]
+		w.first = &Anomaly{Kind: "stale-write", Key: op.Key, Processes: []int{e.proc, op.Process},
+			Start: e.ret, End: op.Time, Ops: []int{op.Index},
+			Explanation: fmt.Sprintf("the resource accepted process %d's critical section on %s with token %d at %s, after it had accepted process %d's token %d at %s",
+				op.Process, op.Key, tok, secs(op.Time), e.proc, e.token, secs(e.ret))}
+		return *w.first, true
+	}
+	m := tok
+	if n := len(acc); n > 0 {
+		m = max(m, acc[n-1].max)
+	}
+	w.accepted[op.Key] = append(acc, acceptedCS{ret: op.Time, max: m, proc: op.Process, token: tok})
+	return Anomaly{}, false
+}
+
+// sameRead applies the fencing checker's same-read rule to an accepted
+// critical section invoked at call: of two accepted critical sections that
+// read the same value, the one with the lower token is stale when the other
+// was invoked before it returned.
+func (w *Watch) sameRead(op history.Op, call time.Duration, tok int64) (Anomaly, bool) {
+	v := op.Value
+	if v.Read == nil || !(v.Wrote == nil && !w.inventory || v.Wrote != nil && *v.Wrote != *v.Read) {
+		return Anomaly{}, false
+	}
+	reads := w.byRead[op.Key]
+	if reads == nil {
+		reads = make(map[int64][]readCS)
+		w.byRead[op.Key] = reads
+	}
+	x := readCS{call: call, ret: op.Time, token: tok, proc: op.Process}
+	for _, y := range reads[*v.Read] {
+		seen, stale := y, x
+		switch {
+		case y.token > x.token:
+		case y.token < x.token && x.call <= y.ret:
+			seen, stale = x, y
+		default:
+			continue
+		}
+		w.first = &Anomaly{Kind: "stale-write", Key: op.Key, Processes: []int{seen.proc, stale.proc},
+			Start: min(seen.call, stale.call), End: op.Time, Ops: []int{op.Index},
+			Explanation: fmt.Sprintf("the resource accepted process %d's critical section on %s with token %d, which read %d as process %d's with token %d did",
+				stale.proc, op.Key, stale.token, *v.Read, seen.proc, seen.token)}
+		return *w.first, true
+	}
+	reads[*v.Read] = append(reads[*v.Read], x)
+	return Anomaly{}, false
+}
+
+// FirstAnomaly runs a Watch over h and returns the first anomaly it finds.
+func FirstAnomaly(h history.History, opts Options) (Anomaly, bool) {
+	w := NewWatch(opts)
+	for _, op := range h {
+		if a, ok := w.Observe(op); ok {
+			return a, true
+		}
+	}
+	return Anomaly{}, false
+}
