@@ -3,6 +3,6 @@
 // names the lock designs and nemeses, and `check worker` is the worker
 // process the controller starts (see docs/worker-protocol.md).
 //
-// Exit codes: 0 valid, 1 invalid, 2 unknown, 3 error (bad input, setup
+// Exit codes: 0 valid, 1 invalid, 2 unknown or not exercised, 3 error (bad input, setup
 // failure), 130 interrupted.
 package main

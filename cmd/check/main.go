@@ -46,7 +46,7 @@ commands:
   repro     reproduction rate: check repro --scenario NAME | RUN_DIR [--count 5] [--failfast] [--same-seed] [--jobs J]
             [--seed BASE]; exit 1 when it reproduced, 0 when every run was valid, 2 not exercised or unknown, 3 errors
 
-exit codes: 0 valid, 1 invalid, 2 unknown, 3 error, 130 interrupted
+exit codes: 0 valid, 1 invalid, 2 unknown or not exercised, 3 error, 130 interrupted
 `
 
 func main() {
