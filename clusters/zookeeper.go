@@ -143,7 +143,7 @@ func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 	if _, err := LookRedis(); err != nil {
 		return err
 	}
-	if z.tmp, err = os.MkdirTemp("", "lockcheck-zk-"); err != nil {
+	if z.tmp, err = TempDir("zk-"); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
 	defer func() {

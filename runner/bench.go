@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -61,7 +62,7 @@ func plainLoop(ctx context.Context, t Test) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	logDir, err := os.MkdirTemp("", "lockcheck-bench-")
+	logDir, err := clusters.TempDir("bench-")
 	if err != nil {
 		return 0, err
 	}

@@ -52,6 +52,12 @@ type run struct {
 	fault    string                 // the fault in force, for the progress line
 	grants   atomic.Int64
 	doubles  atomic.Int64 // grants made while another slot held the lock
+
+	slots     []*slot                 // worker slots, made by startWorkers
+	abort     context.CancelCauseFunc // ends the workload at once (fail)
+	fatal     error                   // why the run was aborted, under mu
+	endFaults context.CancelFunc      // ends the nemesis schedule (stopEarly)
+	early     atomic.Bool             // the workload was stopped early
 }
 
 // Run executes t: it sets up the cluster, runs the workload and the nemesis
@@ -125,17 +131,33 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 			return Outcome{Dir: dir}, err
 		}
 	}
+	wctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	r.abort = abort
+	if err := r.startWorkers(wctx); err != nil {
+		return Outcome{Dir: dir}, r.aborted(err)
+	}
+	r.deadline = time.Now().Add(t.Time)
+	nctx, endFaults := context.WithCancel(wctx)
+	defer endFaults()
+	r.endFaults = endFaults
 	stopProgress := r.progress(t)
+	stopWatch := r.watchUntil()
 	var wg sync.WaitGroup
 	for slot := 0; slot < t.Workers; slot++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.slotLoop(ctx, slot)
+			r.slotLoop(wctx, slot)
 		}()
 	}
-	healErr := sched.Run(ctx, r.deadline)
+	healErr := sched.Run(nctx, r.deadline)
 	wg.Wait()
+	stopWatch()
+	if err := r.failure(); err != nil {
+		stopProgress()
+		return Outcome{Dir: dir}, r.aborted(err)
+	}
 	if t.Workload == workloads.WorkloadInventory {
 		r.finalStock(context.WithoutCancel(ctx), keyNames(t.Keys))
 	}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/runner"
 )
 
@@ -17,6 +18,9 @@ import (
 // process with the same lock client, in the same invocation.
 func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	var t runner.Test
+	t.Lock = "redis-set-px"
+	t.Defaults() // the flags below override; what they leave is as in check run
+	t.Name = ""
 	var seed int64
 	rounds := 0
 	fs := newFlags("bench", stderr)
@@ -29,11 +33,23 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.Int64Var(&seed, "seed", 1, "random seed")
 	fs.StringVar(&t.Store, "store", "", "store directory (default: a temporary one)")
 	if help, err := parseFlags(fs, args); help || err != nil {
+		return helpOrError(help, err)
+	}
+	if fs.NArg() > 0 {
+		return exitError, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if rounds < 1 || rounds > 100 {
+		return exitError, fmt.Errorf("--rounds %d: want 1 to 100", rounds)
+	}
+	if err := checkGiven(fs); err != nil {
+		return exitError, err
+	}
+	if err := t.Validate(); err != nil {
 		return exitError, err
 	}
 	t.Seed = uint64(seed)
 	if t.Store == "" {
-		dir, err := os.MkdirTemp("", "lockcheck-bench-store-")
+		dir, err := clusters.TempDir("bench-store-")
 		if err != nil {
 			return exitError, err
 		}
