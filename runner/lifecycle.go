@@ -42,6 +42,9 @@ func (r *run) startWorkers(ctx context.Context) error {
 	if first == nil {
 		return nil
 	}
+	if we := (*workerError)(nil); errors.As(first, &we) {
+		we.Broken = true // no fault is in force yet: nothing else explains it
+	}
 	for _, s := range r.slots {
 		if s.w != nil {
 			s.w.kill()

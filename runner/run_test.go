@@ -17,14 +17,20 @@ import (
 
 // TestMain lets the test binary serve as a worker process: the runner starts
 // it again with LOCKCHECK_TEST_WORKER=1, exactly as `check worker`.
+// Other values of LOCKCHECK_TEST_WORKER make it a broken worker (see
+// brokenWorker).
 func TestMain(m *testing.M) {
-	if os.Getenv("LOCKCHECK_TEST_WORKER") == "1" {
+	switch mode := os.Getenv("LOCKCHECK_TEST_WORKER"); mode {
+	case "":
+		os.Exit(m.Run())
+	case "1":
 		if err := workloads.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
 			os.Exit(3)
 		}
 		os.Exit(0)
+	default:
+		os.Exit(brokenWorker(mode))
 	}
-	os.Exit(m.Run())
 }
 
 // quick returns a short test of lock under nem that runs this binary as its

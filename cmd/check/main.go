@@ -241,9 +241,17 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) (int, error) {
 	} else if !st.IsDir() {
 		dir, path = filepath.Dir(dir), dir
 	}
-	h, err := history.ReadFile(path)
+	h, torn, err := history.ReadFileTorn(path)
 	if err != nil {
 		return exitError, err
+	}
+	if torn != nil {
+		fmt.Fprintf(stderr, "check: warning: %s: %s\n", path, torn)
+	}
+	if len(h) == 0 {
+		// Nothing to judge is bad input, not a verdict: a run whose
+		// workers could not start leaves an empty history.
+		return exitError, fmt.Errorf("%s holds no operations: nothing to check", path)
 	}
 	t, err := runner.ReadTest(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// brokenWorker is this test binary as a worker that breaks the protocol in
+// the way mode names; it returns the exit code.
+func brokenWorker(mode string) int {
+	fmt.Fprintf(os.Stderr, "broken worker %s starting\n", mode)
+	switch mode {
+	case "exit": // exits before answering open
+		fmt.Fprintln(os.Stderr, "fatal: cannot load the lock client")
+		return 1
+	case "garbage": // a line that is not protocol instead of the open reply
+		fmt.Println("hello, I am not JSON")
+		time.Sleep(time.Minute)
+	case "silent": // never answers open
+		time.Sleep(time.Minute)
+	case "old": // speaks protocol 1
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			fmt.Println(`{"id":1,"type":"ok","protocol":1}`)
+		}
+	case "garbage-later": // serves, then writes a line that is not protocol
+		pr, pw := io.Pipe()
+		go func() {
+			sc := bufio.NewScanner(pr)
+			for n := 0; sc.Scan(); n++ {
+				if n == 6 {
+					fmt.Fprintln(os.Stderr, "debug: about to print to stdout")
+					fmt.Println("DEBUG acquire took 3ms")
+				}
+				fmt.Println(sc.Text())
+			}
+		}()
+		_ = workloads.Serve(context.Background(), os.Stdin, pw)
+		time.Sleep(time.Minute)
+	}
+	return 0
+}
+
+// TestBrokenWorkerEndsTheRun: a worker that cannot start, exits before
+// answering open, writes a line that is not protocol (at open or later),
+// speaks another protocol or never answers open ends the run at once with
+// an error naming the cause and the worker's last stderr line; the history
+// is kept and nothing is left running.
+func TestBrokenWorkerEndsTheRun(t *testing.T) {
+	tests := []struct {
+		mode   string
+		cmd    string // instead of this binary
+		want   []string
+		within time.Duration // after the cluster is up
+	}{
+		{"", "/nonexistent/worker", []string{`cannot start "/nonexistent/worker"`, "no such file"}, 5 * time.Second},
+		{"exit", "", []string{"exited before answering open (exit status 1)", `last stderr line: "fatal: cannot load the lock client"`}, 5 * time.Second},
+		{"garbage", "", []string{`wrote a line that is not protocol: "hello, I am not JSON"`, `last stderr line: "broken worker garbage starting"`}, 5 * time.Second},
+		{"old", "", []string{"worker speaks protocol 1, want 2"}, 5 * time.Second},
+		{"silent", "", []string{"no answer to open within 10s", `last stderr line: "broken worker silent starting"`}, openTimeout + 5*time.Second},
+		{"garbage-later", "", []string{`wrote a line that is not protocol: "DEBUG acquire took 3ms"`, `last stderr line: "debug: about to print to stdout"`}, 10 * time.Second},
+	}
+	for _, tt := range tests {
+		name := tt.mode
+		if name == "" {
+			name = "missing"
+		}
+		t.Run(name, func(t *testing.T) {
+			test := quick(t, "redis-set-px", "none", false)
+			test.Time = time.Minute
+			test.WorkerEnv = []string{"LOCKCHECK_TEST_WORKER=" + tt.mode}
+			if tt.cmd != "" {
+				test.WorkerCmd = []string{tt.cmd}
+			}
+			start := time.Now()
+			out, err := Run(context.Background(), test, io.Discard)
+			took := time.Since(start)
+			var we *workerError
+			if err == nil || !errors.As(err, &we) || !we.Broken {
+				t.Fatalf("got %v, want a broken-worker error", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+			// The bound includes cluster setup, generous on a busy machine;
+			// what must not happen is waiting out the minute.
+			if took > tt.within+20*time.Second {
+				t.Errorf("took %s", took)
+			}
+			if _, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl")); err != nil {
+				t.Errorf("history not kept: %v", err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(out.Dir, "workers.log")); tt.cmd == "" && !strings.Contains(string(b), "broken worker") {
+				t.Errorf("workers.log lacks the workers' stderr:\n%s", b)
+			}
+			assertNoChildren(t)
+		})
+	}
+}
