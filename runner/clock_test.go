@@ -25,7 +25,12 @@ func TestRunClocks(t *testing.T) {
 		{"redis-setnx-getset", "clock", checker.Valid, ""},
 	} {
 		t.Run(tc.lock+"/"+tc.nem, func(t *testing.T) {
-			out, err := Run(context.Background(), quick(t, tc.lock, tc.nem, false), io.Discard)
+			tt := quick(t, tc.lock, tc.nem, false)
+			tt.Time, tt.Until = patient, untilFaultEnded
+			if tc.want == checker.Invalid {
+				tt.Until = untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder")
+			}
+			out, err := Run(context.Background(), tt, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}

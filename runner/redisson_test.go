@@ -20,7 +20,8 @@ import (
 // made.
 func TestRunReentrantWatchdogNoFault(t *testing.T) {
 	tt := quick(t, "redis-reentrant", "none", false)
-	tt.Time, tt.Think = 4*time.Second, 450*time.Millisecond // lease 300 ms
+	tt.Think = 450 * time.Millisecond // lease 300 ms
+	tt.Time, tt.Until = patient, untilGrants(10)
 	_, h := runValid(t, tt)
 	grants, renewed := 0, 0
 	for _, op := range h {
@@ -52,7 +53,8 @@ func TestRunSetNXExpireCrash(t *testing.T) {
 	tt.Failpoint, tt.StuckBound = workloads.FailpointSetNXExpire, 1500*time.Millisecond
 	// The first crash comes 1–3 s in, after some grants (a crash before any
 	// grant would leave a no-grants run instead).
-	tt.Time, tt.NemesisInterval, tt.NemesisDuration = 7*time.Second, 2*time.Second, 200*time.Millisecond
+	tt.NemesisInterval, tt.NemesisDuration = 2*time.Second, 200*time.Millisecond
+	tt.Time, tt.Until = patient, untilAnomaly(checker.NewLiveness(CheckOptions(tt)), "stuck-lock")
 	out, err := Run(context.Background(), tt, io.Discard)
 	if err != nil {
 		t.Fatal(err)
