@@ -65,12 +65,28 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 			return exitError, err
 		}
 		ratios = append(ratios, o.Ratio)
-		fmt.Fprintf(stdout, "round %d: harness %d grants (%.1f/s), plain loop %d grants (%.1f/s), ratio %.2f\n",
-			i+1, o.HarnessGrants, o.HarnessRate, o.PlainGrants, o.PlainRate, o.Ratio)
+		fmt.Fprintf(stdout, "round %d: harness %d grants (%.1f/s, %s CPU/grant), plain loop %d grants (%.1f/s, %s CPU/grant, %.1f commands/grant), ratio %.2f\n",
+			i+1, o.HarnessGrants, o.HarnessRate, perGrant(o.HarnessCPU, o.HarnessGrants),
+			o.PlainGrants, o.PlainRate, perGrant(o.PlainCPU, o.PlainGrants), perGrantN(o.PlainCommands, o.PlainGrants), o.Ratio)
 	}
 	fmt.Fprintf(stdout, "harness/plain grants per second: median ratio %.2f over %d rounds (%s, %d workers, think %s)\n",
 		median(ratios), len(ratios), t.Lock, t.Workers, t.Think)
 	return exitValid, nil
+}
+
+// perGrant is d per grant, in milliseconds.
+func perGrant(d time.Duration, grants int) string {
+	if grants == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)/float64(grants))
+}
+
+func perGrantN(n int64, grants int) float64 {
+	if grants == 0 {
+		return 0
+	}
+	return float64(n) / float64(grants)
 }
 
 func median(xs []float64) float64 {
