@@ -79,6 +79,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 			return Outcome{}, fmt.Errorf("find this binary for the worker command: %w", err)
 		}
 		argv = []string{exe, "worker"}
+		t.WorkerEnv = append(builtinWorkerEnv(), t.WorkerEnv...)
 	}
 	if err := lookService(design.Service); err != nil {
 		return Outcome{}, err

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 	case "":
 		os.Exit(m.Run())
 	case "1":
-		if err := workloads.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+		if err := workloads.ServeStdio(context.Background()); err != nil {
 			os.Exit(3)
 		}
 		os.Exit(0)

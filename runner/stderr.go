@@ -13,6 +13,9 @@ import (
 type stderrTail struct {
 	out    io.Writer
 	prefix string
+	// dropSched drops the Go runtime's scheduler trace lines ("SCHED
+	// ..."), which builtinWorkerEnv's GODEBUG may print.
+	dropSched bool
 
 	mu      sync.Mutex
 	partial []byte
@@ -47,6 +50,9 @@ func (t *stderrTail) Write(p []byte) (int, error) {
 
 func (t *stderrTail) line(b []byte) {
 	s := strings.TrimRight(string(b), "\r")
+	if t.dropSched && strings.HasPrefix(s, "SCHED ") {
+		return
+	}
 	if strings.TrimSpace(s) != "" {
 		t.last = strings.TrimSpace(s)
 	}

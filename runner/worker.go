@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -35,6 +36,28 @@ type workerProc struct {
 	nextID        int64
 	mu            sync.Mutex
 	onEvent       func(workloads.Reply)
+}
+
+// quietSysmon is the GODEBUG setting builtinWorkerEnv adds.
+const quietSysmon = "schedtrace=2147483647"
+
+// builtinWorkerEnv is the environment added for this binary's own worker
+// (check worker). GODEBUG=schedtrace with the longest period keeps the Go
+// runtime's sysmon thread out of its deep sleep, from which every system
+// call after an idle moment wakes it and resets it to 20 µs naps. A worker
+// goes idle and busy again at every poll of a lock, and these wake-ups,
+// not its work, were half of the workers' CPU time (docs/performance.md).
+// The only visible effect is one scheduler trace line on stderr every
+// 24.8 days of uptime, which the worker log drops.
+func builtinWorkerEnv() []string {
+	godebug := os.Getenv("GODEBUG")
+	if strings.Contains(godebug, "schedtrace=") {
+		return nil
+	}
+	if godebug != "" {
+		godebug += ","
+	}
+	return []string{"GODEBUG=" + godebug + quietSysmon}
 }
 
 // errNoReply means the worker did not answer in time or exited.
@@ -87,6 +110,11 @@ func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	tail := &stderrTail{out: log, prefix: fmt.Sprintf("process %d: ", cfg.Process)}
+	for _, e := range env {
+		if strings.HasPrefix(e, "GODEBUG=") && strings.Contains(e, quietSysmon) {
+			tail.dropSched = true
+		}
+	}
 	cmd.Stderr = tail
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()

@@ -113,3 +113,25 @@ func TestBrokenWorkerEndsTheRun(t *testing.T) {
 		})
 	}
 }
+
+// TestStderrTail: lines go to the log with the prefix, the last non-empty
+// one is kept (an unterminated one too), and scheduler traces are dropped
+// when asked.
+func TestStderrTail(t *testing.T) {
+	var log strings.Builder
+	tail := &stderrTail{out: &log, prefix: "process 3: ", dropSched: true}
+	for _, w := range []string{"first li", "ne\nsecond\n\n", "SCHED 0ms: gomaxprocs=1\n", "  \n", "partial"} {
+		_, _ = tail.Write([]byte(w))
+	}
+	if got := tail.Last(); got != "partial" {
+		t.Errorf("last %q, want the unterminated line", got)
+	}
+	tail.flush()
+	want := "process 3: first line\nprocess 3: second\nprocess 3: \nprocess 3:   \nprocess 3: partial\n"
+	if log.String() != want {
+		t.Errorf("log %q, want %q", log.String(), want)
+	}
+	if got := tail.Last(); got != "partial" {
+		t.Errorf("last after flush %q", got)
+	}
+}

@@ -320,7 +320,7 @@ func cmdWorker(args []string) (int, error) {
 	if len(args) > 0 {
 		return exitError, fmt.Errorf("unexpected argument %q", args[0])
 	}
-	if err := workloads.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+	if err := workloads.ServeStdio(context.Background()); err != nil {
 		return exitError, err
 	}
 	return exitValid, nil
