@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
 )
@@ -28,7 +29,12 @@ func TestRunClocks(t *testing.T) {
 			tt := quick(t, tc.lock, tc.nem, false)
 			tt.Time, tt.Until = patient, untilFaultEnded
 			if tc.want == checker.Invalid {
-				tt.Until = untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder")
+				// Wait for the double holder the fault causes.
+				tt.Until = untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder", tc.story)
+			} else {
+				// The lock must survive the clock jump; its lease must not
+				// run out merely because a worker waited for a core.
+				tt.Lease = 2 * time.Second
 			}
 			out, err := Run(context.Background(), tt, io.Discard)
 			if err != nil {

@@ -12,9 +12,12 @@ import (
 const untilPoll = 100 * time.Millisecond
 
 // startWorkers starts and opens the first worker of every slot, all at once,
-// before the workload and the nemesis begin. Any failure here is the
-// harness's or the worker command's, never a fault's: the workers already
-// started are stopped and the first slot's error is returned.
+// before the workload and the nemesis begin. No fault is in force yet, so a
+// failure here is the harness's or the worker command's: the workers
+// already started are stopped and the first slot's error is returned. Only
+// a refused open is tried again, for up to openTimeout, since a lock
+// service that was just set up may still drop a first connection on a
+// loaded machine.
 func (r *run) startWorkers(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -26,7 +29,18 @@ func (r *run) startWorkers(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if errs[i] = r.slots[i].spawn(ctx); errs[i] != nil {
+			deadline := time.Now().Add(openTimeout)
+			for {
+				err := r.slots[i].spawn(ctx)
+				var we *workerError
+				if err == nil || !errors.As(err, &we) || !we.Refused || ctx.Err() != nil || time.Now().After(deadline) {
+					errs[i] = err
+					break
+				}
+				fmt.Fprintf(r.workLog, "slot %d: %v; trying again\n", i, err)
+				sleepCtx(ctx, 200*time.Millisecond)
+			}
+			if errs[i] != nil {
 				cancel() // one broken worker is enough: do not wait for the others
 			}
 		}()

@@ -90,6 +90,7 @@ func TestRunNoNemesisIsValid(t *testing.T) {
 		t.Run(d.Name, func(t *testing.T) {
 			tt := quick(t, d.Name, "none", false)
 			tt.Time, tt.Until = patient, untilGrants(20)
+			tt.Lease = safeLease // no lease may run out in a run without faults
 			if len(d.Workloads) > 0 {
 				tt.Workload = d.Workloads[0] // redis-watch-inventory runs the inventory only
 			}

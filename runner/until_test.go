@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strings"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
@@ -31,19 +32,33 @@ func countGrants(h history.History) int {
 	return n
 }
 
-// untilAnomaly holds once checker c finds an anomaly of kind in the history
-// recorded so far (with ops still in flight, which the checkers take as
-// possibly effective, so what a prefix shows the whole run shows too).
-func untilAnomaly(c checker.Checker, kind string) func(history.History) bool {
+// untilAnomaly holds once checker c finds an anomaly of kind, whose story
+// contains each of story, in the history recorded so far (with ops still
+// in flight, which the checkers take as possibly effective, so what a
+// prefix shows the whole run shows too). Naming the story waits for the
+// anomaly the fault causes, not one a loaded machine causes on its own (a
+// lease that ran out while a worker waited for a core).
+func untilAnomaly(c checker.Checker, kind string, story ...string) func(history.History) bool {
 	return func(h history.History) bool {
+	anomalies:
 		for _, a := range c.Check(context.Background(), h).Anomalies {
-			if a.Kind == kind {
-				return true
+			if a.Kind != kind {
+				continue
 			}
+			for _, s := range story {
+				if !strings.Contains(a.Explanation, s) {
+					continue anomalies
+				}
+			}
+			return true
 		}
 		return false
 	}
 }
+
+// safeLease is the lease of a run that must be valid: long enough that no
+// lease runs out because a worker waited for a core on a loaded machine.
+const safeLease = 10_000_000_000 // 10 s, as a time.Duration
 
 // all holds once every one of fs holds.
 func all(fs ...func(history.History) bool) func(history.History) bool {

@@ -75,6 +75,8 @@ var errProtocol = errors.New("wrote a line that is not protocol")
 type workerError struct {
 	Process int
 	Broken  bool
+	// Refused is set when the worker answered open with fail.
+	Refused bool
 	Err     error
 	// Started is set when the process was started.
 	Started bool
@@ -100,7 +102,7 @@ func (e *workerError) Unwrap() error { return e.Err }
 // id. onEvent receives the events the worker reports on its own. Every
 // error is a *workerError.
 func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, log io.Writer, timeout time.Duration, onEvent func(workloads.Reply)) (*workerProc, error) {
-	fail := func(broken bool, err error, tail *stderrTail) error {
+	fail := func(broken bool, err error, tail *stderrTail) error { // always a *workerError
 		e := &workerError{Process: cfg.Process, Broken: broken, Err: err}
 		if tail != nil {
 			e.Started, e.Stderr = true, tail.Last()
@@ -140,7 +142,7 @@ func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, 
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	broken := false
+	broken, refused := false, false
 	switch {
 	case err != nil && ctx.Err() != nil:
 	case w.exited() && errors.Is(w.readErr, errProtocol):
@@ -151,14 +153,16 @@ func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, 
 	case err != nil:
 		err = fmt.Errorf("no answer to open within %s", timeout)
 	case reply.Type != "ok":
-		err = fmt.Errorf("open refused: %s", reply.Error)
+		refused, err = true, fmt.Errorf("open refused: %s", reply.Error)
 	case reply.Protocol != workloads.ProtocolVersion:
 		broken = true
 		err = fmt.Errorf("worker speaks protocol %d, want %d", reply.Protocol, workloads.ProtocolVersion)
 	}
 	if err != nil {
 		w.kill()
-		return nil, fail(broken, err, tail)
+		e := fail(broken, err, tail)
+		e.(*workerError).Refused = refused
+		return nil, e
 	}
 	return w, nil
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +34,29 @@ func brokenWorker(mode string) int {
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
 			fmt.Println(`{"id":1,"type":"ok","protocol":1}`)
+		}
+	case "refuse", "refuse-once": // refuses open (always, or the first time per process id)
+		sc := bufio.NewScanner(os.Stdin)
+		if !sc.Scan() {
+			return 1
+		}
+		line := sc.Text()
+		var req workloads.Request
+		if err := json.Unmarshal([]byte(line), &req); err != nil || req.Config == nil {
+			return 1
+		}
+		if mode == "refuse-once" {
+			marker := filepath.Join(os.Getenv("LOCKCHECK_TEST_STATE"), fmt.Sprint(req.Config.Process))
+			f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+			if err != nil { // refused once already: serve
+				_ = workloads.Serve(context.Background(), io.MultiReader(strings.NewReader(line+"\n"), os.Stdin), os.Stdout)
+				return 0
+			}
+			f.Close()
+		}
+		fmt.Fprintln(os.Stderr, "cannot reach the lock service yet")
+		fmt.Printf(`{"id":%d,"type":"fail","error":"connection closed"}`+"\n", req.ID)
+		for sc.Scan() {
 		}
 	case "garbage-later": // serves, then writes a line that is not protocol
 		pr, pw := io.Pipe()
@@ -69,6 +93,7 @@ func TestBrokenWorkerEndsTheRun(t *testing.T) {
 		{"garbage", "", []string{`wrote a line that is not protocol: "hello, I am not JSON"`, `last stderr line: "broken worker garbage starting"`}, 5 * time.Second},
 		{"old", "", []string{"worker speaks protocol 1, want 2"}, 5 * time.Second},
 		{"silent", "", []string{"no answer to open within 10s", `last stderr line: "broken worker silent starting"`}, openTimeout + 5*time.Second},
+		{"refuse", "", []string{"open refused: connection closed", `last stderr line: "cannot reach the lock service yet"`}, openTimeout + 5*time.Second},
 		{"garbage-later", "", []string{`wrote a line that is not protocol: "DEBUG acquire took 3ms"`, `last stderr line: "debug: about to print to stdout"`}, 10 * time.Second},
 	}
 	for _, tt := range tests {
@@ -134,4 +159,18 @@ func TestStderrTail(t *testing.T) {
 	if got := tail.Last(); got != "partial" {
 		t.Errorf("last after flush %q", got)
 	}
+}
+
+// TestRefusedOpenAtStartIsTriedAgain: a worker whose first open is refused
+// (a lock service that drops a first connection) is started again, and the
+// run goes on.
+func TestRefusedOpenAtStartIsTriedAgain(t *testing.T) {
+	test := quick(t, "redis-set-px", "none", false)
+	test.WorkerEnv = []string{"LOCKCHECK_TEST_WORKER=refuse-once", "LOCKCHECK_TEST_STATE=" + t.TempDir()}
+	test.Time, test.Until = patient, untilGrants(5)
+	_, h := runValid(t, test)
+	if n := countGrants(h); n < 5 {
+		t.Errorf("%d grants", n)
+	}
+	assertNoChildren(t)
 }

@@ -128,13 +128,13 @@ func interruptRun(t *testing.T, bin, lock string) {
 	}
 	// Wait for the workers to have recorded some ops (the cluster may take
 	// a while on a busy machine), then interrupt.
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(150 * time.Second)
 	for historyLines(store) < 30 && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if len(processesRunning(bin)) == 0 || historyLines(store) < 30 {
 		_ = cmd.Process.Kill()
-		t.Fatalf("no worker processes or no history within 90 s:\n%s", out.String())
+		t.Fatalf("no worker processes or no history within 150 s:\n%s", out.String())
 	}
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
