@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,8 +52,10 @@ func TestRunClocks(t *testing.T) {
 				}
 			}
 			if tc.nem == "clock-client" {
-				if _, err := os.Stat(filepath.Join(out.Dir, "clocks", "w0")); err != nil {
-					t.Errorf("worker clock file: %v", err)
+				// The skew goes to the workers that did not hold the lock
+				// at the time: some, not a given one.
+				if files, _ := filepath.Glob(filepath.Join(out.Dir, "clocks", "w*")); len(files) == 0 {
+					t.Error("no worker clock file was written")
 				}
 			}
 		})
