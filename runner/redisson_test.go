@@ -20,8 +20,11 @@ import (
 // made.
 func TestRunReentrantWatchdogNoFault(t *testing.T) {
 	tt := quick(t, "redis-reentrant", "none", false)
-	tt.Think = 450 * time.Millisecond // lease 300 ms
-	tt.Time, tt.Until = patient, untilGrants(10)
+	// Each critical section outlives the lease by half; the watchdog renews
+	// every lease/3. The lease is long enough that a watchdog kept from a
+	// core by a loaded machine still renews in time.
+	tt.Lease, tt.Think = 2*time.Second, 3*time.Second
+	tt.Time, tt.Until = patient, untilGrants(5)
 	_, h := runValid(t, tt)
 	grants, renewed := 0, 0
 	for _, op := range h {
@@ -39,8 +42,8 @@ func TestRunReentrantWatchdogNoFault(t *testing.T) {
 			}
 		}
 	}
-	if grants < 10 || renewed < grants/2 {
-		t.Errorf("%d grants, %d of them renewed: want at least 10, most renewed", grants, renewed)
+	if grants < 5 || renewed < grants/2 {
+		t.Errorf("%d grants, %d of them renewed: want at least 5, most renewed", grants, renewed)
 	}
 	assertNoChildren(t)
 }
