@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/check
 SEED ?= 1
 
-.PHONY: deps build shim run test vet fuzz bench acceptance acceptance-zk acceptance-redis scenarios clean
+.PHONY: deps build shim run test test-under-load vet fuzz bench acceptance acceptance-zk acceptance-redis scenarios clean
 
 deps:
 	@bash scripts/deps.sh
@@ -42,6 +42,12 @@ fuzz:
 test: deps vet shim
 	LOCKCHECK_CLOCKSHIM=$(CURDIR)/$(SHIM) $(GO) test -count=1 -timeout 12m ./...
 	$(MAKE) --no-print-directory fuzz
+
+# The test suite while two busy loops keep both cores loaded (bounded in
+# time, stopped by pid when the tests end): the tests must hold on a busy
+# machine (scripts/test-under-load.sh).
+test-under-load: deps vet shim
+	GO=$(GO) bash scripts/test-under-load.sh
 
 # Benchmarks: checker scale (10^4..10^6 ops) and harness overhead.
 bench: deps build

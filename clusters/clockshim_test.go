@@ -120,7 +120,7 @@ func TestClockShimProbe(t *testing.T) {
 // redisTime returns the TIME a redis-server reports.
 func redisTime(t *testing.T, addr string) time.Time {
 	t.Helper()
-	got, err := roundTrip(addr, "TIME", time.Second)
+	got, err := roundTrip(addr, "TIME", okWait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,11 +157,11 @@ func TestClockShimRedis(t *testing.T) {
 	if d := time.Until(redisTime(t, lock)); !near(d, 0, 2*time.Second) {
 		t.Fatalf("lock node's TIME is %s off before any jump", d)
 	}
-	if got, err := roundTrip(lock, "SET k v PX 10000", time.Second); err != nil || got != "+OK" {
+	if got, err := roundTrip(lock, "SET k v PX 10000", okWait); err != nil || got != "+OK" {
 		t.Fatalf("SET: %q %v", got, err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if got, err := roundTrip(lock, "GET k", time.Second); err != nil || got != "$1\r\nv" {
+	if got, err := roundTrip(lock, "GET k", okWait); err != nil || got != "$1\r\nv" {
 		t.Fatalf("GET without a jump: %q %v, want the key", got, err)
 	}
 	if err := r.SetClockOffset(ctx, "lock0", 20*time.Second); err != nil {
@@ -173,7 +173,7 @@ func TestClockShimRedis(t *testing.T) {
 	if d := time.Until(redisTime(t, storage)); !near(d, 0, 2*time.Second) {
 		t.Errorf("storage node's TIME is %s off: it must not run under the shim", d)
 	}
-	if got, err := roundTrip(lock, "GET k", time.Second); err != nil || got != "$-1" {
+	if got, err := roundTrip(lock, "GET k", okWait); err != nil || got != "$-1" {
 		t.Errorf("GET after a 20s jump: %q %v, want nil (expired)", got, err)
 	}
 	if err := r.SetClockOffset(ctx, "lock0", 0); err != nil {

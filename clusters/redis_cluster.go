@@ -78,7 +78,7 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	r.tmp, err = os.MkdirTemp("", "lockcheck-redis-")
+	r.tmp, err = TempDir("redis-")
 	if err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}

@@ -53,7 +53,7 @@ func TestRedisClusterFaults(t *testing.T) {
 		t.Fatalf("want 2 server pids, got %v", pids)
 	}
 	a0, a1 := r.LockAddrs(0)[0], r.LockAddrs(1)[0]
-	if got, err := roundTrip(a0, "SET k v", time.Second); err != nil || got != "+OK" {
+	if got, err := roundTrip(a0, "SET k v", okWait); err != nil || got != "+OK" {
 		t.Fatalf("SET through proxy: %q %v", got, err)
 	}
 
@@ -66,13 +66,13 @@ func TestRedisClusterFaults(t *testing.T) {
 		if !errors.As(err, &ne) || !ne.Timeout() {
 			t.Errorf("partitioned link: got %v, want a timeout", err)
 		}
-		if got, err := roundTrip(a1, "PING", time.Second); err != nil || got != "+PONG" {
+		if got, err := roundTrip(a1, "PING", okWait); err != nil || got != "+PONG" {
 			t.Errorf("other slot: %q %v", got, err)
 		}
 		if err := r.Heal(ctx, 0); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := roundTrip(a0, "PING", time.Second); err != nil || got != "+PONG" {
+		if got, err := roundTrip(a0, "PING", okWait); err != nil || got != "+PONG" {
 			t.Errorf("healed link: %q %v", got, err)
 		}
 	})
@@ -81,7 +81,7 @@ func TestRedisClusterFaults(t *testing.T) {
 		if err := r.Kill(ctx, "lock0"); err != nil {
 			t.Fatal(err)
 		}
-		_, err := roundTrip(a0, "PING", time.Second)
+		_, err := roundTrip(a0, "PING", okWait)
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Errorf("killed node: got %v, want connection refused", err)
 		}
@@ -89,8 +89,16 @@ func TestRedisClusterFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		pids = r.Pids()
-		if got, err := roundTrip(a0, "GET k", time.Second); err != nil || got != "$1\r\nv" {
+		if got, err := roundTrip(a0, "GET k", okWait); err != nil || got != "$1\r\nv" {
 			t.Errorf("GET after restart: %q %v (want the persisted key)", got, err)
 		}
 	})
 }
+
+// Waits in the cluster tests: for a reply that must come (okWait) and for
+// an event the servers must bring about (patientWait). They bound a wait
+// for an event, not a speed, so they are generous for a loaded machine.
+const (
+	okWait      = 5 * time.Second
+	patientWait = 60 * time.Second
+)

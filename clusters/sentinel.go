@@ -175,7 +175,7 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	s.tmp, err = os.MkdirTemp("", "lockcheck-sentinel-")
+	s.tmp, err = TempDir("sentinel-")
 	if err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}

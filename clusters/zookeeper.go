@@ -24,6 +24,11 @@ const (
 
 // LookZooKeeper returns the java binary, or an error naming the Debian
 // package to install.
+
+// zkReadyWait bounds the wait for ZooKeeper servers to serve after a start:
+// three JVMs on a loaded two-core machine have taken more than 30 s.
+const zkReadyWait = 90 * time.Second
+
 func LookZooKeeper() (string, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
@@ -143,7 +148,7 @@ func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 	if _, err := LookRedis(); err != nil {
 		return err
 	}
-	if z.tmp, err = os.MkdirTemp("", "lockcheck-zk-"); err != nil {
+	if z.tmp, err = TempDir("zk-"); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
 	defer func() {
@@ -187,7 +192,7 @@ func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	if err := z.waitReady(ctx, z.nodes, 30*time.Second); err != nil {
+	if err := z.waitReady(ctx, z.nodes, zkReadyWait); err != nil {
 		return err
 	}
 	z.storage = &RedisServer{Name: "storage", Dir: filepath.Join(z.tmp, "storage"),
@@ -434,7 +439,7 @@ func (z *ZooKeeper) Restart(ctx context.Context, name string) error {
 		if err := z.startNode(n); err != nil {
 			return fmt.Errorf("restart %s: %w", name, err)
 		}
-		if err := z.waitReady(ctx, []*zkNode{n}, 30*time.Second); err != nil {
+		if err := z.waitReady(ctx, []*zkNode{n}, zkReadyWait); err != nil {
 			return fmt.Errorf("restart %s: %w", name, err)
 		}
 	}

@@ -76,7 +76,7 @@ func TestZooKeeperEnsemble(t *testing.T) {
 		if err := z.Kill(ctx, leader); err != nil {
 			t.Fatal(err)
 		}
-		waitLeader(t, z, leader, 20*time.Second)
+		waitLeader(t, z, leader, patientWait)
 		if err := z.Restart(ctx, leader); err != nil {
 			t.Fatal(err)
 		}

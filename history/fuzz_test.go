@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -15,8 +16,22 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"index":2,"time":3,"process":-1,"type":"info","f":"pause","value":{"targets":[1],"duration":5}}`))
 	f.Add([]byte(`{"index":3,"time":4,"process":-1,"type":"info","f":"pause","value":{"targets":[1],"hit":{"nemesis":"pause","holder":true,"in_cs":true,"lease":1000}}}`))
 	f.Add([]byte("{\n}\n\n{oops"))
+	f.Add([]byte(`{"index":0,"time":1,"process":0,"type":"invoke","f":"acquire","key":"k"}` + "\n" + `{"index":1,"ti`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := Decode(bytes.NewReader(data))
+		ht, torn, terr := DecodeTorn(bytes.NewReader(data))
+		switch {
+		case terr != nil && (err == nil || err.Error() != terr.Error()):
+			t.Fatalf("DecodeTorn error %v, Decode error %v", terr, err)
+		case torn != nil && (len(data) == 0 || data[len(data)-1] == '\n'):
+			t.Fatalf("torn line %d reported in input ending with a newline", torn.Line)
+		case torn != nil && (err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("line %d: ", torn.Line))):
+			t.Fatalf("torn line %d, but Decode says %v", torn.Line, err)
+		case terr == nil && torn == nil && err != nil:
+			t.Fatalf("DecodeTorn accepted what Decode refused: %v", err)
+		case terr == nil && len(ht) != len(h) && err == nil:
+			t.Fatalf("DecodeTorn gave %d ops, Decode %d", len(ht), len(h))
+		}
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "line ") || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error %q is not one line starting with its line number", err)

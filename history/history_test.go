@@ -136,3 +136,41 @@ func TestFaults(t *testing.T) {
 		t.Errorf("unhealed partition must last to the end: %+v", f[2])
 	}
 }
+
+func TestDecodeTornLastLine(t *testing.T) {
+	good := `{"index":0,"time":1,"process":0,"type":"invoke","f":"acquire","key":"k"}`
+	tests := []struct {
+		name, input string
+		ops         int
+		tornLine    int    // 0: not torn
+		wantErr     string // "": no error
+	}{
+		{"whole", good + "\n" + good + "\n", 2, 0, ""},
+		{"last line without newline parses", good + "\n" + good, 2, 0, ""},
+		{"torn last line", good + "\n" + good + "\n" + `{"index":2,"ti`, 2, 3, ""},
+		{"torn after blank lines", good + "\n\n" + `{"ind`, 1, 3, ""},
+		{"malformed last line with its newline", good + "\n{oops\n", 1, 0, "line 2: malformed op"},
+		{"malformed line in the middle", good + "\n{oops\n" + good + "\n", 1, 0, "line 2: malformed op"},
+		{"valid JSON but not an op, torn", good + "\n" + `{"index":1,"time":2,"process":0,"type":"done","f":"x"}`, 1, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, torn, err := DecodeTorn(strings.NewReader(tt.input))
+			switch {
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("error %v, want %q", err, tt.wantErr)
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("error %v", err)
+			case len(h) != tt.ops:
+				t.Fatalf("%d ops, want %d", len(h), tt.ops)
+			case tt.tornLine == 0 && torn != nil:
+				t.Fatalf("torn %v, want none", torn)
+			case tt.tornLine != 0 && (torn == nil || torn.Line != tt.tornLine):
+				t.Fatalf("torn %v, want line %d", torn, tt.tornLine)
+			}
+			if _, err := Decode(strings.NewReader(tt.input)); (err != nil) != (tt.wantErr != "" || tt.tornLine != 0) {
+				t.Fatalf("strict Decode error %v", err)
+			}
+		})
+	}
+}

@@ -16,11 +16,43 @@ import (
 const maxLine = 1 << 20
 
 // Decode reads a JSON Lines history from r. Blank lines are skipped. A line
-// that is not a valid op gives an error naming its line number.
+// that is not a valid op gives an error naming its line number, a torn last
+// line included (DecodeTorn accepts one).
 func Decode(r io.Reader) (History, error) {
+	h, torn, err := DecodeTorn(r)
+	if err == nil && torn != nil {
+		err = fmt.Errorf("line %d: %w", torn.Line, torn.Err)
+	}
+	return h, err
+}
+
+// TornLine is a last line that a crash cut short: it has no newline and
+// does not parse.
+type TornLine struct {
+	// Line is its line number, from 1.
+	Line int
+	// Err says why it does not parse.
+	Err error
+}
+
+func (t *TornLine) String() string {
+	return fmt.Sprintf("line %d is torn (no newline, %v): checked the ops before it", t.Line, t.Err)
+}
+
+// DecodeTorn is Decode for a history a crashed run may have left: a last
+// line that lacks its newline and does not parse is not an error but a
+// *TornLine, returned with the ops before it. A malformed line anywhere
+// else is still an error naming the line.
+func DecodeTorn(r io.Reader) (History, *TornLine, error) {
 	var h History
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), maxLine)
+	unterminated := false // the token just scanned ended at EOF without a newline
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		unterminated = atEOF && tok != nil && adv == len(data) && data[len(data)-1] != '\n'
+		return adv, tok, err
+	})
 	line := 0
 	for sc.Scan() {
 		line++
@@ -29,18 +61,21 @@ func Decode(r io.Reader) (History, error) {
 			continue
 		}
 		op, err := decodeOp(b)
+		if err != nil && unterminated {
+			return h, &TornLine{Line: line, Err: err}, nil
+		}
 		if err != nil {
-			return h, fmt.Errorf("line %d: %w", line, err)
+			return h, nil, fmt.Errorf("line %d: %w", line, err)
 		}
 		h = append(h, op)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return h, fmt.Errorf("line %d: longer than %d bytes", line+1, maxLine)
+			return h, nil, fmt.Errorf("line %d: longer than %d bytes", line+1, maxLine)
 		}
-		return h, fmt.Errorf("line %d: %w", line+1, err)
+		return h, nil, fmt.Errorf("line %d: %w", line+1, err)
 	}
-	return h, nil
+	return h, nil, nil
 }
 
 // decodeOp parses and validates one line.
@@ -71,16 +106,25 @@ func decodeOp(b []byte) (Op, error) {
 
 // ReadFile decodes the history stored at path.
 func ReadFile(path string) (History, error) {
+	h, torn, err := ReadFileTorn(path)
+	if err == nil && torn != nil {
+		err = fmt.Errorf("%s: line %d: %w", path, torn.Line, torn.Err)
+	}
+	return h, err
+}
+
+// ReadFileTorn decodes the history stored at path as DecodeTorn does.
+func ReadFileTorn(path string) (History, *TornLine, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	h, err := Decode(f)
+	h, torn, err := DecodeTorn(f)
 	if err != nil {
-		return h, fmt.Errorf("%s: %w", path, err)
+		return h, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return h, nil
+	return h, torn, nil
 }
 
 // Encode writes h to w as JSON Lines.

@@ -96,7 +96,7 @@ func TestReportBrowser(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	tctx, cancel := context.WithTimeout(ctx, 45*time.Second)
+	tctx, cancel := context.WithTimeout(ctx, 180*time.Second) // a bound on events, generous for a loaded machine
 	defer cancel()
 	// Every page records what the Content-Security-Policy refused and the
 	// script errors it raised.

@@ -1,15 +1,21 @@
 package runner
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -21,6 +27,26 @@ type Overhead struct {
 	HarnessGrants, PlainGrants int
 	HarnessRate, PlainRate     float64
 	Ratio                      float64
+	// HarnessCPU and PlainCPU are the CPU time (user + system) of this
+	// process and of every child it waited for during each measurement
+	// (workers, servers, the in-process proxies; cluster setup included).
+	HarnessCPU, PlainCPU time.Duration
+	// PlainCommands is how many commands the lock and storage nodes served
+	// during the plain loop (INFO total_commands_processed).
+	PlainCommands int64
+}
+
+// cpuTime returns the user + system time of this process and of its
+// children that have been waited for.
+func cpuTime() time.Duration {
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(who, &ru); err == nil {
+			total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
+	return total
 }
 
 // BenchOverhead runs t (with no nemesis) through the harness, then the same
@@ -28,25 +54,29 @@ type Overhead struct {
 func BenchOverhead(ctx context.Context, t Test, log io.Writer) (Overhead, error) {
 	t.Nemesis = "none"
 	t.Defaults()
+	cpu0 := cpuTime()
 	out, err := Run(ctx, t, log)
 	if err != nil {
 		return Overhead{}, err
 	}
+	harnessCPU := cpuTime() - cpu0
 	h, err := history.ReadFile(out.Dir + "/history.jsonl")
 	if err != nil {
 		return Overhead{}, err
 	}
-	var o Overhead
+	o := Overhead{HarnessCPU: harnessCPU}
 	for _, op := range h {
 		if op.F == history.FAcquire && op.Type == history.OK {
 			o.HarnessGrants++
 		}
 	}
 	o.HarnessRate = float64(o.HarnessGrants) / t.Time.Seconds()
-	o.PlainGrants, err = plainLoop(ctx, t)
+	cpu0 = cpuTime()
+	o.PlainGrants, o.PlainCommands, err = plainLoop(ctx, t)
 	if err != nil {
 		return o, err
 	}
+	o.PlainCPU = cpuTime() - cpu0
 	o.PlainRate = float64(o.PlainGrants) / t.Time.Seconds()
 	if o.PlainRate > 0 {
 		o.Ratio = o.HarnessRate / o.PlainRate
@@ -55,21 +85,23 @@ func BenchOverhead(ctx context.Context, t Test, log io.Writer) (Overhead, error)
 }
 
 // plainLoop runs t.Workers goroutines, each with its own lock client and
-// resource, cycling acquire -> cs -> release for t.Time, and counts grants.
-func plainLoop(ctx context.Context, t Test) (int, error) {
+// resource, cycling acquire -> cs -> release for t.Time, and counts grants
+// and the commands the servers processed meanwhile.
+func plainLoop(ctx context.Context, t Test) (int, int64, error) {
 	design, err := workloads.FindDesign(t.Lock)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	logDir, err := os.MkdirTemp("", "lockcheck-bench-")
+	logDir, err := clusters.TempDir("bench-")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer os.RemoveAll(logDir)
 	c := newTopology(design, t, logDir)
 	if err := c.Setup(ctx); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	cmds0 := serverCommands(c)
 	defer c.Teardown(context.WithoutCancel(ctx))
 	var grants atomic.Int64
 	var wg sync.WaitGroup
@@ -100,9 +132,46 @@ func plainLoop(ctx context.Context, t Test) (int, error) {
 		}()
 	}
 	wg.Wait()
+	cmds := serverCommands(c) - cmds0
 	close(errs)
 	for err := range errs {
-		return 0, fmt.Errorf("plain loop: %w", err)
+		return 0, 0, fmt.Errorf("plain loop: %w", err)
 	}
-	return int(grants.Load()), nil
+	return int(grants.Load()), cmds, nil
+}
+
+// serverCommands sums INFO's total_commands_processed over the cluster's
+// Redis nodes (0 for nodes that are not Redis).
+func serverCommands(c topology) int64 {
+	var n int64
+	for _, node := range c.Nodes() {
+		n += redisCommands(node.Addr)
+	}
+	return n
+}
+
+// redisCommands asks the Redis server at addr how many commands it has
+// processed; 0 when it does not answer as Redis does.
+func redisCommands(addr string) int64 {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return 0
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := conn.Write([]byte("INFO stats\r\n")); err != nil {
+		return 0
+	}
+	r := bufio.NewReader(conn)
+	for i := 0; i < 200; i++ {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return 0
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_commands_processed:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
 }

@@ -34,11 +34,18 @@ type slot struct {
 	invoked time.Duration // when the current op was invoked
 }
 
+// newSlot returns worker slot index, before its first worker.
+func (r *run) newSlot(index int) *slot {
+	return &slot{r: r, index: index, process: index, rng: rand.New(rand.NewPCG(r.test.Seed, uint64(index)+1))}
+}
+
 // slotLoop runs acquire -> critical section -> release cycles until the
-// deadline or until ctx is done. A cycle that has begun is finished, so
-// every grant that can be released is released.
+// deadline, until ctx is done or until the workload is stopped early. A
+// cycle that has begun is finished, so every grant that can be released is
+// released. The slot's first worker was started by startWorkers; a worker
+// that is broken ends the run (see workerError).
 func (r *run) slotLoop(ctx context.Context, index int) {
-	s := &slot{r: r, index: index, process: index, rng: rand.New(rand.NewPCG(r.test.Seed, uint64(index)+1))}
+	s := r.slots[index]
 	defer func() {
 		if s.w != nil {
 			s.w.close(2 * time.Second)
@@ -46,9 +53,13 @@ func (r *run) slotLoop(ctx context.Context, index int) {
 		r.setLive(index, nil)
 	}()
 	keys := keyNames(r.test.Keys)
-	for ctx.Err() == nil && time.Now().Before(r.deadline) && !r.halted.Load() {
+	for ctx.Err() == nil && time.Now().Before(r.deadline) && !r.stoppedEarly() {
 		if s.w == nil {
 			if err := s.spawn(ctx); err != nil {
+				if we := (*workerError)(nil); errors.As(err, &we) && we.Broken {
+					r.fail(err)
+					return
+				}
 				fmt.Fprintf(r.workLog, "slot %d: %v\n", index, err)
 				sleepCtx(ctx, 100*time.Millisecond)
 				continue
@@ -81,7 +92,7 @@ func (s *slot) spawn(ctx context.Context) error {
 			s.r.setFailpoint(s.index, process, failpointName(v.Detail))
 		}
 	}
-	w, err := startWorker(ctx, s.r.argv, t.WorkerEnv, cfg, s.r.workLog, 10*time.Second, onEvent)
+	w, err := startWorker(ctx, s.r.argv, t.WorkerEnv, cfg, s.r.workLog, openTimeout, onEvent)
 	if err != nil {
 		return err
 	}
@@ -142,6 +153,9 @@ func (s *slot) op(ctx context.Context, f, key string, v *history.Value) history.
 	rec := s.r.rec
 	s.invoked = rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: f, Key: key, Value: v}).Time
 	reply, err := s.w.call(ctx, workloads.Request{F: f, Key: key, Value: v}, s.r.test.controllerTimeout())
+	if errors.Is(err, errProtocol) {
+		s.r.fail(&workerError{Process: s.process, Broken: true, Err: err, Started: true, Stderr: s.w.stderr.Last()})
+	}
 	if s.r.test.Failpoint != "" {
 		s.r.setFailpoint(s.index, s.process, "") // the reply (or its absence) ends any failpoint stop
 	}

@@ -43,8 +43,20 @@ func TestRunInventory(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			test := quick(t, tt.lock, tt.nem, false)
 			test.Workload, test.Stock = "inventory", 20
-			test.Time, test.Think = 4*time.Second, 50*time.Millisecond
+			test.Think = 50 * time.Millisecond
 			test.NemesisInterval = 600 * time.Millisecond
+			// Wait until the stock is oversold, or sold out (20 sales and
+			// one more attempt that found it sold out: untilSales(19)
+			// holds at 20; the slots then finish their cycles).
+			test.Time, test.Until = patient, untilSales(19)
+			if tt.oversold {
+				test.Until = untilSales(20)
+			} else if tt.nem != "none" {
+				test.Until = all(untilSales(19), untilFaultEnded)
+			}
+			if tt.want == checker.Valid && tt.lock != "redis-watch-inventory" {
+				test.Lease = safeLease // no lease may run out in a run without faults
+			}
 			out, err := Run(context.Background(), test, io.Discard)
 			if err != nil {
 				t.Fatal(err)

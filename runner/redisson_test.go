@@ -20,7 +20,11 @@ import (
 // made.
 func TestRunReentrantWatchdogNoFault(t *testing.T) {
 	tt := quick(t, "redis-reentrant", "none", false)
-	tt.Time, tt.Think = 4*time.Second, 450*time.Millisecond // lease 300 ms
+	// Each critical section outlives the lease by half; the watchdog renews
+	// every lease/3. The lease is long enough that a watchdog kept from a
+	// core by a loaded machine still renews in time.
+	tt.Lease, tt.Think = 2*time.Second, 3*time.Second
+	tt.Time, tt.Until = patient, untilGrants(5)
 	_, h := runValid(t, tt)
 	grants, renewed := 0, 0
 	for _, op := range h {
@@ -38,8 +42,8 @@ func TestRunReentrantWatchdogNoFault(t *testing.T) {
 			}
 		}
 	}
-	if grants < 10 || renewed < grants/2 {
-		t.Errorf("%d grants, %d of them renewed: want at least 10, most renewed", grants, renewed)
+	if grants < 5 || renewed < grants/2 {
+		t.Errorf("%d grants, %d of them renewed: want at least 5, most renewed", grants, renewed)
 	}
 	assertNoChildren(t)
 }
@@ -52,7 +56,8 @@ func TestRunSetNXExpireCrash(t *testing.T) {
 	tt.Failpoint, tt.StuckBound = workloads.FailpointSetNXExpire, 1500*time.Millisecond
 	// The first crash comes 1–3 s in, after some grants (a crash before any
 	// grant would leave a no-grants run instead).
-	tt.Time, tt.NemesisInterval, tt.NemesisDuration = 7*time.Second, 2*time.Second, 200*time.Millisecond
+	tt.NemesisInterval, tt.NemesisDuration = 2*time.Second, 200*time.Millisecond
+	tt.Time, tt.Until = patient, untilAnomaly(checker.NewLiveness(CheckOptions(tt)), "stuck-lock")
 	out, err := Run(context.Background(), tt, io.Discard)
 	if err != nil {
 		t.Fatal(err)

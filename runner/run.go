@@ -55,7 +55,12 @@ type run struct {
 	fault    string                 // the fault in force, for the progress line
 	grants   atomic.Int64
 	doubles  atomic.Int64 // grants made while another slot held the lock
-	halted   atomic.Bool  // the workload was stopped early (StopOnAnomaly)
+
+	slots     []*slot                 // worker slots, made by startWorkers
+	abort     context.CancelCauseFunc // ends the workload at once (fail)
+	fatal     error                   // why the run was aborted, under mu
+	endFaults context.CancelFunc      // ends the nemesis schedule (stopEarly)
+	early     atomic.Bool             // the workload was stopped early (Until, StopOnAnomaly)
 }
 
 // Run executes t: it sets up the cluster, runs the workload and the nemesis
@@ -77,6 +82,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 			return Outcome{}, fmt.Errorf("find this binary for the worker command: %w", err)
 		}
 		argv = []string{exe, "worker"}
+		t.WorkerEnv = append(builtinWorkerEnv(), t.WorkerEnv...)
 	}
 	if err := lookService(design.Service); err != nil {
 		return Outcome{}, err
@@ -130,19 +136,28 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 			return Outcome{Dir: dir}, err
 		}
 	}
+	wctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	r.abort = abort
+	if err := r.startWorkers(wctx); err != nil {
+		return Outcome{Dir: dir}, r.aborted(err)
+	}
+	r.deadline = time.Now().Add(t.Time)
+	nctx, endFaults := context.WithCancel(wctx)
+	defer endFaults()
+	r.endFaults = endFaults
 	stopProgress := r.progress(t)
-	nctx, stopNemesis := context.WithCancel(ctx)
-	defer stopNemesis()
+	stopWatch := r.watchUntil()
 	var watch *watcher
 	if t.StopOnAnomaly {
-		watch = startWatch(r.rec, CheckOptions(t), r.stopOnAnomaly(stopNemesis))
+		watch = startWatch(r.rec, CheckOptions(t), r.stopOnAnomaly)
 	}
 	var wg sync.WaitGroup
 	for slot := 0; slot < t.Workers; slot++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.slotLoop(ctx, slot)
+			r.slotLoop(wctx, slot)
 		}()
 	}
 	slotsDone := make(chan time.Duration, 1)
@@ -153,11 +168,16 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	healErr := sched.Run(nctx, r.deadline)
 	healed := r.rec.Now()
 	workloadEnd := <-slotsDone
+	stopWatch()
 	var stoppedAt time.Duration
 	stopped := false
 	if watch != nil {
 		watch.close()
 		_, stoppedAt, stopped = watch.result()
+	}
+	if err := r.failure(); err != nil {
+		stopProgress()
+		return Outcome{Dir: dir}, r.aborted(err)
 	}
 	if t.Workload == workloads.WorkloadInventory {
 		r.finalStock(context.WithoutCancel(ctx), keyNames(t.Keys))

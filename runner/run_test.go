@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,14 +18,20 @@ import (
 
 // TestMain lets the test binary serve as a worker process: the runner starts
 // it again with LOCKCHECK_TEST_WORKER=1, exactly as `check worker`.
+// Other values of LOCKCHECK_TEST_WORKER make it a broken worker (see
+// brokenWorker).
 func TestMain(m *testing.M) {
-	if os.Getenv("LOCKCHECK_TEST_WORKER") == "1" {
-		if err := workloads.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+	switch mode := os.Getenv("LOCKCHECK_TEST_WORKER"); mode {
+	case "":
+		os.Exit(m.Run())
+	case "1":
+		if err := workloads.ServeStdio(context.Background()); err != nil {
 			os.Exit(3)
 		}
 		os.Exit(0)
+	default:
+		os.Exit(brokenWorker(mode))
 	}
-	os.Exit(m.Run())
 }
 
 // quick returns a short test of lock under nem that runs this binary as its
@@ -82,7 +89,8 @@ func TestRunNoNemesisIsValid(t *testing.T) {
 	for _, d := range workloads.Designs() {
 		t.Run(d.Name, func(t *testing.T) {
 			tt := quick(t, d.Name, "none", false)
-			tt.Time = 3 * time.Second
+			tt.Time, tt.Until = patient, untilGrants(20)
+			tt.Lease = safeLease // no lease may run out in a run without faults
 			if len(d.Workloads) > 0 {
 				tt.Workload = d.Workloads[0] // redis-watch-inventory runs the inventory only
 			}
@@ -117,17 +125,22 @@ func TestRunNoNemesisIsValid(t *testing.T) {
 }
 
 func TestRunPause(t *testing.T) {
+	overlap, fencing := checker.NewOverlap(checker.Options{}), checker.NewFencing()
 	tests := []struct {
 		lock     string
 		fencing  bool
 		want     checker.Validity
-		mustFind string // an anomaly kind that must be present
-		fenced   bool   // ... with this Fenced mark
+		mustFind string          // an anomaly kind that must be present
+		fenced   bool            // ... with this Fenced mark
+		finder   checker.Checker // the checker that finds it, to wait for it
 	}{
-		{"redis-set-px", false, checker.Invalid, "double-holder", false},
-		{"redis-set-px", true, checker.Valid, "stale-write-rejected", true},
-		{"redis-set-px-del", false, checker.Invalid, "foreign-release", false},
-		{"redlock", false, checker.Invalid, "double-holder", false},
+		{"redis-set-px", false, checker.Invalid, "double-holder", false, overlap},
+		// A pause that outlasts the lease while its process is in the
+		// critical section makes its write stale: the run waits for one,
+		// and the resource must have refused it.
+		{"redis-set-px", true, checker.Valid, "stale-write-rejected", true, fencing},
+		{"redis-set-px-del", false, checker.Invalid, "foreign-release", false, overlap},
+		{"redlock", false, checker.Invalid, "double-holder", false, overlap},
 	}
 	for _, tt := range tests {
 		name := tt.lock
@@ -135,7 +148,9 @@ func TestRunPause(t *testing.T) {
 			name += "-fenced"
 		}
 		t.Run(name, func(t *testing.T) {
-			out, err := Run(context.Background(), quick(t, tt.lock, "pause", tt.fencing), io.Discard)
+			test := quick(t, tt.lock, "pause", tt.fencing)
+			test.Time, test.Until = patient, untilAnomaly(tt.finder, tt.mustFind)
+			out, err := Run(context.Background(), test, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,23 +168,40 @@ func TestRunPause(t *testing.T) {
 	}
 }
 
+// TestRunInterrupted interrupts a run once it has recorded some ops (not
+// after a fixed time, which a busy machine may spend setting up): the run
+// ends soon, says so, leaves nothing running and keeps its partial history.
 func TestRunInterrupted(t *testing.T) {
 	tt := quick(t, "redis-set-px", "pause", false)
-	tt.Time = time.Minute
+	tt.Time = patient
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(2500*time.Millisecond, cancel)
-	start := time.Now()
+	defer cancel()
+	var cancelled atomic.Int64 // unix nanoseconds of the interrupt
+	tt.Until = func(h history.History) bool {
+		if len(h) >= 40 && cancelled.Load() == 0 {
+			cancelled.Store(time.Now().UnixNano())
+			cancel()
+		}
+		return false
+	}
 	out, err := Run(ctx, tt, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !out.Interrupted || time.Since(start) > 20*time.Second {
-		t.Fatalf("interrupted=%v after %s", out.Interrupted, time.Since(start))
+	at := cancelled.Load()
+	if at == 0 || !out.Interrupted {
+		t.Fatalf("interrupted=%v, interrupt sent: %v", out.Interrupted, at != 0)
+	}
+	if took := time.Since(time.Unix(0, at)); took > 30*time.Second {
+		t.Errorf("the run ended %s after the interrupt", took)
 	}
 	assertNoChildren(t)
 	h, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl"))
-	if err != nil || len(h) < 10 {
+	if err != nil || len(h) < 40 {
 		t.Fatalf("partial history: %d ops, %v", len(h), err)
+	}
+	if _, err := h.Pairs(); err != nil {
+		t.Errorf("partial history is not well formed: %v", err)
 	}
 }
 
@@ -227,13 +259,28 @@ func assertNoChildren(t *testing.T) {
 func TestRunKillAndPartition(t *testing.T) {
 	for _, nem := range []string{"kill", "partition"} {
 		t.Run(nem, func(t *testing.T) {
-			_, h := runValid(t, quick(t, "redis-set-px", nem, false))
+			tt := quick(t, "redis-set-px", nem, false)
+			// Wait for what the assertions need: a fault that ended, a
+			// grant after it, and for the partition an info op.
+			tt.Time, tt.Until = patient, func(h history.History) bool {
+				fs := h.Faults()
+				if len(fs) == 0 || len(fs[0].Ops) < 2 { // not undone yet
+					return false
+				}
+				grantAfter, info := false, nem != "partition"
+				for _, op := range h {
+					grantAfter = grantAfter || op.F == history.FAcquire && op.Type == history.OK && op.Time > fs[0].End
+					info = info || !op.IsNemesis() && op.Type == history.Info && op.F != history.FCrash && op.F != history.FEvent
+				}
+				return grantAfter && info
+			}
+			_, h := runValid(t, tt)
 			faults, fails, infos := len(h.Faults()), 0, 0
 			for _, op := range h {
 				switch {
 				case op.F == history.FAcquire && op.Type == history.Fail:
 					fails++
-				case !op.IsNemesis() && op.Type == history.Info && op.F != history.FCrash:
+				case !op.IsNemesis() && op.Type == history.Info && op.F != history.FCrash && op.F != history.FEvent:
 					infos++
 				}
 			}
@@ -262,8 +309,11 @@ func TestRunZooKeeperSessionExpiry(t *testing.T) {
 			// A 50 ms critical section: a pause then nearly always lands
 			// between the holder's read and its write, and three pauses
 			// fit in 12 s.
-			tt.Time, tt.Lease, tt.Think = 12*time.Second, time.Second, 50*time.Millisecond
+			tt.Lease, tt.Think = time.Second, 50*time.Millisecond
 			tt.NemesisInterval, tt.NemesisDuration = 1500*time.Millisecond, 3*time.Second
+			// Wait for the double holder (fenced too: the overlap is there,
+			// the resource refuses its writes).
+			tt.Time, tt.Until = patient, untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder")
 			out, err := Run(context.Background(), tt, io.Discard)
 			if err != nil {
 				t.Fatal(err)

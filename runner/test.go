@@ -1,11 +1,11 @@
 package runner
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -56,6 +56,11 @@ type Test struct {
 	// accepted stale write (checker.Watch), heals, and checks what was
 	// recorded.
 	StopOnAnomaly bool `json:"stop_on_anomaly,omitempty"`
+	// Until, when set, ends the workload before Time is up as soon as the
+	// history recorded so far satisfies it (asked every 100 ms); Time is
+	// then the upper bound. Tests use it to wait for the event they need
+	// instead of counting on a rate of grants in fixed time.
+	Until func(history.History) bool `json:"-"`
 	// Started is when the run began (set by Run, stored in test.json).
 	Started time.Time `json:"started"`
 }
@@ -113,13 +118,29 @@ func (t *Test) Defaults() {
 	}
 }
 
-// Validate reports the first problem with the test map, as a one-line error.
+// Validate reports the first problem with the test map, as a one-line error
+// naming the flag, the value and the accepted range. It checks the values as
+// given: a zero Workers, Keys, Nodes, Time, Lease, Retry, OpTimeout,
+// NemesisInterval or CheckTimeout is an error (Run calls Defaults first,
+// which fills them; the CLI sets them all from its flags), while a zero
+// AcquireTimeout, NemesisDuration or Stock means "derived from the others"
+// and a zero Think or StuckBound is allowed.
 func (t *Test) Validate() error {
 	d, err := workloads.FindDesign(t.Lock)
 	if err != nil {
 		return err
 	}
-	if !d.RunsWorkload(t.Workload) {
+	if err := t.validateNumbers(); err != nil {
+		return err
+	}
+	workload := t.Workload
+	if workload == "" {
+		workload = workloads.WorkloadRegister
+	}
+	if workload != workloads.WorkloadRegister && workload != workloads.WorkloadInventory {
+		return fmt.Errorf("--workload %q: want register or inventory", t.Workload)
+	}
+	if !d.RunsWorkload(workload) {
 		return fmt.Errorf("%s only runs the %s workload (--workload %s)", d.Name, strings.Join(d.Workloads, ", "), d.Workloads[0])
 	}
 	if d.NoLock && t.Fencing {
@@ -134,25 +155,73 @@ func (t *Test) Validate() error {
 	if err := workloads.CheckFailpoint(t.Failpoint, t.Lock); err != nil {
 		return err
 	}
+	if strings.ContainsAny(t.Name, "/\\") || strings.HasPrefix(t.Name, ".") {
+		return fmt.Errorf("test name %q: no slashes, no leading dot", t.Name)
+	}
+	return nil
+}
+
+// Ranges of the numeric fields, as the CLI's flags accept them.
+const (
+	maxWorkers  = 200
+	maxKeys     = 1000
+	maxDuration = 24 * time.Hour
+)
+
+// shortDur formats d without zero units: 24h, not 24h0m0s.
+func shortDur(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// validateNumbers checks every numeric field against its range.
+func (t *Test) validateNumbers() error {
+	type dur struct {
+		flag     string
+		v        time.Duration
+		min, max time.Duration
+		zero     string // what 0 means when it is allowed below min ("" when it is not)
+	}
+	durs := []dur{
+		{"--time", t.Time, time.Millisecond, maxDuration, ""},
+		{"--lease", t.Lease, time.Millisecond, time.Hour, ""},
+		{"--think", t.Think, 0, time.Hour, ""},
+		{"--acquire-timeout", t.AcquireTimeout, time.Millisecond, maxDuration, "default 2 x lease"},
+		{"--retry", t.Retry, time.Millisecond, time.Minute, ""},
+		{"--op-timeout", t.OpTimeout, time.Millisecond, time.Hour, ""},
+		{"--nemesis-interval", t.NemesisInterval, time.Millisecond, maxDuration, ""},
+		{"--nemesis-duration", t.NemesisDuration, time.Millisecond, maxDuration, "default 3 x lease"},
+		{"--check-timeout", t.CheckTimeout, time.Millisecond, maxDuration, ""},
+		{"--stuck-bound", t.StuckBound, time.Millisecond, maxDuration, "0: off"},
+	}
+	for _, d := range durs {
+		if d.v == 0 && d.zero != "" || d.v >= d.min && d.v <= d.max {
+			continue
+		}
+		want := fmt.Sprintf("want %s to %s", shortDur(d.min), shortDur(d.max))
+		if d.zero != "" {
+			want += fmt.Sprintf(" (%s)", d.zero)
+		}
+		return fmt.Errorf("%s %s: %s", d.flag, shortDur(d.v), want)
+	}
 	switch {
-	case t.Workload != "register" && t.Workload != "inventory":
-		return fmt.Errorf("--workload %q: want register or inventory", t.Workload)
-	case t.Stock < 0:
-		return fmt.Errorf("--stock %d: want at least 0", t.Stock)
-	case t.Workers < 1 || t.Workers > 200:
-		return fmt.Errorf("--workers %d: want 1 to 200", t.Workers)
+	case t.Workers < 1 || t.Workers > maxWorkers:
+		return fmt.Errorf("--workers %d: want 1 to %d", t.Workers, maxWorkers)
+	case t.Keys < 1 || t.Keys > maxKeys:
+		return fmt.Errorf("--keys %d: want 1 to %d", t.Keys, maxKeys)
 	case t.Nodes != 1 && t.Nodes != 3 && t.Nodes != 5:
 		return fmt.Errorf("--nodes %d: want 1, 3 or 5", t.Nodes)
-	case t.Keys < 1 || t.Keys > 1000:
-		return fmt.Errorf("--keys %d: want 1 to 1000", t.Keys)
-	case t.Time <= 0 || t.Time > 24*time.Hour:
-		return fmt.Errorf("--time %s: want more than 0 and at most 24h", t.Time)
-	case t.Lease < time.Millisecond:
-		return fmt.Errorf("--lease %s: want at least 1ms", t.Lease)
-	case t.NemesisInterval <= 0 || t.NemesisDuration <= 0:
-		return errors.New("nemesis interval and duration must be positive")
-	case strings.ContainsAny(t.Name, "/\\") || strings.HasPrefix(t.Name, "."):
-		return fmt.Errorf("test name %q: no slashes, no leading dot", t.Name)
+	case t.Stock < 0:
+		return fmt.Errorf("--stock %d: want 1 or more (0: the default 100)", t.Stock)
 	}
 	return nil
 }

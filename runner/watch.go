@@ -83,13 +83,10 @@ func (w *watcher) result() (checker.Anomaly, time.Duration, bool) {
 
 // stopOnAnomaly is the watcher's stop for a run: no slot starts another
 // cycle, the nemesis schedule ends the fault in force and heals.
-func (r *run) stopOnAnomaly(stopNemesis func()) func(a checker.Anomaly) {
-	return func(a checker.Anomaly) {
-		r.halted.Store(true)
-		stopNemesis()
-		fmt.Fprintf(r.log, "stop on anomaly: %s at %.2f s (%s); stopping the workload, healing\n",
-			a.Kind, a.End.Seconds(), a.Explanation)
-	}
+func (r *run) stopOnAnomaly(a checker.Anomaly) {
+	fmt.Fprintf(r.log, "stop on anomaly: %s at %.2f s (%s); stopping the workload, healing\n",
+		a.Kind, a.End.Seconds(), a.Explanation)
+	r.stopEarly()
 }
 
 // runStats adds the run's timings to res.Stats, in seconds since the

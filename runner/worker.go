@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -16,68 +17,167 @@ import (
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
+// openTimeout is how long a fresh worker may take to answer open. A ZooKeeper
+// client waits for its session within it; a worker of another language
+// starts its runtime.
+const openTimeout = 10 * time.Second
+
 // workerProc is the controller's end of one worker process: requests go to
 // its stdin, replies come from its stdout, one JSON line each.
 type workerProc struct {
 	slot, process int
 	cmd           *exec.Cmd
 	stdin         io.WriteCloser
+	stderr        *stderrTail
 	replies       chan workloads.Reply
-	done          chan struct{} // closed when the process has exited
-	readErr       error
+	done          chan struct{} // closed when the process has exited and been waited for
+	readErr       error         // why the reader stopped: a protocol error, or nil at the end of stdout
+	exitErr       error         // the process's exit status, once done
 	nextID        int64
 	mu            sync.Mutex
 	onEvent       func(workloads.Reply)
 }
 
+// quietSysmon is the GODEBUG setting builtinWorkerEnv adds.
+const quietSysmon = "schedtrace=2147483647"
+
+// builtinWorkerEnv is the environment added for this binary's own worker
+// (check worker). GODEBUG=schedtrace with the longest period keeps the Go
+// runtime's sysmon thread out of its deep sleep, from which every system
+// call after an idle moment wakes it and resets it to 20 µs naps. A worker
+// goes idle and busy again at every poll of a lock, and these wake-ups,
+// not its work, were half of the workers' CPU time (docs/performance.md).
+// The only visible effect is one scheduler trace line on stderr every
+// 24.8 days of uptime, which the worker log drops.
+func builtinWorkerEnv() []string {
+	godebug := os.Getenv("GODEBUG")
+	if strings.Contains(godebug, "schedtrace=") {
+		return nil
+	}
+	if godebug != "" {
+		godebug += ","
+	}
+	return []string{"GODEBUG=" + godebug + quietSysmon}
+}
+
 // errNoReply means the worker did not answer in time or exited.
 var errNoReply = errors.New("no reply from worker")
 
+// errProtocol means the worker wrote a line that is not a protocol reply or
+// event: a broken worker, never a fault's doing.
+var errProtocol = errors.New("wrote a line that is not protocol")
+
+// workerError is a worker that could not be started or opened. Broken is
+// set when no fault can explain it (the command cannot be started, the
+// worker exited before answering open, wrote a line that is not protocol or
+// speaks another protocol version): the run ends at once. A refused or late
+// open is not Broken, since a fault in force may explain it.
+type workerError struct {
+	Process int
+	Broken  bool
+	// Refused is set when the worker answered open with fail.
+	Refused bool
+	Err     error
+	// Started is set when the process was started.
+	Started bool
+	// Stderr is the worker's last non-empty stderr line.
+	Stderr string
+}
+
+func (e *workerError) Error() string {
+	s := fmt.Sprintf("worker for process %d: %v", e.Process, e.Err)
+	if !e.Started {
+		return s
+	}
+	if e.Stderr == "" {
+		return s + "; it wrote nothing to stderr"
+	}
+	return fmt.Sprintf("%s; its last stderr line: %q", s, e.Stderr)
+}
+
+func (e *workerError) Unwrap() error { return e.Err }
+
 // startWorker starts one worker process in its own process group and opens
-// it with cfg.
-// onEvent receives the events the worker reports on its own.
-func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, stderr *os.File, timeout time.Duration, onEvent func(workloads.Reply)) (*workerProc, error) {
+// it with cfg. Its stderr goes to log, each line prefixed with its process
+// id. onEvent receives the events the worker reports on its own. Every
+// error is a *workerError.
+func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, log io.Writer, timeout time.Duration, onEvent func(workloads.Reply)) (*workerProc, error) {
+	fail := func(broken bool, err error, tail *stderrTail) error { // always a *workerError
+		e := &workerError{Process: cfg.Process, Broken: broken, Err: err}
+		if tail != nil {
+			e.Started, e.Stderr = true, tail.Last()
+		}
+		return e
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = stderr
+	tail := &stderrTail{out: log, prefix: fmt.Sprintf("process %d: ", cfg.Process)}
+	for _, e := range env {
+		if strings.HasPrefix(e, "GODEBUG=") && strings.Contains(e, quietSysmon) {
+			tail.dropSched = true
+		}
+	}
+	cmd.Stderr = tail
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, fmt.Errorf("worker stdin: %w", err)
+		return nil, fail(true, fmt.Errorf("stdin pipe: %w", err), nil)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("worker stdout: %w", err)
+		return nil, fail(true, fmt.Errorf("stdout pipe: %w", err), nil)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start worker %q: %w", argv[0], err)
+		return nil, fail(true, fmt.Errorf("cannot start %q: %w", argv[0], err), nil)
 	}
-	w := &workerProc{process: cfg.Process, cmd: cmd, stdin: stdin,
+	w := &workerProc{process: cfg.Process, cmd: cmd, stdin: stdin, stderr: tail,
 		replies: make(chan workloads.Reply, 16), done: make(chan struct{}), onEvent: onEvent}
 	go w.read(stdout)
 	reply, err := w.call(ctx, workloads.Request{F: workloads.FOpen, Config: &cfg}, timeout)
-	if err == nil && reply.Type != "ok" {
-		err = errors.New(reply.Error)
+	if err != nil && ctx.Err() == nil && !w.exited() {
+		// A failed write means the worker is exiting: let it finish, so
+		// the error says so and quotes its last words.
+		select {
+		case <-w.done:
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
-	if err == nil && reply.Protocol != workloads.ProtocolVersion {
+	broken, refused := false, false
+	switch {
+	case err != nil && ctx.Err() != nil:
+	case w.exited() && errors.Is(w.readErr, errProtocol):
+		broken, err = true, w.readErr
+	case err != nil && w.exited():
+		broken = true
+		err = fmt.Errorf("exited before answering open (%v)", w.exitErr)
+	case err != nil:
+		err = fmt.Errorf("no answer to open within %s", timeout)
+	case reply.Type != "ok":
+		refused, err = true, fmt.Errorf("open refused: %s", reply.Error)
+	case reply.Protocol != workloads.ProtocolVersion:
+		broken = true
 		err = fmt.Errorf("worker speaks protocol %d, want %d", reply.Protocol, workloads.ProtocolVersion)
 	}
 	if err != nil {
 		w.kill()
-		return nil, fmt.Errorf("open worker for process %d: %w", cfg.Process, err)
+		e := fail(broken, err, tail)
+		e.(*workerError).Refused = refused
+		return nil, e
 	}
 	return w, nil
 }
 
+// read passes the worker's replies to call and its events to onEvent. A line
+// that is neither ends the worker: it is killed, and readErr says why.
 func (w *workerProc) read(stdout io.Reader) {
 	defer close(w.done)
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
 		var r workloads.Reply
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			w.readErr = fmt.Errorf("malformed reply %q: %w", sc.Text(), err)
-			return
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || (r.ID == 0 && r.Event == "") {
+			w.readErr = fmt.Errorf("%w: %s", errProtocol, quoteShort(sc.Text()))
+			break
 		}
 		if r.Event != "" && r.ID == 0 {
 			if w.onEvent != nil {
@@ -87,8 +187,33 @@ func (w *workerProc) read(stdout io.Reader) {
 		}
 		w.replies <- r
 	}
-	w.readErr = sc.Err()
-	_ = w.cmd.Wait()
+	if err := sc.Err(); err != nil && w.readErr == nil {
+		w.readErr = fmt.Errorf("%w: %v", errProtocol, err)
+	}
+	if w.readErr != nil {
+		_ = syscall.Kill(-w.pid(), syscall.SIGKILL)
+		_, _ = io.Copy(io.Discard, stdout)
+	}
+	w.exitErr = w.cmd.Wait()
+	w.stderr.flush()
+}
+
+// quoteShort quotes s, cut to 120 bytes.
+func quoteShort(s string) string {
+	if len(s) > 120 {
+		return fmt.Sprintf("%q...", s[:120])
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// exited reports whether the worker process has exited.
+func (w *workerProc) exited() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // pid returns the worker's pid, which is also its process group id.
@@ -105,6 +230,9 @@ func (w *workerProc) call(ctx context.Context, req workloads.Request, timeout ti
 		return workloads.Reply{}, err
 	}
 	if _, err := w.stdin.Write(append(b, '\n')); err != nil {
+		if w.exited() && w.readErr != nil {
+			return workloads.Reply{}, fmt.Errorf("%w: %w", errNoReply, w.readErr)
+		}
 		return workloads.Reply{}, fmt.Errorf("%w: write request: %v", errNoReply, err)
 	}
 	t := time.NewTimer(timeout)
@@ -117,11 +245,14 @@ func (w *workerProc) call(ctx context.Context, req workloads.Request, timeout ti
 			}
 			return r, nil
 		case <-w.done:
-			return workloads.Reply{}, fmt.Errorf("%w: worker exited (%v)", errNoReply, w.readErr)
+			if w.readErr != nil {
+				return workloads.Reply{}, fmt.Errorf("%w: %w", errNoReply, w.readErr)
+			}
+			return workloads.Reply{}, fmt.Errorf("%w: worker exited (%v)", errNoReply, w.exitErr)
 		case <-t.C:
 			return workloads.Reply{}, fmt.Errorf("%w within %s", errNoReply, timeout)
 		case <-ctx.Done():
-			return workloads.Reply{}, fmt.Errorf("%w: %v", errNoReply, ctx.Err())
+			return workloads.Reply{}, fmt.Errorf("%w: %w", errNoReply, ctx.Err())
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/runner"
 )
 
@@ -17,6 +18,9 @@ import (
 // process with the same lock client, in the same invocation.
 func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	var t runner.Test
+	t.Lock = "redis-set-px"
+	t.Defaults() // the flags below override; what they leave is as in check run
+	t.Name = ""
 	var seed int64
 	rounds := 0
 	fs := newFlags("bench", stderr)
@@ -29,11 +33,23 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.Int64Var(&seed, "seed", 1, "random seed")
 	fs.StringVar(&t.Store, "store", "", "store directory (default: a temporary one)")
 	if help, err := parseFlags(fs, args); help || err != nil {
+		return helpOrError(help, err)
+	}
+	if fs.NArg() > 0 {
+		return exitError, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if rounds < 1 || rounds > 100 {
+		return exitError, fmt.Errorf("--rounds %d: want 1 to 100", rounds)
+	}
+	if err := checkGiven(fs); err != nil {
+		return exitError, err
+	}
+	if err := t.Validate(); err != nil {
 		return exitError, err
 	}
 	t.Seed = uint64(seed)
 	if t.Store == "" {
-		dir, err := os.MkdirTemp("", "lockcheck-bench-store-")
+		dir, err := clusters.TempDir("bench-store-")
 		if err != nil {
 			return exitError, err
 		}
@@ -49,12 +65,28 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 			return exitError, err
 		}
 		ratios = append(ratios, o.Ratio)
-		fmt.Fprintf(stdout, "round %d: harness %d grants (%.1f/s), plain loop %d grants (%.1f/s), ratio %.2f\n",
-			i+1, o.HarnessGrants, o.HarnessRate, o.PlainGrants, o.PlainRate, o.Ratio)
+		fmt.Fprintf(stdout, "round %d: harness %d grants (%.1f/s, %s CPU/grant), plain loop %d grants (%.1f/s, %s CPU/grant, %.1f commands/grant), ratio %.2f\n",
+			i+1, o.HarnessGrants, o.HarnessRate, perGrant(o.HarnessCPU, o.HarnessGrants),
+			o.PlainGrants, o.PlainRate, perGrant(o.PlainCPU, o.PlainGrants), perGrantN(o.PlainCommands, o.PlainGrants), o.Ratio)
 	}
 	fmt.Fprintf(stdout, "harness/plain grants per second: median ratio %.2f over %d rounds (%s, %d workers, think %s)\n",
 		median(ratios), len(ratios), t.Lock, t.Workers, t.Think)
 	return exitValid, nil
+}
+
+// perGrant is d per grant, in milliseconds.
+func perGrant(d time.Duration, grants int) string {
+	if grants == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)/float64(grants))
+}
+
+func perGrantN(n int64, grants int) float64 {
+	if grants == 0 {
+		return 0
+	}
+	return float64(n) / float64(grants)
 }
 
 func median(xs []float64) float64 {

@@ -99,16 +99,49 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args; a bad flag is an error (exit 3), -h is not.
-func parseFlags(fs *flag.FlagSet, args []string) (bool, error) {
-	err := fs.Parse(args)
+// parseFlags parses args. A bad flag is one line naming it and pointing to
+// --help (exit 3), never the whole usage; -h or --help prints the usage and
+// returns help.
+func parseFlags(fs *flag.FlagSet, args []string) (help bool, err error) {
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err = fs.Parse(args)
+	fs.SetOutput(out)
 	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(out, "usage of %s:\n", fs.Name())
+		fs.PrintDefaults()
 		return true, nil
 	}
 	if err != nil {
-		return false, errors.New(oneLine(err.Error()))
+		return false, fmt.Errorf("%s (see %s --help)", oneLine(err.Error()), fs.Name())
 	}
 	return false, nil
+}
+
+// derivedFlags are flags whose zero value stands for a default derived
+// from other flags: given explicitly, 0 is refused rather than replaced.
+var derivedFlags = map[string]string{
+	"acquire-timeout":  "leave it out for 2 x lease",
+	"nemesis-duration": "leave it out for 3 x lease",
+	"stock":            "leave it out for 100",
+}
+
+// checkGiven refuses an explicit 0 for a derived flag and a negative seed.
+func checkGiven(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err != nil {
+			return
+		}
+		v := f.Value.String()
+		if why, ok := derivedFlags[f.Name]; ok && (v == "0" || v == "0s") {
+			err = fmt.Errorf("--%s 0: want more than 0 (%s)", f.Name, why)
+		}
+		if f.Name == "seed" && strings.HasPrefix(v, "-") {
+			err = fmt.Errorf("--seed %s: want 0 or more (leave it out for a seed from the clock)", v)
+		}
+	})
+	return err
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
@@ -146,7 +179,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.BoolVar(&t.Quiet, "quiet", false, "no progress line while the test runs")
 	fs.BoolVar(&t.StopOnAnomaly, "stop-on-anomaly", false, "stop the workload at the first double holder or stale write, heal, and check what was recorded")
 	if help, err := parseFlags(fs, args); help || err != nil {
-		return exitError, err
+		return helpOrError(help, err)
 	}
 	if fs.NArg() > 0 {
 		return exitError, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -154,6 +187,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	if t.Lock == "" {
 		_, err := workloads.FindDesign("")
 		return exitError, fmt.Errorf("--lock is required: %w", err)
+	}
+	// Validate the flags as given, before Run fills in defaults.
+	if err := checkGiven(fs); err != nil {
+		return exitError, err
+	}
+	if err := t.Validate(); err != nil {
+		return exitError, err
 	}
 	if seed < 0 {
 		seed = time.Now().UnixNano() % 1_000_000
@@ -165,10 +205,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	defer stop()
 	out, err := runner.Run(ctx, t, stdout)
 	if err != nil {
-		if out.Dir != "" {
-			return exitError, fmt.Errorf("%w (run dir %s)", err, out.Dir)
+		code := exitError
+		if ctx.Err() != nil {
+			code, err = exitInterrupted, fmt.Errorf("interrupted: %w", err)
 		}
-		return exitError, err
+		if out.Dir != "" {
+			return code, fmt.Errorf("%w (run dir %s)", err, out.Dir)
+		}
+		return code, err
 	}
 	printResult(stdout, out.Result)
 	if out.Interrupted {
@@ -179,11 +223,23 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	return exitCode(out.Result.Valid), nil
 }
 
+// helpOrError is what a command returns when parseFlags says help (exit 0)
+// or fails (exit 3).
+func helpOrError(help bool, err error) (int, error) {
+	if help {
+		return exitValid, nil
+	}
+	return exitError, err
+}
+
 func cmdAnalyze(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("analyze", stderr)
 	timeout := fs.Duration("check-timeout", 0, "time limit of each Porcupine check (default: the run's)")
 	if help, err := parseFlags(fs, args); help || err != nil {
-		return exitError, err
+		return helpOrError(help, err)
+	}
+	if *timeout < 0 {
+		return exitError, fmt.Errorf("--check-timeout %s: want more than 0 (leave it out for the run's)", *timeout)
 	}
 	if fs.NArg() != 1 {
 		return exitError, errors.New("usage: check analyze RUN_DIR (or a history.jsonl file)")
@@ -194,9 +250,17 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) (int, error) {
 	} else if !st.IsDir() {
 		dir, path = filepath.Dir(dir), dir
 	}
-	h, err := history.ReadFile(path)
+	h, torn, err := history.ReadFileTorn(path)
 	if err != nil {
 		return exitError, err
+	}
+	if torn != nil {
+		fmt.Fprintf(stderr, "check: warning: %s: %s\n", path, torn)
+	}
+	if len(h) == 0 {
+		// Nothing to judge is bad input, not a verdict: a run whose
+		// workers could not start leaves an empty history.
+		return exitError, fmt.Errorf("%s holds no operations: nothing to check", path)
 	}
 	t, err := runner.ReadTest(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -265,7 +329,7 @@ func cmdWorker(args []string) (int, error) {
 	if len(args) > 0 {
 		return exitError, fmt.Errorf("unexpected argument %q", args[0])
 	}
-	if err := workloads.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+	if err := workloads.ServeStdio(context.Background()); err != nil {
 		return exitError, err
 	}
 	return exitValid, nil

@@ -126,17 +126,16 @@ func interruptRun(t *testing.T, bin, lock string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the workers (the cluster may take a while on a busy
-	// machine), then let them run a moment before the interrupt.
-	deadline := time.Now().Add(60 * time.Second)
-	for len(processesRunning(bin)) == 0 && time.Now().Before(deadline) {
+	// Wait for the workers to have recorded some ops (the cluster may take
+	// a while on a busy machine), then interrupt.
+	deadline := time.Now().Add(150 * time.Second)
+	for historyLines(store) < 30 && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if len(processesRunning(bin)) == 0 {
+	if len(processesRunning(bin)) == 0 || historyLines(store) < 30 {
 		_ = cmd.Process.Kill()
-		t.Fatalf("no worker processes seen within 60 s:\n%s", out.String())
+		t.Fatalf("no worker processes or no history within 150 s:\n%s", out.String())
 	}
-	time.Sleep(2 * time.Second)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -186,6 +185,16 @@ func interruptRun(t *testing.T, bin, lock string) {
 	if code == exitError {
 		t.Errorf("analyze of the partial history failed: %s%s", aout, aerr)
 	}
+}
+
+// historyLines counts the lines of the history of the run in store.
+func historyLines(store string) int {
+	files, _ := filepath.Glob(filepath.Join(store, "*", "*", "history.jsonl"))
+	if len(files) != 1 {
+		return 0
+	}
+	b, _ := os.ReadFile(files[0])
+	return strings.Count(string(b), "\n")
 }
 
 // processesWith returns the pids of live (not zombie) processes whose

@@ -1,0 +1,157 @@
+package clusters
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// TempPrefix starts the name of every temporary directory lockcheck makes.
+const TempPrefix = "lockcheck-"
+
+// ownerFile, inside a temporary directory, names the process that owns it.
+const ownerFile = ".owner"
+
+// owner identifies a process across pid reuse: its pid, its start time in
+// clock ticks since boot (/proc/PID/stat field 22) and the boot it belongs to.
+type owner struct {
+	pid   int
+	start uint64
+	boot  string
+}
+
+func (o owner) String() string {
+	return fmt.Sprintf("pid=%d start=%d boot=%s\n", o.pid, o.start, o.boot)
+}
+
+// parseOwner reads what owner.String wrote.
+func parseOwner(s string) (owner, error) {
+	var o owner
+	seen := 0
+	for _, f := range strings.Fields(s) {
+		k, v, _ := strings.Cut(f, "=")
+		var err error
+		switch k {
+		case "pid":
+			o.pid, err = strconv.Atoi(v)
+			seen++
+		case "start":
+			o.start, err = strconv.ParseUint(v, 10, 64)
+			seen++
+		case "boot":
+			o.boot = v
+			seen++
+		}
+		if err != nil {
+			return owner{}, fmt.Errorf("owner %q: %w", s, err)
+		}
+	}
+	if seen != 3 || o.pid <= 0 {
+		return owner{}, fmt.Errorf("owner %q: want pid=, start= and boot=", s)
+	}
+	return o, nil
+}
+
+// processOwner returns the owner record of process pid.
+func processOwner(pid int) (owner, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return owner{}, err
+	}
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return owner{}, fmt.Errorf("/proc/%d/stat: no command", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return owner{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	start, err := strconv.ParseUint(f[19], 10, 64) // field 22: starttime
+	if err != nil {
+		return owner{}, fmt.Errorf("/proc/%d/stat starttime: %w", pid, err)
+	}
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return owner{}, err
+	}
+	return owner{pid: pid, start: start, boot: strings.TrimSpace(string(boot))}, nil
+}
+
+// alive reports whether the process o recorded still runs: same boot, the
+// pid exists (kill(pid, 0)), and it started at the recorded time, so a
+// reused pid does not count.
+func (o owner) alive() bool {
+	err := syscall.Kill(o.pid, 0)
+	if errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	now, perr := processOwner(o.pid)
+	if perr != nil {
+		// Someone else's process we cannot read: keep its directory.
+		return err == nil || errors.Is(err, syscall.EPERM)
+	}
+	return now == o
+}
+
+// TempDir makes a fresh temporary directory named TempPrefix+name+random
+// and records this process as its owner. First it removes the directories of
+// earlier runs whose owner is gone (SweepTempDirs), since a run killed with
+// SIGKILL cannot remove its own.
+func TempDir(name string) (string, error) {
+	_, _ = SweepTempDirs(os.TempDir())
+	dir, err := os.MkdirTemp("", TempPrefix+name)
+	if err != nil {
+		return "", fmt.Errorf("create temporary directory: %w", err)
+	}
+	o, err := processOwner(os.Getpid())
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, ownerFile), []byte(o.String()), 0o644)
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("record the owner of %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// SweepTempDirs removes the directories TempPrefix* under root whose
+// recorded owner process is gone, and returns them. A directory with no
+// owner record (being made right now, or made by an older lockcheck) is
+// left alone, as is one that is not a plain directory of this user.
+func SweepTempDirs(root string) ([]string, error) {
+	dirs, err := filepath.Glob(filepath.Join(root, TempPrefix+"*"))
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, dir := range dirs {
+		st, err := os.Lstat(dir)
+		if err != nil || !st.IsDir() {
+			continue
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); !ok || int(sys.Uid) != os.Getuid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue
+		}
+		o, err := parseOwner(string(b))
+		if err != nil || o.alive() {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, fmt.Errorf("remove stale %s: %w", dir, err))
+			continue
+		}
+		removed = append(removed, dir)
+	}
+	return removed, errors.Join(errs...)
+}
