@@ -168,6 +168,7 @@ func TestRefusedOpenAtStartIsTriedAgain(t *testing.T) {
 	test := quick(t, "redis-set-px", "none", false)
 	test.WorkerEnv = []string{"LOCKCHECK_TEST_WORKER=refuse-once", "LOCKCHECK_TEST_STATE=" + t.TempDir()}
 	test.Time, test.Until = patient, untilGrants(5)
+	test.Lease = safeLease // no lease may run out in a run without faults
 	_, h := runValid(t, test)
 	if n := countGrants(h); n < 5 {
 		t.Errorf("%d grants", n)
