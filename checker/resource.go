@@ -260,13 +260,48 @@ func (c *resource) checkAnalysis(ctx context.Context, a *analysis) Result {
 	start := func(state any, at time.Duration, proc int) linInput {
 		return &csOp{kind: rStart, start: state.(regState), proc: proc, inv: -1, done: -1, call: at, ret: at}
 	}
+	var failed []Anomaly
+	var witnesses []chunk
+	direct := 0
 	for _, k := range keys {
-		chunks = append(chunks, split(k, boundMaybes(byKey[k]), &regTracker{}, regState{}, c.target, start)...)
+		if ctx.Err() != nil {
+			// Not decided: searched (and found unknown) below.
+			chunks = append(chunks, split(k, boundMaybes(byKey[k]), &regTracker{}, regState{}, c.target, start)...)
+			continue
+		}
+		d := decideRegister(byKey[k])
+		if !d.simple {
+			chunks = append(chunks, split(k, boundMaybes(byKey[k]), &regTracker{}, regState{}, c.target, start)...)
+			continue
+		}
+		direct++
+		if d.fail == regOK {
+			continue
+		}
+		failed = append(failed, d.explain(k))
+		if len(witnesses) < maxVisualized {
+			if ch, ok := d.witnessChunk(k); ok {
+				witnesses = append(witnesses, ch)
+			}
+		}
 	}
+	r.Stats["keys_decided_directly"] = direct
 	lin := newResult(c.Name())
 	linearizable(ctx, &lin, registerModel(), chunks, c.opts.timeout(), a.getFaults, func(ch chunk, s *stuck) Anomaly {
 		return explainRegister(ch, s, a.getFaults())
 	})
+	if len(failed) > 0 {
+		for i := range failed {
+			failed[i].Nemesis = describeFaults(faultsDuring(a.getFaults(), failed[i].Start, failed[i].End))
+		}
+		lin.Valid = Invalid
+		lin.Anomalies = append(lin.Anomalies, failed...)
+		sort.SliceStable(lin.Anomalies, func(i, j int) bool { return lin.Anomalies[i].Start < lin.Anomalies[j].Start })
+		if lin.Visualize == nil && len(witnesses) > 0 {
+			info, parts := verbose(registerModel(), witnesses, a.getFaults(), c.opts.timeout())
+			lin.Visualize = visualizer(registerModel(), parts, info)
+		}
+	}
 	for k, v := range lin.Stats {
 		r.Stats[k] = v
 	}
