@@ -18,11 +18,14 @@ import (
 // An acquire ok takes a free lock; a release ok (whether or not the key was
 // still the releaser's) requires the releaser to hold it; a crash frees the
 // lock if the crashed process held it, at any instant after its invocation.
-// Failed acquires and releases are dropped. An op that ended in info may
-// take effect at any later time; an acquire that ended in info and is its
-// process's last acquire or release, as the controller's retirement of the
-// process makes it, is dropped: it may never have taken effect, like a
-// failed one.
+// Failed acquires and releases are dropped. An acquire or release that
+// ended in info may have taken effect at any instant after its invocation,
+// or never: in doubt, an acquire takes the lock if it is free and does
+// nothing otherwise, and a release frees the releaser's lock and does
+// nothing otherwise (an op placed after every other is the "never"). An
+// acquire that ended in info and is its process's last acquire or release,
+// as the controller's retirement of the process makes it, is dropped: it
+// can always be placed last.
 //
 // Each key is decided directly when its ops have the shape a lock client
 // gives them (each process acquires, releases, acquires ..., and its last
@@ -101,8 +104,23 @@ func mutexModel() porcupine.Model {
 			case mStart:
 				return true, in.holder
 			case mAcquire:
+				if in.info {
+					// In doubt: it took a free lock, or had no effect.
+					if s == 0 {
+						return true, in.proc + 1
+					}
+					return true, s
+				}
 				return s == 0, in.proc + 1
 			case mRelease:
+				if in.info {
+					// In doubt: it freed the releaser's lock, or had no
+					// effect.
+					if s == in.proc+1 {
+						return true, 0
+					}
+					return true, s
+				}
 				return s == in.proc+1, 0
 			case mCrash:
 				if s == in.proc+1 {
