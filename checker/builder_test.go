@@ -226,3 +226,17 @@ func infoHeavy() history.History {
 	}
 	return b.build()
 }
+
+// lateInDoubtWrite: process 5 is granted the lock (token 42) and reads 41,
+// but its critical section ends in doubt and it is retired at 2.63 s; 0 and
+// 1 then update the register to 42 and 43; 5's write of 42 lands late, and
+// 2 reads 42 again: 1's update is lost, by 5's stale write, although no two
+// holds overlapped.
+func lateInDoubtWrite() history.History {
+	b := (&builder{}).cycles(41, 0, 1, 0, false)
+	b.acquire(5, 2.10, 2.11, 42, "o5").csInfo(5, 2.12, 2.62).crash(5, 2.63)
+	b.acquire(0, 2.70, 2.71, 43, "o0").cs(0, 2.72, 2.73, 41, 0).release(0, 2.74, 2.75, true, "o0")
+	b.acquire(1, 2.80, 2.81, 44, "o1").cs(1, 2.82, 2.83, 42, 0).release(1, 2.84, 2.85, true, "o1")
+	b.acquire(2, 3.00, 3.01, 45, "o2").cs(2, 3.02, 3.03, 42, 0).release(2, 3.04, 3.05, true, "o2")
+	return b.build()
+}

@@ -158,6 +158,17 @@ func TestResource(t *testing.T) {
 					t.Error("no Visualize")
 				}
 			}},
+		{name: "late in-doubt write", h: lateInDoubtWrite(), want: Invalid, kinds: []string{"lost-update"},
+			inspect: func(t *testing.T, r Result) {
+				a := find(t, r, "lost-update")
+				if !slices.Equal(a.Processes, []int{5, 1, 2}) {
+					t.Errorf("processes = %v, want [5 1 2]", a.Processes)
+				}
+				want := "Processes 1 and 2 both read 42 from the resource for lock k and both wrote 43, but 1's critical section (2.82 s–2.83 s) returned before 2's (3.02 s–3.03 s) began, so the register was set back to 42 in between: most likely by process 5's critical section, invoked at 2.12 s and left in doubt (info at 2.62 s, op 331), whose process was retired at 2.63 s: it read 41 before 42 was first written, and its write of 42 landed late. One update was lost."
+				if a.Explanation != want {
+					t.Errorf("explanation:\n got %s\nwant %s", a.Explanation, want)
+				}
+			}},
 		{name: "refused stale write", h: fencedPauseRejected(), want: Valid},
 		{name: "accepted stale write", h: fencedPauseAccepted(), want: Invalid, kinds: []string{"lost-update"}},
 		{name: "indeterminate write that landed", want: Valid, h: (&builder{}).

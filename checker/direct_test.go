@@ -165,6 +165,7 @@ func differentialShapes(seed uint64) (string, harnessShape) {
 	s := harnessShape{ops: 30 + int(seed%4)*20, workers: 2 + int(seed%4), keys: 1 + int(seed/4%3), tick: 100 * time.Microsecond}
 	name := "controller"
 	s.retire = seed%2 == 0
+	s.late = seed%3 != 0
 	if !s.retire {
 		name = "third-party"
 	}

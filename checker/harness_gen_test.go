@@ -35,6 +35,9 @@ type harnessShape struct {
 	stall float64
 	// bug is the probability that a poll is granted a lock that is held.
 	bug float64
+	// late lets the write of a critical section left in doubt land after
+	// its process was retired (a stale write, hence a lost update).
+	late bool
 	// tick rounds every time to a multiple of it (coarse ticks make ties).
 	tick time.Duration
 }
@@ -195,7 +198,10 @@ func genHarness(seed uint64, s harnessShape) history.History {
 		doubt := rng.Float64() < s.info
 		land := 0
 		if doubt {
-			land = rng.IntN(3)
+			land = 2 * rng.IntN(2)
+			if s.late {
+				land = rng.IntN(3)
+			}
 		}
 		var read int64
 		at(tRead, func() { read = reg[k] })
