@@ -1,8 +1,9 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -66,7 +67,7 @@ func decideLock(ops []linInput) lockOrder {
 	for i, in := range ops {
 		sorted[i] = in.(*mutexOp)
 	}
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].call < sorted[j].call })
+	sortStable(sorted, func(a, b *mutexOp) int { return cmp.Compare(a.call, b.call) })
 	holds := make([]lockHold, 0, len(sorted)/2+1)
 	open := make(map[int]int)  // process -> index of its hold still without an end
 	done := make(map[int]bool) // process -> it had a doubtful op or a crash here
@@ -111,11 +112,11 @@ func decideLock(ops []linInput) lockOrder {
 	for i := range holds {
 		order[i] = &holds[i]
 	}
-	sort.SliceStable(order, func(i, j int) bool {
-		if order[i].ar != order[j].ar {
-			return order[i].ar < order[j].ar
+	sortStable(order, func(a, b *lockHold) int {
+		if c := cmp.Compare(a.ar, b.ar); c != 0 {
+			return c
 		}
-		return order[i].ec < order[j].ec
+		return cmp.Compare(a.ec, b.ec)
 	})
 	// The certain intervals must be disjoint; the hold in the way of a
 	// later one is the one with the latest end so far.
@@ -201,4 +202,12 @@ func endClause(h *lockHold) string {
 		return "it was not retired until " + secs(h.ec)
 	}
 	return "it did not invoke its release until " + secs(h.ec)
+}
+
+// sortStable sorts s stably by c, skipping the sort when s is already in
+// order, as a history's ops nearly always are.
+func sortStable[T any](s []T, c func(a, b T) int) {
+	if !slices.IsSortedFunc(s, c) {
+		slices.SortStableFunc(s, c)
+	}
 }

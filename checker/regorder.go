@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"time"
@@ -74,13 +75,13 @@ func decideRegister(ops []linInput) regOrder {
 			return regOrder{}
 		}
 	}
-	sort.SliceStable(rmws, func(i, j int) bool {
-		if rmws[i].read != rmws[j].read {
-			return rmws[i].read < rmws[j].read
+	sortStable(rmws, func(a, b *csOp) int {
+		if c := cmp.Compare(a.read, b.read); c != 0 {
+			return c
 		}
-		return rmws[i].call < rmws[j].call
+		return cmp.Compare(a.call, b.call)
 	})
-	sort.SliceStable(credits, func(i, j int) bool { return credits[i].call < credits[j].call })
+	sortStable(credits, func(a, b *csOp) int { return cmp.Compare(a.call, b.call) })
 	out := regOrder{simple: true}
 	v := int64(0)
 	at := time.Duration(-1 << 63)
