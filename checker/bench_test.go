@@ -82,7 +82,7 @@ func BenchmarkCheck(b *testing.B) {
 						}
 					}
 					b.StopTimer()
-					b.ReportMetric((cpuTime() - cpu).Seconds()/float64(b.N), "cpu-s/op")
+					b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 					b.ReportMetric(s.Stop(), "peak-MiB")
 					b.ReportMetric(base, "history-MiB")
 				})
@@ -175,7 +175,7 @@ func BenchmarkPlainPorcupine(b *testing.B) {
 						b.Fatal("plain Porcupine: illegal")
 					}
 				}
-				b.ReportMetric((cpuTime() - cpu).Seconds()/float64(b.N), "cpu-s/op")
+				b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 				b.ReportMetric(s.Stop(), "peak-MiB")
 				b.ReportMetric(decided, "decided")
 			})
