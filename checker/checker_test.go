@@ -226,6 +226,30 @@ func TestFencing(t *testing.T) {
 					t.Errorf("explanation:\n got %s\nwant %s", a.Explanation, want)
 				}
 			}},
+		{name: "accepted stale write, tokens not echoed", h: fencedNoEchoAccepted(), want: Invalid, kinds: []string{"stale-write"},
+			inspect: func(t *testing.T, r Result) {
+				a := find(t, r, "stale-write")
+				if !strings.Contains(a.Explanation, "process 3 wrote with token 42 at 5.41 s after process 1's write with token 43") {
+					t.Errorf("explanation: %s", a.Explanation)
+				}
+			}},
+		{name: "reply contradicts the token sent", h: tokenMismatch(), want: Unknown,
+			inspect: func(t *testing.T, r Result) {
+				if !strings.Contains(r.Error, "process 0's cs reply carries token 7, but the controller sent token 4") {
+					t.Errorf("error %q", r.Error)
+				}
+			}},
+		{name: "stale holder read the newer holder's write", h: staleReadsNewerWrite(), want: Invalid, kinds: []string{"stale-write"},
+			inspect: func(t *testing.T, r Result) {
+				a := find(t, r, "stale-write")
+				want := "Process 3's critical section (2.35 s–5.41 s) read 42, which process 1 wrote with token 43; yet its own write with token 42 was accepted at 5.41 s: the resource for lock k had seen token 43 before and accepted a stale token."
+				if a.Explanation != want {
+					t.Errorf("explanation:\n got %s\nwant %s", a.Explanation, want)
+				}
+				if !slices.Equal(a.Processes, []int{3, 1}) {
+					t.Errorf("processes = %v", a.Processes)
+				}
+			}},
 		{name: "token order", h: tokenOrderHistory(), want: Invalid, kinds: []string{"stale-write", "token-order"},
 			inspect: func(t *testing.T, r Result) {
 				a := find(t, r, "token-order")
