@@ -19,6 +19,7 @@ import (
 //
 //   - token order: if acquire A returned before acquire B was invoked, A's
 //     token is lower than B's ("token-order", Invalid);
+//
 //   - no stale write accepted: if accepted (ok) critical section A returned
 //     before accepted critical section B was invoked, B's token is not lower
 //     than A's ("stale-write", Invalid). Concurrent critical sections are
