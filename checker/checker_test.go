@@ -593,11 +593,12 @@ func TestUnsplittableStretchIsUnknown(t *testing.T) {
 	// A critical section read 1 << 40 and may still land: no cut is
 	// possible after it, and the stretch is too long for one search.
 	b := (&builder{}).pair(0, history.FCS, "k", 0, 0.001, history.Info, nil, &history.Value{Read: history.Int64(1 << 40)})
-	for i := range maxChunk + 10 {
+	const limit = 2000 // as maxChunk, which takes long to build
+	for i := range limit + 10 {
 		t0 := 0.01 + float64(i)*0.001
 		b.cs(1, t0, t0+0.0005, int64(i), 0)
 	}
-	r := NewResource(Options{}).Check(context.Background(), b.build())
+	r := (&resource{limit: limit}).Check(context.Background(), b.build())
 	if r.Valid != Unknown || !strings.Contains(r.Error, "could not be split") {
 		t.Fatalf("valid = %v, error %q; want unknown, could not be split", r.Valid, r.Error)
 	}

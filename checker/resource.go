@@ -34,8 +34,8 @@ func NewResource(opts Options) Checker { return &resource{opts: opts} }
 // resource implements NewResource.
 type resource struct {
 	opts Options
-	// target overrides chunkTarget, for tests.
-	target int
+	// target overrides chunkTarget, and limit maxChunk, for tests.
+	target, limit int
 }
 
 // Name returns "resource".
@@ -288,6 +288,9 @@ func (c *resource) checkAnalysis(ctx context.Context, a *analysis) Result {
 		}
 	}
 	r.Stats["keys_decided_directly"] = direct
+	for i := range chunks {
+		chunks[i].limit = c.limit
+	}
 	lin := newResult(c.Name())
 	linearizable(ctx, &lin, registerModel(), chunks, c.opts.timeout(), a.getFaults, func(ch chunk, s *stuck) Anomaly {
 		return explainRegister(ch, s, a.getFaults())
