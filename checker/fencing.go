@@ -284,7 +284,7 @@ func sweep(ops []tokened, equalOK bool, bad func(before, after tokened)) {
 func sameRead(ops []tokened, bad func(seen, after tokened)) {
 	// Indices of the ops with a known read, by read and then by token,
 	// highest first.
-	var idx []int
+	idx := make([]int, 0, len(ops))
 	for i := range ops {
 		if ops[i].hasRead {
 			idx = append(idx, i)
@@ -372,7 +372,7 @@ func staleWrite(key string, before, after tokened, faults []history.Fault) Anoma
 // bad(seen, writer, after) names the critical section whose token was seen,
 // the writer of what after read, and after.
 func readFrom(ops, doubtful []tokened, bad func(seen, writer, after tokened)) {
-	var idx []int
+	idx := make([]int, 0, len(ops))
 	up, down := true, true
 	for i := range ops {
 		if ops[i].hasRead && ops[i].hasWrote {
@@ -409,21 +409,29 @@ func readFrom(ops, doubtful []tokened, bad func(seen, writer, after tokened)) {
 		token int64
 		by    int // index into ops
 	}
-	seen := make(map[int]proof, len(idx)) // by index into ops
-	writers := make(map[int64][]int)      // value -> indices into ops that wrote it
-	for _, i := range idx {
-		writers[ops[i].wrote] = append(writers[ops[i].wrote], i)
+	seen := make([]proof, len(ops)) // by index into ops
+	known := make([]bool, len(ops))
+	// The writers by the value they wrote.
+	byWrote := slices.Clone(idx)
+	slices.SortFunc(byWrote, func(a, b int) int { return cmp.Compare(ops[a].wrote, ops[b].wrote) })
+	writers := func(v int64) []int {
+		lo := sort.Search(len(byWrote), func(j int) bool { return ops[byWrote[j]].wrote >= v })
+		hi := lo
+		for hi < len(byWrote) && ops[byWrote[hi]].wrote == v {
+			hi++
+		}
+		return byWrote[lo:hi]
 	}
 	for _, i := range idx {
 		op := ops[i]
 		// What the resource had seen before op's write: at least what
 		// every possible writer of op's read proves.
 		var before proof
-		ws := writers[op.read]
+		ws := writers(op.read)
 		if len(ws) > 0 {
 			before = proof{token: -1}
 			for _, w := range ws {
-				p, ok := seen[w]
+				p, ok := seen[w], known[w]
 				if !ok {
 					before = proof{} // not yet known: a cycle of values; prove nothing
 					break
@@ -446,7 +454,7 @@ func readFrom(ops, doubtful []tokened, bad func(seen, writer, after tokened)) {
 				bad(ops[before.by], ops[w], op)
 			}
 		}
-		seen[i] = proof{token: op.token, by: i}
+		seen[i], known[i] = proof{token: op.token, by: i}, true
 		if before.token > op.token {
 			seen[i] = before
 		}

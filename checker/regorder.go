@@ -62,7 +62,7 @@ type regOrder struct {
 
 // decideRegister decides one key's register ops (in any order) directly.
 func decideRegister(ops []linInput) regOrder {
-	var rmws []*csOp
+	rmws := make([]*csOp, 0, len(ops))
 	var credits []*csOp
 	for _, in := range ops {
 		op := in.(*csOp)
