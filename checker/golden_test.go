@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +114,8 @@ func TestRealPauseStory(t *testing.T) {
 	}
 	if r.Visualize == nil {
 		t.Error("no visualization of the failing holds")
+	}
+	if len(a.Nemesis) != 1 || !strings.HasPrefix(a.Nemesis[0], "pause of process 3 from 2.86 s") {
+		t.Errorf("nemesis = %q", a.Nemesis)
 	}
 }

@@ -275,7 +275,9 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) Result {
 		holds += d.holds
 		for _, cf := range d.conflicts {
 			if len(conflicts) < maxListed {
-				conflicts = append(conflicts, c.explainConflict(k, cf))
+				an := c.explainConflict(k, cf)
+				an.Nemesis = describeFaults(faultsDuring(a.getFaults(), min(cf.holder.ar, an.Start), an.End))
+				conflicts = append(conflicts, an)
 			}
 			if len(witnesses) < maxVisualized {
 				witnesses = append(witnesses, witnessChunk(k, cf.witness(), start))
