@@ -17,7 +17,8 @@ import (
 
 // Porcupine's search keeps a bitset of the whole partition per cached state,
 // so its memory grows with the square of the partition. The mutex and
-// resource checkers therefore cut each key's operations into chunks.
+// resource checkers decide keys of a lock client's shape directly
+// (lockorder.go, regorder.go) and search only the others, cut into chunks.
 //
 // A cut is made at an instant t where no operation is in flight (every op
 // either returned before t or was invoked after it; an op that may take
@@ -30,8 +31,9 @@ import (
 const (
 	// chunkTarget is the size at which a chunk is closed at the next cut.
 	chunkTarget = 1024
-	// maxChunk bounds one Porcupine search; a larger chunk (a stretch
-	// without any cut) is not searched and makes the verdict Unknown.
+	// maxChunk bounds one Porcupine search (about 1 GiB at the limit); a
+	// larger chunk (a stretch without any cut) is not searched and makes
+	// the verdict Unknown.
 	maxChunk = 1 << 17
 )
 
