@@ -226,3 +226,64 @@ func infoHeavy() history.History {
 	}
 	return b.build()
 }
+
+// lateInDoubtWrite: process 5 is granted the lock (token 42) and reads 41,
+// but its critical section ends in doubt and it is retired at 2.63 s; 0 and
+// 1 then update the register to 42 and 43; 5's write of 42 lands late, and
+// 2 reads 42 again: 1's update is lost, by 5's stale write, although no two
+// holds overlapped.
+func lateInDoubtWrite() history.History {
+	b := (&builder{}).cycles(41, 0, 1, 0, false)
+	b.acquire(5, 2.10, 2.11, 42, "o5").csInfo(5, 2.12, 2.62).crash(5, 2.63)
+	b.acquire(0, 2.70, 2.71, 43, "o0").cs(0, 2.72, 2.73, 41, 0).release(0, 2.74, 2.75, true, "o0")
+	b.acquire(1, 2.80, 2.81, 44, "o1").cs(1, 2.82, 2.83, 42, 0).release(1, 2.84, 2.85, true, "o1")
+	b.acquire(2, 3.00, 3.01, 45, "o2").cs(2, 3.02, 3.03, 42, 0).release(2, 3.04, 3.05, true, "o2")
+	return b.build()
+}
+
+// withoutEchoedTokens strips the token from every critical section's reply,
+// as a third-party worker that does not echo it would: the token the
+// controller sent (the invocation) is all the history has.
+func withoutEchoedTokens(h history.History) history.History {
+	out := append(history.History(nil), h...)
+	for i := range out {
+		if op := &out[i]; op.F == history.FCS && op.Type != history.Invoke && op.Value != nil {
+			v := *op.Value
+			v.Token = 0
+			op.Value = &v
+		}
+	}
+	return out
+}
+
+// fencedNoEchoAccepted: fencedPauseAccepted from a worker that does not
+// echo tokens in its critical sections' replies.
+func fencedNoEchoAccepted() history.History { return withoutEchoedTokens(fencedPauseAccepted()) }
+
+// tokenMismatch: a worker's critical-section reply carries a token other
+// than the one the controller sent.
+func tokenMismatch() history.History {
+	b := (&builder{}).cycles(3, 0, 1, 0, true)
+	b.acquire(0, 0.20, 0.21, 4, "o0")
+	b.pair(0, history.FCS, "k", 0.22, 0.23, history.OK, &history.Value{Token: 4},
+		&history.Value{Token: 7, Read: history.Int64(3), Wrote: history.Int64(4)})
+	b.release(0, 0.24, 0.25, true, "o0")
+	return b.build()
+}
+
+// staleReadsNewerWrite: fenced; process 3 (token 42) is paused inside its
+// critical section, 1 (token 43) updates the register from 41 to 42, and
+// 3's critical section then reads 42 (1's write) and writes 43 with its
+// stale token 42, which the resource accepts. The register looks fine and
+// the two critical sections were concurrent and read different values: only
+// who read whose write shows the stale token.
+func staleReadsNewerWrite() history.History {
+	b := (&builder{}).cycles(41, 0, 1, 0, true)
+	b.acquire(3, 2.30, 2.31, 42, "o3")
+	b.fault(history.FPause, 2.40, 5.40, 3)
+	b.acquire(1, 3.30, 3.35, 43, "o1").cs(1, 3.36, 3.40, 41, 43).release(1, 3.45, 3.50, true, "o1")
+	b.cs(3, 2.35, 5.41, 42, 42)
+	b.release(3, 5.60, 5.61, false, "o3")
+	b.acquire(2, 5.70, 5.71, 44, "o2").cs(2, 5.72, 5.73, 43, 44).release(2, 5.74, 5.75, true, "o2")
+	return b.build()
+}

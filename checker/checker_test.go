@@ -90,7 +90,8 @@ func TestMutex(t *testing.T) {
 				if !slices.Contains(a.Processes, 1) || !slices.Contains(a.Processes, 3) {
 					t.Errorf("processes = %v, want 3 and 1", a.Processes)
 				}
-				if !strings.Contains(a.Explanation, "process 3 holds the lock") {
+				if !strings.Contains(a.Explanation, "Processes 3 and 1 both held lock k at 3.35 s") ||
+					!strings.Contains(a.Explanation, "3's acquire (2.30 s–2.31 s) returned at 2.31 s (token 42) and it did not invoke its release until 5.60 s") {
 					t.Errorf("explanation does not name the holder: %s", a.Explanation)
 				}
 				if r.Visualize == nil {
@@ -157,6 +158,17 @@ func TestResource(t *testing.T) {
 					t.Error("no Visualize")
 				}
 			}},
+		{name: "late in-doubt write", h: lateInDoubtWrite(), want: Invalid, kinds: []string{"lost-update"},
+			inspect: func(t *testing.T, r Result) {
+				a := find(t, r, "lost-update")
+				if !slices.Equal(a.Processes, []int{5, 1, 2}) {
+					t.Errorf("processes = %v, want [5 1 2]", a.Processes)
+				}
+				want := "Processes 1 and 2 both read 42 from the resource for lock k and both wrote 43, but 1's critical section (2.82 s–2.83 s) returned before 2's (3.02 s–3.03 s) began, so the register was set back to 42 in between: most likely by process 5's critical section, invoked at 2.12 s and left in doubt (info at 2.62 s, op 331), whose process was retired at 2.63 s: it read 41 before 42 was first written, and its write of 42 landed late. One update was lost."
+				if a.Explanation != want {
+					t.Errorf("explanation:\n got %s\nwant %s", a.Explanation, want)
+				}
+			}},
 		{name: "refused stale write", h: fencedPauseRejected(), want: Valid},
 		{name: "accepted stale write", h: fencedPauseAccepted(), want: Invalid, kinds: []string{"lost-update"}},
 		{name: "indeterminate write that landed", want: Valid, h: (&builder{}).
@@ -212,6 +224,30 @@ func TestFencing(t *testing.T) {
 				want := "process 3 wrote with token 42 at 5.41 s after process 1's write with token 43 was accepted at 3.40 s: both read 41 from the resource for lock k, so 1's token reached the resource before 3's write, and the resource accepted a stale token."
 				if a.Explanation != want {
 					t.Errorf("explanation:\n got %s\nwant %s", a.Explanation, want)
+				}
+			}},
+		{name: "accepted stale write, tokens not echoed", h: fencedNoEchoAccepted(), want: Invalid, kinds: []string{"stale-write"},
+			inspect: func(t *testing.T, r Result) {
+				a := find(t, r, "stale-write")
+				if !strings.Contains(a.Explanation, "process 3 wrote with token 42 at 5.41 s after process 1's write with token 43") {
+					t.Errorf("explanation: %s", a.Explanation)
+				}
+			}},
+		{name: "reply contradicts the token sent", h: tokenMismatch(), want: Unknown,
+			inspect: func(t *testing.T, r Result) {
+				if !strings.Contains(r.Error, "process 0's cs reply carries token 7, but the controller sent token 4") {
+					t.Errorf("error %q", r.Error)
+				}
+			}},
+		{name: "stale holder read the newer holder's write", h: staleReadsNewerWrite(), want: Invalid, kinds: []string{"stale-write"},
+			inspect: func(t *testing.T, r Result) {
+				a := find(t, r, "stale-write")
+				want := "Process 3's critical section (2.35 s–5.41 s) read 42, which process 1 wrote with token 43; yet its own write with token 42 was accepted at 5.41 s: the resource for lock k had seen token 43 before and accepted a stale token."
+				if a.Explanation != want {
+					t.Errorf("explanation:\n got %s\nwant %s", a.Explanation, want)
+				}
+				if !slices.Equal(a.Processes, []int{3, 1}) {
+					t.Errorf("processes = %v", a.Processes)
 				}
 			}},
 		{name: "token order", h: tokenOrderHistory(), want: Invalid, kinds: []string{"stale-write", "token-order"},
@@ -559,11 +595,12 @@ func TestUnsplittableStretchIsUnknown(t *testing.T) {
 	// A critical section read 1 << 40 and may still land: no cut is
 	// possible after it, and the stretch is too long for one search.
 	b := (&builder{}).pair(0, history.FCS, "k", 0, 0.001, history.Info, nil, &history.Value{Read: history.Int64(1 << 40)})
-	for i := range maxChunk + 10 {
+	const limit = 2000 // as maxChunk, which takes long to build
+	for i := range limit + 10 {
 		t0 := 0.01 + float64(i)*0.001
 		b.cs(1, t0, t0+0.0005, int64(i), 0)
 	}
-	r := NewResource(Options{}).Check(context.Background(), b.build())
+	r := (&resource{limit: limit}).Check(context.Background(), b.build())
 	if r.Valid != Unknown || !strings.Contains(r.Error, "could not be split") {
 		t.Fatalf("valid = %v, error %q; want unknown, could not be split", r.Valid, r.Error)
 	}

@@ -11,10 +11,13 @@
 //
 // The built-in checkers, all assembled by Default:
 //
-//   - mutex: Porcupine over acquire/release/crash with an owner-aware mutex
-//     model, partitioned by lock key.
-//   - resource: Porcupine over the critical sections' read-modify-write on
-//     the protected register, plus a direct scan that names lost updates.
+//   - mutex: is there an order of acquire, release and crash, each at an
+//     instant in its real interval, that fits an owner-aware mutex? Per
+//     lock key; decided directly where the history has a lock client's
+//     shape, by Porcupine elsewhere.
+//   - resource: the same question for the critical sections' read-modify-
+//     write on the protected register, plus a direct scan that names lost
+//     updates.
 //   - inventory: for inventory histories (with seed ops), instead of
 //     resource: sales against the seeded stock (oversold items) and the
 //     final stock against stock minus sales (lost decrements), naming the
@@ -39,11 +42,20 @@
 // With Options.NoLock (a design that takes no lock) mutex and overlap are
 // left out: such a design is judged by what it did to the resource.
 //
-// Large histories are checked in pieces: each key's operations are cut at
-// instants where no operation is in flight and the model state is provably
-// the same for every linearization of what came before, so a history of a
-// million operations needs a few hundred small Porcupine searches rather than
-// one quadratic one. The cuts do not change any verdict.
+// Checking scales with the run. Lock histories carry structure that fixes
+// most of the order: every grant has one owner, and the part of a hold from
+// its acquire's return to its release's invocation is certainly held, so on
+// a key where each process acquires, releases, acquires ... (and an op in
+// doubt is its process's last, as the controller's retirement makes it),
+// the mutex model holds iff no two such certain parts overlap: one sort,
+// O(n log n), with no search (lockorder.go). Likewise every accepted
+// critical section writes more than it read, so the register's values fix
+// the order of the critical sections (regorder.go). Only keys of another
+// shape (third-party histories whose processes go on after an op in doubt,
+// or release what they never acquired) are searched by Porcupine, cut at
+// instants where no operation is in flight and the model state is known,
+// always within Options.Timeout; a search that does not finish is Unknown,
+// never Valid.
 //
 // checker imports only history, porcupine and the standard library, so any
 // stored history can be re-checked offline.

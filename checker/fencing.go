@@ -6,17 +6,20 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
 
 // NewFencing returns the fencing checker. Only acquire oks and critical
-// sections that carry a non-zero token count; a history with no tokens at
+// sections that carry a non-zero token count (see below for where a token
+// is read from); a history with no tokens at
 // all is Valid with Stats{"fenced": false}. Per lock key it requires:
 //
 //   - token order: if acquire A returned before acquire B was invoked, A's
 //     token is lower than B's ("token-order", Invalid);
+//
 //   - no stale write accepted: if accepted (ok) critical section A returned
 //     before accepted critical section B was invoked, B's token is not lower
 //     than A's ("stale-write", Invalid). Concurrent critical sections are
@@ -28,9 +31,24 @@ import (
 //     Invalid). This is how a stale holder paused in the middle of its
 //     critical section shows.
 //
+//   - who read whose write: a critical section that read v came after the
+//     write of v, so the resource had seen that writer's token (and every
+//     token the writer's own read proves) before the reader's write; an
+//     accepted write whose token is below is stale ("stale-write",
+//     Invalid). This is how a stale holder that read the newer holder's
+//     write, and then wrote with its older token, shows. Where several
+//     critical sections (or one left in doubt) may have written v, only
+//     what all of them prove counts.
+//
+// A critical section's token is the one in its reply, or, when the reply
+// carries none (a third-party worker need not echo it), the one the
+// controller sent with the invocation. A reply whose token contradicts the
+// one sent makes the result Unknown, naming the op: the worker's replies
+// cannot be trusted either way.
+//
 // Every critical section the resource refused for a stale token is reported
 // as a "stale-write-rejected" anomaly with Fenced set: fencing did its job,
-// and the verdict is not affected. Both checks are one O(n log n) sweep.
+// and the verdict is not affected. Every check is an O(n log n) sweep.
 func NewFencing() Checker { return fencing{} }
 
 // fencing implements NewFencing.
@@ -44,6 +62,27 @@ func (c fencing) Check(ctx context.Context, h history.History) Result {
 	return c.checkAnalysis(ctx, newAnalysis(h))
 }
 
+// opToken returns the fencing token of a pair: the completion's, or, when
+// the reply carries none, the one the controller sent with the invocation
+// (a third-party worker need not echo it). mismatch is set when both carry
+// a token and they differ: a reply that contradicts what was sent.
+func opToken(pr pair) (token int64, mismatch bool) {
+	var sent, got int64
+	if pr.Invoke.Value != nil {
+		sent = pr.Invoke.Value.Token
+	}
+	if pr.Complete != nil && pr.Complete.Value != nil {
+		got = pr.Complete.Value.Token
+	}
+	switch {
+	case got == 0:
+		return sent, false
+	case sent != 0 && sent != got:
+		return got, true
+	}
+	return got, false
+}
+
 // tokened is one op that carries a token.
 type tokened struct {
 	proc      int
@@ -53,6 +92,9 @@ type tokened struct {
 	// read is what a critical section read; hasRead says it is known.
 	read    int64
 	hasRead bool
+	// wrote is what it wrote; hasWrote says it wrote anything.
+	wrote    int64
+	hasWrote bool
 }
 
 // checkAnalysis implements analyzer.
@@ -71,7 +113,7 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 		if pr.Type() != history.OK || (f != history.FAcquire && f != history.FCS) {
 			continue
 		}
-		if v := pr.Value(); v == nil || v.Token == 0 {
+		if tok, _ := opToken(pr); tok == 0 {
 			continue
 		}
 		n := count[pr.Invoke.Key]
@@ -94,23 +136,38 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 	}
 	tokens, rejected, invHistory := 0, 0, a.isInventory()
 	var refusals []Anomaly
+	var mismatch []string
+	nMismatch := 0
+	doubtful := make(map[string][]tokened) // critical sections in doubt, by key
 	for _, pr := range a.pairs {
 		inv := pr.Invoke
 		v := pr.Value()
 		if v == nil || (inv.F != history.FAcquire && inv.F != history.FCS) {
 			continue
 		}
+		tok, bad := opToken(pr)
+		if bad {
+			nMismatch++
+			if len(mismatch) < 3 {
+				mismatch = append(mismatch, fmt.Sprintf("op %d: process %d's %s reply carries token %d, but the controller sent token %d",
+					pr.Complete.Index, inv.Process, inv.F, pr.Complete.Value.Token, inv.Value.Token))
+			}
+			continue
+		}
 		if inv.F == history.FCS && pr.Type() == history.Fail && v.Rejected != "" {
 			rejected++
 			if len(refusals) < maxListed {
-				refusals = append(refusals, refusal(pr, v, a.getFaults()))
+				refusals = append(refusals, refusal(pr, v, tok, a.getFaults()))
 			}
 		}
-		if v.Token == 0 || pr.Type() != history.OK {
+		if inv.F == history.FCS && pr.Type() == history.Info && tok != 0 {
+			doubtful[inv.Key] = append(doubtful[inv.Key], tokened{proc: inv.Process, token: tok, call: inv.Time, ret: forever, inv: inv.Index, done: -1})
+		}
+		if tok == 0 || pr.Type() != history.OK {
 			continue
 		}
 		tokens++
-		t := tokened{proc: inv.Process, token: v.Token, call: inv.Time, ret: pr.Complete.Time,
+		t := tokened{proc: inv.Process, token: tok, call: inv.Time, ret: pr.Complete.Time,
 			inv: inv.Index, done: pr.Complete.Index}
 		if inv.F == history.FAcquire {
 			grants[inv.Key] = append(grants[inv.Key], t)
@@ -121,8 +178,20 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 		// register history a missing write means read+1.
 		if v.Read != nil && (v.Wrote == nil && !invHistory || v.Wrote != nil && *v.Wrote != *v.Read) {
 			t.read, t.hasRead = *v.Read, true
+			t.wrote, t.hasWrote = *v.Read+1, true
+			if v.Wrote != nil {
+				t.wrote = *v.Wrote
+			}
 		}
 		writes[inv.Key] = append(writes[inv.Key], t)
+	}
+	if nMismatch > 0 {
+		// The worker's replies cannot be trusted: no verdict either way.
+		r.Valid = Unknown
+		r.Stats["token_mismatches"] = nMismatch
+		r.Error = fmt.Sprintf("%s contradict the token the controller sent: %s",
+			plural(nMismatch, "reply", "replies"), strings.Join(mismatch, "; "))
+		return r
 	}
 	r.Stats["fenced"] = tokens > 0 || rejected > 0
 	r.Stats["stale_writes_rejected"] = rejected
@@ -154,6 +223,16 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 			reported[after.inv] = true
 			if len(stale) < maxListed {
 				stale = append(stale, staleConcurrent(k, seen, after, a.getFaults()))
+			}
+		})
+		readFrom(writes[k], doubtful[k], func(seen, writer, after tokened) {
+			if reported[after.inv] {
+				return
+			}
+			nStale++
+			reported[after.inv] = true
+			if len(stale) < maxListed {
+				stale = append(stale, staleReadFrom(k, seen, writer, after, a.getFaults()))
 			}
 		})
 	}
@@ -205,7 +284,7 @@ func sweep(ops []tokened, equalOK bool, bad func(before, after tokened)) {
 func sameRead(ops []tokened, bad func(seen, after tokened)) {
 	// Indices of the ops with a known read, by read and then by token,
 	// highest first.
-	var idx []int
+	idx := make([]int, 0, len(ops))
 	for i := range ops {
 		if ops[i].hasRead {
 			idx = append(idx, i)
@@ -281,8 +360,132 @@ func staleWrite(key string, before, after tokened, faults []history.Fault) Anoma
 	}
 }
 
-// refusal reports a stale access the resource refused.
-func refusal(pr pair, v *history.Value, faults []history.Fault) Anomaly {
+// readFrom finds accepted critical sections whose token is below one the
+// resource had certainly seen before their write, by who read whose write:
+// a critical section that read v came after a write of v, so the resource
+// had seen that writer's token, and every token its writer had seen, before
+// the reader's write. When several critical sections may have written v
+// (a lost update, or one left in doubt and invoked before the reader
+// returned, which may have written anything), only the least that all of
+// them prove counts. It runs when every accepted write is above its read (a
+// register) or below it (a stock), so that the values order the writes;
+// bad(seen, writer, after) names the critical section whose token was seen,
+// the writer of what after read, and after.
+func readFrom(ops, doubtful []tokened, bad func(seen, writer, after tokened)) {
+	idx := make([]int, 0, len(ops))
+	up, down := true, true
+	for i := range ops {
+		if ops[i].hasRead && ops[i].hasWrote {
+			idx = append(idx, i)
+			up = up && ops[i].wrote > ops[i].read
+			down = down && ops[i].wrote < ops[i].read
+		}
+	}
+	if len(idx) < 2 || !(up || down) {
+		return
+	}
+	// By read, in the order the values were written.
+	slices.SortStableFunc(idx, func(a, b int) int {
+		c := cmp.Compare(ops[a].read, ops[b].read)
+		if down {
+			c = -c
+		}
+		return c
+	})
+	// The doubtful ones by invocation, with the running least token: those
+	// invoked before a reader returned may have written what it read.
+	slices.SortFunc(doubtful, func(a, b tokened) int { return cmp.Compare(a.call, b.call) })
+	leastDoubt := make([]int64, len(doubtful))
+	for i, d := range doubtful {
+		leastDoubt[i] = d.token
+		if i > 0 {
+			leastDoubt[i] = min(leastDoubt[i], leastDoubt[i-1])
+		}
+	}
+	// seen[i] is the highest token the resource had certainly seen when
+	// ops[idx[i]]'s write was accepted (its own included), from the op
+	// that carried it.
+	type proof struct {
+		token int64
+		by    int // index into ops
+	}
+	seen := make([]proof, len(ops)) // by index into ops
+	known := make([]bool, len(ops))
+	// The writers by the value they wrote.
+	byWrote := slices.Clone(idx)
+	slices.SortFunc(byWrote, func(a, b int) int { return cmp.Compare(ops[a].wrote, ops[b].wrote) })
+	writers := func(v int64) []int {
+		lo := sort.Search(len(byWrote), func(j int) bool { return ops[byWrote[j]].wrote >= v })
+		hi := lo
+		for hi < len(byWrote) && ops[byWrote[hi]].wrote == v {
+			hi++
+		}
+		return byWrote[lo:hi]
+	}
+	for _, i := range idx {
+		op := ops[i]
+		// What the resource had seen before op's write: at least what
+		// every possible writer of op's read proves.
+		var before proof
+		ws := writers(op.read)
+		if len(ws) > 0 {
+			before = proof{token: -1}
+			for _, w := range ws {
+				p, ok := seen[w], known[w]
+				if !ok {
+					before = proof{} // not yet known: a cycle of values; prove nothing
+					break
+				}
+				if before.token < 0 || p.token < before.token {
+					before = p
+				}
+			}
+			n := sort.Search(len(doubtful), func(j int) bool { return doubtful[j].call > op.ret })
+			if n > 0 && leastDoubt[n-1] < before.token {
+				before = proof{}
+			}
+			if before.token > op.token {
+				w := ws[0]
+				for _, x := range ws {
+					if seen[x] == before {
+						w = x
+					}
+				}
+				bad(ops[before.by], ops[w], op)
+			}
+		}
+		seen[i], known[i] = proof{token: op.token, by: i}, true
+		if before.token > op.token {
+			seen[i] = before
+		}
+	}
+}
+
+// staleReadFrom explains an accepted write whose token is below one the
+// resource had seen before it, proved by what it read.
+func staleReadFrom(key string, seen, writer, after tokened, faults []history.Fault) Anomaly {
+	an := Anomaly{
+		Kind: "stale-write", Key: key, Processes: []int{after.proc, seen.proc},
+		Start: min(seen.call, after.call), End: after.ret, Ops: []int{seen.inv, seen.done, after.inv, after.done},
+		Nemesis: describeFaults(faultsDuring(faults, after.call, after.ret)),
+	}
+	how := fmt.Sprintf("process %d's critical section (%s) read %d, which process %d wrote with token %d", after.proc, span(after.call, after.ret), after.read, writer.proc, writer.token)
+	if writer.inv != seen.inv {
+		if !slices.Contains(an.Processes, writer.proc) {
+			an.Processes = append(an.Processes, writer.proc)
+		}
+		an.Ops = append(an.Ops, writer.inv, writer.done)
+		how += fmt.Sprintf(" after the resource had accepted process %d's write with token %d (%s), as the values read and written show",
+			seen.proc, seen.token, span(seen.call, seen.ret))
+	}
+	an.Explanation = fmt.Sprintf("%s; yet its own write with token %d was accepted at %s: the resource for lock %s had seen token %d before and accepted a stale token.",
+		capitalize(how), after.token, secs(after.ret), key, seen.token)
+	return an
+}
+
+// refusal reports a stale access the resource refused; token is the
+// access's token.
+func refusal(pr pair, v *history.Value, tok int64, faults []history.Fault) Anomaly {
 	inv := pr.Invoke
 	at := pr.Complete.Time
 	seen := "a higher token"
@@ -290,8 +493,8 @@ func refusal(pr pair, v *history.Value, faults []history.Fault) Anomaly {
 		seen = fmt.Sprintf("token %d", v.MaxToken)
 	}
 	token := ""
-	if v.Token != 0 {
-		token = fmt.Sprintf(" with token %d", v.Token)
+	if tok != 0 {
+		token = fmt.Sprintf(" with token %d", tok)
 	}
 	return Anomaly{
 		Kind: "stale-write-rejected", Key: inv.Key, Processes: []int{inv.Process},

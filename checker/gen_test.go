@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"runtime"
 	"runtime/metrics"
 	"slices"
 	"sync"
@@ -133,31 +132,4 @@ func (s *heapSampler) Stop() float64 {
 	close(s.stop)
 	s.done.Wait()
 	return float64(s.peak) / (1 << 20)
-}
-
-// BenchmarkDefault checks generated valid fenced histories with Default.
-// peak-MiB is the peak live heap during the checks, including the history
-// itself, whose size is reported as history-MiB.
-func BenchmarkDefault(b *testing.B) {
-	for _, n := range []int{10_000, 100_000, 1_000_000} {
-		b.Run(fmt.Sprintf("ops=%d", n), func(b *testing.B) {
-			h := genValid(n)
-			c := Default(Options{Fenced: true})
-			runtime.GC()
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			base := float64(ms.HeapAlloc) / (1 << 20)
-			s := sampleHeap()
-			b.ResetTimer()
-			for b.Loop() {
-				if r := c.Check(context.Background(), h); r.Valid != Valid {
-					b.Fatalf("valid = %v (%s)", r.Valid, r.Error)
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric(s.Stop(), "peak-MiB")
-			b.ReportMetric(base, "history-MiB")
-			runtime.KeepAlive(h)
-		})
-	}
 }

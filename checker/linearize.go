@@ -17,7 +17,8 @@ import (
 
 // Porcupine's search keeps a bitset of the whole partition per cached state,
 // so its memory grows with the square of the partition. The mutex and
-// resource checkers therefore cut each key's operations into chunks.
+// resource checkers decide keys of a lock client's shape directly
+// (lockorder.go, regorder.go) and search only the others, cut into chunks.
 //
 // A cut is made at an instant t where no operation is in flight (every op
 // either returned before t or was invoked after it; an op that may take
@@ -30,9 +31,10 @@ import (
 const (
 	// chunkTarget is the size at which a chunk is closed at the next cut.
 	chunkTarget = 1024
-	// maxChunk bounds one Porcupine search; a larger chunk (a stretch
-	// without any cut) is not searched and makes the verdict Unknown.
-	maxChunk = 1 << 15
+	// maxChunk bounds one Porcupine search (about 1 GiB at the limit); a
+	// larger chunk (a stretch without any cut) is not searched and makes
+	// the verdict Unknown.
+	maxChunk = 1 << 17
 )
 
 // linInput is the input of one model operation, which knows its interval.
@@ -61,6 +63,8 @@ type chunk struct {
 	// from and to bound the chunk's ops in time (to ignores ops that never
 	// return).
 	from, to time.Duration
+	// limit overrides maxChunk, for tests.
+	limit int
 }
 
 // operations appends the chunk's Porcupine operations, start op first, to
@@ -71,6 +75,14 @@ func (c chunk) operations(buf []porcupine.Operation) []porcupine.Operation {
 		buf = append(buf, in.operation())
 	}
 	return buf
+}
+
+// maxOps is the most ops one search may take.
+func (c chunk) maxOps() int {
+	if c.limit > 0 {
+		return c.limit
+	}
+	return maxChunk
 }
 
 // startFunc builds the start op for a state, at a time, shown on a process's
@@ -184,10 +196,10 @@ func runChunks(ctx context.Context, model porcupine.Model, chunks []chunk, budge
 				c := chunks[i]
 				left := time.Until(deadline)
 				switch {
-				case len(c.ops) > maxChunk:
+				case len(c.ops) > c.maxOps():
 					out[i] = chunkOutcome{porcupine.Unknown, fmt.Sprintf(
 						"%d operations on key %q from %s could not be split and exceed the %d-operation limit of one search",
-						len(c.ops), c.key, secs(c.from), maxChunk)}
+						len(c.ops), c.key, secs(c.from), c.maxOps())}
 				case ctx.Err() != nil:
 					out[i] = chunkOutcome{porcupine.Unknown, fmt.Sprintf("not searched: %v", ctx.Err())}
 				case left <= 0:

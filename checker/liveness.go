@@ -89,9 +89,17 @@ func (c *liveness) checkAnalysis(_ context.Context, a *analysis) Result {
 	}
 	// Per key, the holds in order of grant; the gaps between them (from the
 	// first acquire invoke) are the times the lock had no holder.
-	byKey := make(map[string][]hold)
-	for _, hd := range a.getHolds() {
-		byKey[hd.key] = append(byKey[hd.key], hd)
+	all := a.getHolds()
+	counts := make(map[string]int)
+	for i := range all {
+		counts[all[i].key]++
+	}
+	byKey := make(map[string][]*hold, len(counts))
+	for k, n := range counts {
+		byKey[k] = make([]*hold, 0, n)
+	}
+	for i := range all {
+		byKey[all[i].key] = append(byKey[all[i].key], &all[i])
 	}
 	stuck := 0
 	for _, k := range keys {
@@ -116,8 +124,7 @@ func (c *liveness) checkAnalysis(_ context.Context, a *analysis) Result {
 				r.Anomalies = append(r.Anomalies, an)
 			}
 		}
-		for i := range holds {
-			hd := &holds[i]
+		for _, hd := range holds {
 			if hd.start > free {
 				check(hd.start, hd)
 			}

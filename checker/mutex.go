@@ -3,27 +3,42 @@ package checker
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// NewMutex returns the mutex checker: Porcupine over acquire, release and
-// crash with an owner-aware mutex model (the state is the holding process or
-// none), partitioned by lock key and always bounded by opts.Timeout.
+// NewMutex returns the mutex checker: is there an order of the acquires,
+// releases and crashes on each lock key, each taking effect at an instant
+// within its real interval, that fits an owner-aware mutex (the state is the
+// holding process or none)?
 //
 // An acquire ok takes a free lock; a release ok (whether or not the key was
 // still the releaser's) requires the releaser to hold it; a crash frees the
-// lock if the crashed process held it. Failed acquires and releases are
-// dropped. An acquire that ended in info may have taken effect; when it is
-// its process's last acquire or release, as the controller's retirement of
-// the process makes it, it is dropped: it can always be linearized at the
-// very end, where it constrains nothing. Releases that ended in info and
-// crashes are placed at their invocation time: freeing a lock earlier never
-// makes any later operation impossible, since no other process needs the
-// retired one to keep it. Both rules keep the search small and change no
-// verdict.
+// lock if the crashed process held it, at any instant after its invocation.
+// Failed acquires and releases are dropped. An acquire or release that
+// ended in info may have taken effect at any instant after its invocation,
+// or never: in doubt, an acquire takes the lock if it is free and does
+// nothing otherwise, and a release frees the releaser's lock and does
+// nothing otherwise (an op placed after every other is the "never"). An
+// acquire that ended in info and is its process's last acquire or release,
+// as the controller's retirement of the process makes it, is dropped: it
+// can always be placed last.
+//
+// Each key is decided directly when its ops have the shape a lock client
+// gives them (each process acquires, releases, acquires ..., and its last
+// hold ends with a release, its crash, or the end of the history): the
+// certain part of each hold (from its acquire's return to its end's
+// invocation) must not overlap another's, and a hold whose acquire ended in
+// doubt needs a free instant in its window (see lockorder.go). This takes
+// O(n log n) and no search, whatever the length of the run, and a violation
+// is told as the two holds whose certain parts overlap. A key of any other
+// shape (a third-party history where a process releases what it never
+// acquired, or goes on after its crash) is searched by Porcupine, cut where
+// no op is in flight, with opts.Timeout; a search that does not finish is
+// Unknown.
 func NewMutex(opts Options) Checker { return &mutex{opts: opts} }
 
 // mutex implements NewMutex.
@@ -89,8 +104,23 @@ func mutexModel() porcupine.Model {
 			case mStart:
 				return true, in.holder
 			case mAcquire:
+				if in.info {
+					// In doubt: it took a free lock, or had no effect.
+					if s == 0 {
+						return true, in.proc + 1
+					}
+					return true, s
+				}
 				return s == 0, in.proc + 1
 			case mRelease:
+				if in.info {
+					// In doubt: it freed the releaser's lock, or had no
+					// effect.
+					if s == in.proc+1 {
+						return true, 0
+					}
+					return true, s
+				}
 				return s == in.proc+1, 0
 			case mCrash:
 				if s == in.proc+1 {
@@ -160,6 +190,10 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) Result {
 	if a.err != nil {
 		return malformed(c.Name(), a.err)
 	}
+	if err := ctx.Err(); err != nil {
+		r.Valid, r.Error = Unknown, fmt.Sprintf("not checked: %v", err)
+		return r
+	}
 	// The last acquire or release of each process, and of each process on
 	// each key (as an index into inputs).
 	lastOp := make(map[int]int)
@@ -203,9 +237,6 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) Result {
 				continue
 			}
 			op.kind = mRelease
-			if op.info {
-				op.ret = op.call
-			}
 		case history.FCrash:
 			// The crash ends the process's hold on every key where its
 			// last operation is an acquire; elsewhere it is a no-op.
@@ -214,7 +245,7 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) Result {
 					continue
 				}
 				inputs = append(inputs, mutexOp{kind: mCrash, key: key, proc: inv.Process, inv: inv.Index, done: op.done,
-					call: inv.Time, ret: inv.Time, info: true})
+					call: inv.Time, ret: forever, info: true})
 			}
 			continue
 		default:
@@ -231,16 +262,65 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) Result {
 	start := func(state any, at time.Duration, proc int) linInput {
 		return &mutexOp{kind: mStart, holder: state.(int), proc: proc, inv: -1, done: -1, call: at, ret: at}
 	}
+	var conflicts []Anomaly
+	var witnesses []chunk
+	direct, holds := 0, 0
 	for _, k := range keys {
-		chunks = append(chunks, split(k, byKey[k], &mutexTracker{holders: make(map[int]time.Duration)}, 0, c.target, start)...)
+		d := decideLock(byKey[k])
+		if !d.simple {
+			chunks = append(chunks, split(k, byKey[k], &mutexTracker{holders: make(map[int]time.Duration)}, 0, c.target, start)...)
+			continue
+		}
+		direct++
+		holds += d.holds
+		for _, cf := range d.conflicts {
+			if len(conflicts) < maxListed {
+				an := c.explainConflict(k, cf)
+				an.Nemesis = describeFaults(faultsDuring(a.getFaults(), min(cf.holder.ar, an.Start), an.End))
+				conflicts = append(conflicts, an)
+			}
+			if len(witnesses) < maxVisualized {
+				witnesses = append(witnesses, witnessChunk(k, cf.witness(), start))
+			}
+		}
 	}
 	r.Stats["keys"] = len(keys)
+	r.Stats["keys_decided_directly"] = direct
+	r.Stats["holds_decided_directly"] = holds
 	r.Stats["operations"] = len(inputs)
 	r.Stats["indeterminate_acquires_dropped"] = dropped
 	linearizable(ctx, &r, mutexModel(), chunks, c.opts.timeout(), a.getFaults, func(ch chunk, s *stuck) Anomaly {
 		return c.explain(ch, s, a.getFaults())
 	})
+	if len(conflicts) > 0 {
+		r.Valid = Invalid
+		r.Anomalies = append(r.Anomalies, conflicts...)
+		sort.SliceStable(r.Anomalies, func(i, j int) bool { return r.Anomalies[i].Start < r.Anomalies[j].Start })
+		if r.Visualize == nil {
+			info, parts := verbose(mutexModel(), witnesses, a.getFaults(), c.opts.timeout())
+			r.Visualize = visualizer(mutexModel(), parts, info)
+		}
+	}
 	return r
+}
+
+// witnessChunk makes a chunk of a few ops that no order fits, starting from
+// a free lock, for the visualization.
+func witnessChunk(key string, ops []linInput, start startFunc) chunk {
+	ch := chunk{key: key, ops: ops, from: forever}
+	proc := 0
+	for _, in := range ops {
+		op := in.operation()
+		if t := time.Duration(op.Call); t < ch.from {
+			ch.from, proc = t, op.ClientId
+		}
+		if op.Return != int64(forever) {
+			ch.to = max(ch.to, time.Duration(op.Return))
+		}
+		ch.to = max(ch.to, time.Duration(op.Call))
+	}
+	ch.start = start(0, ch.from-1, proc)
+	return ch
 }
 
 // explain tells the story of a chunk Porcupine could not linearize.
@@ -298,9 +378,9 @@ func (c *mutex) explain(ch chunk, s *stuck, faults []history.Fault) Anomaly {
 	if holder >= 0 {
 		state = fmt.Sprintf("process %d holds the lock", holder)
 		if grant != nil {
-			state += " (granted at " + secs(grant.ret)
+			state += " (its acquire ran " + span(grant.call, grant.ret)
 			if grant.token != 0 {
-				state += fmt.Sprintf(" with token %d", grant.token)
+				state += fmt.Sprintf(", token %d", grant.token)
 			}
 			state += ")"
 		}

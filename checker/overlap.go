@@ -277,6 +277,18 @@ func until(hd hold) string {
 // foreign lists releases that deleted another holder's key, and returns how
 // many there were.
 func (c *overlap) foreign(a *analysis, holds []hold, r *Result) int {
+	// Only a plain DEL reports whose key it deleted; most designs never
+	// do, and the owner maps below are costly on a long history.
+	deleted := false
+	for _, pr := range a.pairs {
+		if pr.Invoke.F == history.FRelease && pr.Type() == history.OK && pr.Complete.Value != nil && pr.Complete.Value.DeletedOwner != "" {
+			deleted = true
+			break
+		}
+	}
+	if !deleted {
+		return 0
+	}
 	byOwner := make(map[string]int)
 	for i, hd := range holds {
 		if hd.owner != "" {

@@ -34,8 +34,8 @@ func NewResource(opts Options) Checker { return &resource{opts: opts} }
 // resource implements NewResource.
 type resource struct {
 	opts Options
-	// target overrides chunkTarget, for tests.
-	target int
+	// target overrides chunkTarget, and limit maxChunk, for tests.
+	target, limit int
 }
 
 // Name returns "resource".
@@ -72,6 +72,8 @@ type csOp struct {
 	start       regState
 	inv, done   int
 	call, ret   time.Duration
+	// returned is when the completion was recorded (an info one too).
+	returned time.Duration
 }
 
 // operation implements linInput.
@@ -213,7 +215,7 @@ func (c *resource) checkAnalysis(ctx context.Context, a *analysis) Result {
 		if inv.F != history.FCS || pr.Type() == history.Fail {
 			continue
 		}
-		op := csOp{key: inv.Key, proc: inv.Process, inv: inv.Index, done: -1, call: inv.Time, ret: pr.End()}
+		op := csOp{key: inv.Key, proc: inv.Process, inv: inv.Index, done: -1, call: inv.Time, ret: pr.End(), returned: pr.Returned()}
 		if pr.Complete != nil {
 			op.done = pr.Complete.Index
 		}
@@ -249,7 +251,7 @@ func (c *resource) checkAnalysis(ctx context.Context, a *analysis) Result {
 	r.Stats["cs_indeterminate"] = counts[rMaybe] + counts[rCredit]
 
 	// The sound scan for lost updates.
-	lost := c.lostUpdates(keys, byKey, a.getFaults())
+	lost := c.lostUpdates(keys, byKey, a.getFaults(), retirements(a))
 	r.Stats["lost_updates"] = len(lost)
 	if len(lost) > 0 {
 		r.Valid = Invalid
@@ -260,13 +262,51 @@ func (c *resource) checkAnalysis(ctx context.Context, a *analysis) Result {
 	start := func(state any, at time.Duration, proc int) linInput {
 		return &csOp{kind: rStart, start: state.(regState), proc: proc, inv: -1, done: -1, call: at, ret: at}
 	}
+	var failed []Anomaly
+	var witnesses []chunk
+	direct := 0
 	for _, k := range keys {
-		chunks = append(chunks, split(k, boundMaybes(byKey[k]), &regTracker{}, regState{}, c.target, start)...)
+		if ctx.Err() != nil {
+			// Not decided: searched (and found unknown) below.
+			chunks = append(chunks, split(k, boundMaybes(byKey[k]), &regTracker{}, regState{}, c.target, start)...)
+			continue
+		}
+		d := decideRegister(byKey[k])
+		if !d.simple {
+			chunks = append(chunks, split(k, boundMaybes(byKey[k]), &regTracker{}, regState{}, c.target, start)...)
+			continue
+		}
+		direct++
+		if d.fail == regOK {
+			continue
+		}
+		failed = append(failed, d.explain(k))
+		if len(witnesses) < maxVisualized {
+			if ch, ok := d.witnessChunk(k); ok {
+				witnesses = append(witnesses, ch)
+			}
+		}
+	}
+	r.Stats["keys_decided_directly"] = direct
+	for i := range chunks {
+		chunks[i].limit = c.limit
 	}
 	lin := newResult(c.Name())
 	linearizable(ctx, &lin, registerModel(), chunks, c.opts.timeout(), a.getFaults, func(ch chunk, s *stuck) Anomaly {
 		return explainRegister(ch, s, a.getFaults())
 	})
+	if len(failed) > 0 {
+		for i := range failed {
+			failed[i].Nemesis = describeFaults(faultsDuring(a.getFaults(), failed[i].Start, failed[i].End))
+		}
+		lin.Valid = Invalid
+		lin.Anomalies = append(lin.Anomalies, failed...)
+		sort.SliceStable(lin.Anomalies, func(i, j int) bool { return lin.Anomalies[i].Start < lin.Anomalies[j].Start })
+		if lin.Visualize == nil && len(witnesses) > 0 {
+			info, parts := verbose(registerModel(), witnesses, a.getFaults(), c.opts.timeout())
+			lin.Visualize = visualizer(registerModel(), parts, info)
+		}
+	}
 	for k, v := range lin.Stats {
 		r.Stats[k] = v
 	}
@@ -336,7 +376,7 @@ func boundMaybes(ops []linInput) []linInput {
 
 // lostUpdates scans each key's ok critical sections for reads of the same
 // value.
-func (c *resource) lostUpdates(keys []string, byKey map[string][]linInput, faults []history.Fault) []Anomaly {
+func (c *resource) lostUpdates(keys []string, byKey map[string][]linInput, faults []history.Fault, retired map[int]*history.Op) []Anomaly {
 	var out []Anomaly
 	for _, k := range keys {
 		var oks []*csOp
@@ -370,10 +410,11 @@ func (c *resource) lostUpdates(keys []string, byKey map[string][]linInput, fault
 			for j < len(groups) && groups[j][0].read == groups[j-1][0].read+1 {
 				j++
 			}
+			late := findLateWrite(groups[i], byKey[k], retired)
 			if j-i == 1 {
-				out = append(out, lostUpdate(k, groups[i], faults))
+				out = append(out, lostUpdate(k, groups[i], faults, late))
 			} else {
-				out = append(out, rollback(k, groups[i:j], faults))
+				out = append(out, rollback(k, groups[i:j], faults, late))
 			}
 			i = j
 		}
@@ -383,14 +424,116 @@ func (c *resource) lostUpdates(keys []string, byKey map[string][]linInput, fault
 }
 
 // lostUpdate explains accepted critical sections that all read one value.
-func lostUpdate(key string, ops []*csOp, faults []history.Fault) Anomaly {
+func lostUpdate(key string, ops []*csOp, faults []history.Fault, late *lateWrite) Anomaly {
 	an, claim, runs := readTwice(key, ops, faults)
 	lostN := "one update was"
 	if len(ops) > 2 {
 		lostN = fmt.Sprintf("%d updates were", len(ops)-1)
 	}
+	if late != nil {
+		late.add(&an, faults)
+		an.Explanation = fmt.Sprintf("%s, but %s. %s lost.", capitalize(claim), late.story(ops), capitalize(lostN))
+		return an
+	}
 	an.Explanation = fmt.Sprintf("%s: %s lost (%s).", claim, lostN, runs)
 	return an
+}
+
+// lateWrite is a critical section left in doubt whose write most likely
+// landed late and set the register back.
+type lateWrite struct {
+	op *csOp
+	// others counts further critical sections left in doubt that could
+	// have done it.
+	others int
+	// retired is the crash that retired its process, or nil.
+	retired *history.Op
+}
+
+// retirements returns the crash invocation of every retired process.
+func retirements(a *analysis) map[int]*history.Op {
+	out := make(map[int]*history.Op)
+	for _, pr := range a.pairs {
+		if pr.Invoke.F == history.FCrash {
+			out[pr.Invoke.Process] = pr.Invoke
+		}
+	}
+	return out
+}
+
+// findLateWrite looks, when the first two accepted critical sections that
+// read one value r (ops, by invocation) did not overlap, for what wrote r
+// again in between: a critical section left in doubt, invoked before the
+// second returned and, when an accepted one wrote r, before that one
+// returned (it read r-1, which the register held only until then). It
+// returns nil when the two overlapped (a plain race), or when an accepted
+// writer of r was still running after the first began.
+func findLateWrite(ops []*csOp, all []linInput, retired map[int]*history.Op) *lateWrite {
+	a, b := ops[0], ops[1]
+	if a.ret >= b.call {
+		return nil
+	}
+	r := a.read
+	readBy := forever // the register held r-1 until then, at the latest
+	for _, in := range all {
+		if op := in.(*csOp); op.kind == rRMW && op.wrote == r {
+			if op.ret > a.call {
+				return nil
+			}
+			readBy = min(readBy, op.ret)
+		}
+	}
+	var late *lateWrite
+	for _, in := range all {
+		op := in.(*csOp)
+		switch {
+		case op.kind != rMaybe && op.kind != rCredit:
+			continue
+		case op.call > b.ret || op.call > readBy:
+			continue
+		case op.kind == rMaybe && op.wrote != r:
+			continue
+		}
+		if late == nil {
+			late = &lateWrite{op: op}
+			continue
+		}
+		late.others++
+		if op.call > late.op.call {
+			late.op = op
+		}
+	}
+	if late != nil {
+		late.retired = retired[late.op.proc]
+	}
+	return late
+}
+
+// add puts the late writer's process and ops into an.
+func (l *lateWrite) add(an *Anomaly, faults []history.Fault) {
+	an.Processes = append([]int{l.op.proc}, an.Processes...)
+	an.Ops = append([]int{l.op.inv, l.op.done}, an.Ops...)
+	an.Start = min(an.Start, l.op.call)
+	an.Nemesis = describeFaults(faultsDuring(faults, an.Start, an.End))
+}
+
+// story tells how the late write explains ops reading one value twice.
+func (l *lateWrite) story(ops []*csOp) string {
+	a, b := ops[0], ops[1]
+	op := l.op
+	s := fmt.Sprintf("%d's critical section (%s) returned before %d's (%s) began, so the register was set back to %d in between: most likely by process %d's critical section, invoked at %s and left in doubt",
+		a.proc, span(a.call, a.ret), b.proc, span(b.call, b.ret), a.read, op.proc, secs(op.call))
+	if op.done >= 0 {
+		s += fmt.Sprintf(" (info at %s, op %d)", secs(op.returned), op.done)
+	}
+	if l.retired != nil {
+		s += fmt.Sprintf(", whose process was retired at %s", secs(l.retired.Time))
+	}
+	s += fmt.Sprintf(": it read %d before %d was first written, and its write of %d landed late", a.read-1, a.read, a.read)
+	if l.others > 0 {
+		s += fmt.Sprintf(" (%s left in doubt could have done the same)", plural(l.others, "other critical section", "other critical sections"))
+	}
+	return s
 }
 
 // readTwice is what a lost-update story and a rollback story share: the
@@ -429,7 +572,7 @@ func readTwice(key string, ops []*csOp, faults []history.Fault) (an Anomaly, cla
 // rollback explains a run of consecutive values that were each read by more
 // than one accepted critical section: the register was set back, and every
 // update since was made a second time.
-func rollback(key string, groups [][]*csOp, faults []history.Fault) Anomaly {
+func rollback(key string, groups [][]*csOp, faults []history.Fault, late *lateWrite) Anomaly {
 	an, claim, runs := readTwice(key, groups[0], faults)
 	lost := 0
 	for _, g := range groups {
@@ -440,8 +583,13 @@ func rollback(key string, groups [][]*csOp, faults []history.Fault) Anomaly {
 	}
 	an.Nemesis = describeFaults(faultsDuring(faults, an.Start, an.End))
 	first, last := groups[0][0].read, groups[len(groups)-1][0].read
-	an.Explanation = fmt.Sprintf("The register of lock %s was set back: each value from %d to %d was read by more than one critical section, so %d updates were lost. It began when %s (%s).",
-		key, first, last, lost, claim, runs)
+	how := fmt.Sprintf("It began when %s (%s).", claim, runs)
+	if late != nil {
+		late.add(&an, faults)
+		how = fmt.Sprintf("It began when %s, but %s.", claim, late.story(groups[0]))
+	}
+	an.Explanation = fmt.Sprintf("The register of lock %s was set back: each value from %d to %d was read by more than one critical section, so %d updates were lost. %s",
+		key, first, last, lost, how)
 	return an
 }
 

@@ -61,6 +61,9 @@ func (c stats) checkAnalysis(_ context.Context, a *analysis) Result {
 			}
 			continue
 		}
+		if lat[inv.F] == nil {
+			lat[inv.F] = make([]time.Duration, 0, len(a.pairs)/4)
+		}
 		lat[inv.F] = append(lat[inv.F], pr.Complete.Time-inv.Time)
 		switch inv.F {
 		case history.FAcquire:
