@@ -8,6 +8,8 @@
 #   gcc                       builds the clock shim (server clock jumps)
 #   java, zookeeper.jar       ZooKeeper 3.8 ensembles (package zookeeper)
 #   chromium                  the report's browser test
+#   python3-redis, python3-kazoo  the redis-py-lock and kazoo-lock workers
+#                             (Debian's /usr/bin/python3, workers/python/)
 set -euo pipefail
 
 need=()
@@ -19,6 +21,9 @@ command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
 [ -f /usr/share/java/slf4j-simple.jar ] || need+=(libslf4j-java)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ -x /usr/bin/python3 ] || need+=(python3)
+/usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || need+=(python3-redis)
+/usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || need+=(python3-kazoo)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
@@ -47,4 +52,7 @@ for b in redis-server redis-cli redis-sentinel gcc java chromium; do
 done
 for f in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-simple.jar; do
   [ -f "$f" ] || { echo "deps: $f still missing after apt-get install" >&2; exit 3; }
+done
+for m in redis kazoo; do
+  /usr/bin/python3 -c "import $m" >/dev/null 2>&1 || { echo "deps: python module $m still missing after apt-get install" >&2; exit 3; }
 done
