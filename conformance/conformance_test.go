@@ -59,6 +59,7 @@ func TestBundledWorkersConform(t *testing.T) {
 		{"go-zookeeper-lock", "go-zookeeper-lock", nil},
 		{"redis-py-lock", "redis-py-lock", nil},
 		{"kazoo-lock", "kazoo-lock", nil},
+		{"curator-mutex", "curator-mutex", nil},
 		{"docs-example", "redis-set-px", example("docs/examples/worker.py")},
 	}
 	for _, tt := range tests {

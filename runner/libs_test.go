@@ -46,7 +46,7 @@ func libTest(t *testing.T, c libCell) Test {
 // is asserted, never a grant count.
 func TestRunLibraries(t *testing.T) {
 	var cells []libCell
-	for _, lock := range []string{"redsync", "redsync-redlock", "redislock", "go-zookeeper-lock"} {
+	for _, lock := range []string{"redsync", "redsync-redlock", "redislock", "go-zookeeper-lock", "redis-py-lock", "kazoo-lock", "curator-mutex"} {
 		cells = append(cells, libCell{lock, "none", checker.Valid}, libCell{lock, "pause", checker.Invalid})
 	}
 	for _, c := range cells {

@@ -1,5 +1,6 @@
 // Package workers holds the lock workers lockcheck ships in other languages
-// (python/: redis-py's and kazoo's locks), embedded in the check binary, and
+// (python/: redis-py's and kazoo's locks; java/: Curator's
+// InterProcessMutex, compiled with javac on first use), embedded in the check binary, and
 // turns a design's worker command (workloads.Design.Worker) into one that
 // runs: each bundled file is written once under the cache directory and
 // named by its path there. It imports only the standard library.
@@ -21,8 +22,19 @@ import (
 	"time"
 )
 
-//go:embed python/*.py
+//go:embed python/*.py java/*.java
 var files embed.FS
+
+// JavaClassPath is the class path of the Java workers: Debian's Curator
+// (libcurator-recipes-java, whose manifest pulls in the framework, client,
+// Guava and ZooKeeper jars), Jackson and slf4j's simple logger (stderr).
+const JavaClassPath = "/usr/share/java/curator-recipes.jar:/usr/share/java/jackson-databind.jar:" +
+	"/usr/share/java/jackson-core.jar:/usr/share/java/jackson-annotations.jar:/usr/share/java/slf4j-simple.jar"
+
+// JavaFlags keep a worker JVM small and quick to start: the serial
+// collector, a 64 MB heap, the C1 compiler only, class data sharing of the
+// JDK's classes (the default archive).
+var JavaFlags = []string{"-XX:+UseSerialGC", "-Xmx64m", "-Xss512k", "-XX:TieredStopAtLevel=1", "-Xshare:auto"}
 
 // debianPython is the interpreter Debian's python3-* packages install
 // into; a python3 earlier on PATH (pyenv, a virtualenv) may not see them.
@@ -56,13 +68,18 @@ func Command(ctx context.Context, argv []string) ([]string, error) {
 	out := make([]string, len(argv))
 	for i, a := range argv {
 		out[i] = a
-		if _, err := fs.Stat(files, a); err == nil {
+		if st, err := fs.Stat(files, a); err == nil && !st.IsDir() {
 			out[i] = filepath.Join(dir, filepath.FromSlash(a))
 		}
 	}
 	if out[0] == "python3" {
 		if _, err := os.Stat(debianPython); err == nil {
 			out[0] = debianPython
+		}
+	}
+	if out[0] == "java" && len(out) > 1 && strings.HasSuffix(out[1], ".java") {
+		if out, err = javaCommand(ctx, out); err != nil {
+			return nil, err
 		}
 	}
 	if err := probe(ctx, out); err != nil {
@@ -124,4 +141,34 @@ func probe(ctx context.Context, argv []string) error {
 		return fmt.Errorf("worker %s cannot run: %v: %s", strings.Join(argv, " "), err, strings.TrimSpace(out.String()))
 	}
 	return nil
+}
+
+// javaCommand compiles argv[1], a Java source file, with javac into a
+// classes directory next to it unless that is there already, and returns
+// the java command that runs its class.
+func javaCommand(ctx context.Context, argv []string) ([]string, error) {
+	src := argv[1]
+	class := strings.TrimSuffix(filepath.Base(src), ".java")
+	classes := filepath.Join(filepath.Dir(src), "classes")
+	if _, err := os.Stat(filepath.Join(classes, class+".class")); err != nil {
+		tmp, err := os.MkdirTemp(filepath.Dir(src), "classes-")
+		if err != nil {
+			return nil, fmt.Errorf("compile %s: %w", class, err)
+		}
+		defer os.RemoveAll(tmp)
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "javac", "-cp", JavaClassPath, "-d", tmp, src)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("javac %s (is libcurator-recipes-java installed? scripts/deps.sh): %v: %s", class, err, strings.TrimSpace(string(out)))
+		}
+		if err := os.Rename(tmp, classes); err != nil {
+			if _, serr := os.Stat(filepath.Join(classes, class+".class")); serr != nil {
+				return nil, fmt.Errorf("compile %s: %w", class, err)
+			}
+		}
+	}
+	out := append([]string{"java"}, JavaFlags...)
+	out = append(out, "-cp", classes+":"+JavaClassPath, class)
+	return append(out, argv[2:]...), nil
 }
