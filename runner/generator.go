@@ -81,7 +81,11 @@ func (s *slot) spawn(ctx context.Context) error {
 			s.r.setFailpoint(s.index, process, failpointName(v.Detail))
 		}
 	}
-	w, err := startWorker(ctx, s.r.argv, t.WorkerEnv, cfg, s.r.workLog, 10*time.Second, onEvent)
+	open := 10 * time.Second
+	if len(s.r.design.Worker) > 0 {
+		open = 30 * time.Second // a JVM or a Python interpreter starting on a loaded machine
+	}
+	w, err := startWorker(ctx, s.r.argv, t.WorkerEnv, cfg, s.r.workLog, open, onEvent)
 	if err != nil {
 		return err
 	}
