@@ -38,6 +38,11 @@ func libTest(t *testing.T, c libCell) Test {
 	if c.nemesis == "none" {
 		tt.Time = 4 * time.Second
 	}
+	if len(d.Worker) > 0 && d.Worker[0] == "java" && c.nemesis != "none" {
+		// Ten JVMs may take 10-15 s to connect on a loaded machine: give
+		// the pauses time to find a holder.
+		tt.Time = 30 * time.Second
+	}
 	return tt
 }
 
