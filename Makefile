@@ -38,6 +38,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 10s ./history/
 	$(GO) test -run '^$$' -fuzz FuzzParseCell -fuzztime 10s ./matrix/
 	$(GO) test -run '^$$' -fuzz FuzzParseSeeds -fuzztime 10s ./matrix/
+	$(GO) test -run '^$$' -fuzz FuzzJudge -fuzztime 10s ./conformance/
 
 test: deps vet shim
 	LOCKCHECK_CLOCKSHIM=$(CURDIR)/$(SHIM) $(GO) test -count=1 -timeout 12m ./...

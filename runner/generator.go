@@ -92,7 +92,7 @@ func (s *slot) spawn(ctx context.Context) error {
 			s.r.setFailpoint(s.index, process, failpointName(v.Detail))
 		}
 	}
-	w, err := startWorker(ctx, s.r.argv, t.WorkerEnv, cfg, s.r.workLog, openTimeout, onEvent)
+	w, err := startWorker(ctx, s.r.argv, t.WorkerEnv, cfg, s.r.workLog, s.r.openTimeout(), onEvent)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func (r *run) startWorkers(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			deadline := time.Now().Add(openTimeout)
+			deadline := time.Now().Add(r.openTimeout())
 			for {
 				err := r.slots[i].spawn(ctx)
 				var we *workerError

@@ -19,6 +19,7 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
+	"github.com/lockcheck/lockcheck/workers"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -76,6 +77,12 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	design, _ := workloads.FindDesign(t.Lock)
 	kinds, _ := nemesis.Parse(t.Nemesis)
 	argv := t.WorkerCmd
+	if len(argv) == 0 && len(design.Worker) > 0 {
+		var err error
+		if argv, err = workers.Command(ctx, design.Worker); err != nil {
+			return Outcome{}, err
+		}
+	}
 	if len(argv) == 0 {
 		exe, err := os.Executable()
 		if err != nil {

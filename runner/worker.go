@@ -22,6 +22,19 @@ import (
 // starts its runtime.
 const openTimeout = 10 * time.Second
 
+// bundledOpenTimeout is openTimeout for a design's own worker in another
+// language (a JVM or a Python interpreter), which starts slowly on a loaded
+// machine.
+const bundledOpenTimeout = 30 * time.Second
+
+// openTimeout is how long a worker of this run may take to answer open.
+func (r *run) openTimeout() time.Duration {
+	if len(r.design.Worker) > 0 && len(r.test.WorkerCmd) == 0 {
+		return bundledOpenTimeout
+	}
+	return openTimeout
+}
+
 // workerProc is the controller's end of one worker process: requests go to
 // its stdin, replies come from its stdout, one JSON line each.
 type workerProc struct {

@@ -8,6 +8,10 @@
 #   gcc                       builds the clock shim (server clock jumps)
 #   java, zookeeper.jar       ZooKeeper 3.8 ensembles (package zookeeper)
 #   chromium                  the report's browser test
+#   python3-redis, python3-kazoo  the redis-py-lock and kazoo-lock workers
+#                             (Debian's /usr/bin/python3, workers/python/)
+#   libcurator-recipes-java, javac  the curator-mutex worker (workers/java/,
+#                             compiled on first use)
 set -euo pipefail
 
 need=()
@@ -19,6 +23,12 @@ command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
 [ -f /usr/share/java/slf4j-simple.jar ] || need+=(libslf4j-java)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ -x /usr/bin/python3 ] || need+=(python3)
+/usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || need+=(python3-redis)
+/usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || need+=(python3-kazoo)
+[ -f /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java)
+[ -f /usr/share/java/jackson-databind.jar ] || need+=(libjackson2-databind-java)
+command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
@@ -42,9 +52,12 @@ $sudo apt-get update -qq >/dev/null
 # enough for us but apt decides. Daemons the packages would start are not
 # ours: lockcheck starts its own servers on free loopback ports.
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-for b in redis-server redis-cli redis-sentinel gcc java chromium; do
+for b in redis-server redis-cli redis-sentinel gcc java javac chromium; do
   command -v "$b" >/dev/null 2>&1 || { echo "deps: $b still missing after apt-get install" >&2; exit 3; }
 done
-for f in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-simple.jar; do
+for f in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-simple.jar /usr/share/java/curator-recipes.jar /usr/share/java/jackson-databind.jar; do
   [ -f "$f" ] || { echo "deps: $f still missing after apt-get install" >&2; exit 3; }
+done
+for m in redis kazoo; do
+  /usr/bin/python3 -c "import $m" >/dev/null 2>&1 || { echo "deps: python module $m still missing after apt-get install" >&2; exit 3; }
 done

@@ -83,8 +83,16 @@ type Design struct {
 	// the lock (a watchdog), so a held lock does not expire on its own.
 	Renews bool
 	// New builds a client for one worker; events reports what the client
-	// notices on its own (session events) into the history.
+	// notices on its own (session events) into the history. It is nil for
+	// a design with its own Worker.
 	New func(cfg Config, rng *rand.Rand, events func(detail string)) (Lock, error)
+	// Worker, when set, is the command of the design's own worker, a lock
+	// library in another language that ships with lockcheck: the
+	// interpreter and the bundled file it runs (see package workers, which
+	// resolves the file), e.g. {"python3", "python/redis_py_lock.py"}. The
+	// controller runs it instead of `check worker` unless --worker-cmd is
+	// given.
+	Worker []string
 }
 
 // Designs returns every known lock design, sorted by name.

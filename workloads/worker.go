@@ -104,6 +104,9 @@ func open(cfg *Config, events func(string)) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d.New == nil {
+		return nil, fmt.Errorf("%s runs in its own worker (%s), not in check worker", d.Name, strings.Join(d.Worker, " "))
+	}
 	if w := cfg.Workload; w != "" && w != WorkloadRegister && w != WorkloadInventory {
 		return nil, fmt.Errorf("unknown workload %q (want %s or %s)", w, WorkloadRegister, WorkloadInventory)
 	}

@@ -46,6 +46,9 @@ commands:
   repro     reproduction rate: check repro --scenario NAME | RUN_DIR [--count 5] [--failfast] [--same-seed] [--jobs J]
             [--seed BASE]; exit 1 when it reproduced, 0 when every run was valid, 2 not exercised or unknown, 3 errors
 
+  conformance  check a worker against the protocol: check conformance [--worker-cmd CMD] [--lock NAME]; exit 1 naming
+            each broken rule
+
 exit codes: 0 valid, 1 invalid, 2 unknown or not exercised, 3 error, 130 interrupted
 `
 
@@ -78,11 +81,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdMatrix(args[1:], stdout, stderr)
 	case "repro":
 		code, err = cmdRepro(args[1:], stdout, stderr)
+	case "conformance":
+		code, err = cmdConformance(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitValid
 	default:
-		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, serve, worker, bench, matrix, repro)", args[0])
+		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, serve, worker, bench, matrix, repro, conformance)", args[0])
 		code = exitError
 	}
 	if err != nil {

@@ -1,0 +1,336 @@
+// Package conformance drives a worker through the worker protocol
+// (docs/worker-protocol.md) against a real lock service started through
+// clusters, and reports each rule of the protocol it breaks, in words. It
+// is `check conformance`; every worker lockcheck ships passes it in a test.
+// It imports clusters, history and workloads.
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// The rules a worker must keep, as the report names them.
+const (
+	RuleReplies    = "replies in order and one per request"
+	RuleVersion    = "open refuses an unknown protocol version"
+	RuleOpen       = "open replies ok with the protocol version"
+	RuleCycle      = "acquire, cs and release complete ok with the fields the checkers read"
+	RuleAfterLease = "a request after the lease gives a prompt reply"
+	RuleTimeout    = "a timeout is info, not fail"
+	RuleWholeLines = "events are whole lines"
+	RuleClose      = "close exits"
+	RuleStdoutOnly = "stdout carries nothing but protocol lines"
+)
+
+// Rules lists every rule in the order the report prints them.
+var Rules = []string{RuleOpen, RuleVersion, RuleReplies, RuleCycle, RuleAfterLease, RuleTimeout,
+	RuleWholeLines, RuleClose, RuleStdoutOnly}
+
+// Options says which worker to check and how.
+type Options struct {
+	// Worker is the worker's argv.
+	Worker []string
+	// Env is added to the worker's environment.
+	Env []string
+	// Lock is the design whose name the worker is opened with; it picks the
+	// lock service (redis, zookeeper) and its topology.
+	Lock string
+	// Dir receives the node logs and the workers' stderr (workers.log).
+	Dir string
+	// Lease is the lease the worker is opened with (default 1 s).
+	Lease time.Duration
+	// Prompt bounds a prompt reply (default 5 s); ReplyTimeout bounds any
+	// reply, as the controller's timeout does (default 10 s).
+	Prompt, ReplyTimeout time.Duration
+}
+
+// Broken is one rule a worker broke, and how.
+type Broken struct {
+	Rule   string `json:"rule"`
+	Detail string `json:"detail"`
+}
+
+// Report is what Check found.
+type Report struct {
+	// Broken lists every break, in the order found.
+	Broken []Broken `json:"broken"`
+	// Checked lists the rules that were exercised.
+	Checked []string `json:"checked"`
+	mu      sync.Mutex
+	events  int
+}
+
+// Conforms reports whether no rule was broken.
+func (r *Report) Conforms() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.Broken) == 0
+}
+
+func (r *Report) breaks(rule, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Broken = append(r.Broken, Broken{Rule: rule, Detail: fmt.Sprintf(format, args...)})
+}
+
+func (r *Report) checked(rule string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.Checked {
+		if c == rule {
+			return
+		}
+	}
+	r.Checked = append(r.Checked, rule)
+}
+
+// topology is a lock service whose worker links can be cut.
+type topology interface {
+	clusters.Cluster
+	clusters.Partitioner
+	LockAddrs(slot int) []string
+	StorageAddr() string
+}
+
+func newTopology(d workloads.Design, dir string) (topology, error) {
+	switch d.Service {
+	case "redis":
+		return clusters.NewRedis(clusters.RedisConfig{LockNodes: d.LockNodes, Workers: 1, LogDir: dir}), nil
+	case "zookeeper":
+		return clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: 1, Workers: 1, LogDir: dir}), nil
+	}
+	return nil, fmt.Errorf("conformance runs redis and zookeeper designs, not %s's %s", d.Name, d.Service)
+}
+
+// Check starts the lock service of o.Lock, drives the worker through every
+// rule and returns what it broke. An error means the check could not be
+// carried out (the service did not start, the worker could not be
+// started at all), never that the worker broke a rule.
+func Check(ctx context.Context, o Options) (*Report, error) {
+	if len(o.Worker) == 0 {
+		return nil, errors.New("no worker command")
+	}
+	d, err := workloads.FindDesign(o.Lock)
+	if err != nil {
+		return nil, err
+	}
+	if o.Lease <= 0 {
+		o.Lease = time.Second
+	}
+	if o.Prompt <= 0 {
+		o.Prompt = 5 * time.Second
+	}
+	if o.ReplyTimeout <= 0 {
+		o.ReplyTimeout = 10 * time.Second
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	top, err := newTopology(d, filepath.Join(o.Dir, "nodes"))
+	if err != nil {
+		return nil, err
+	}
+	if err := top.Setup(ctx); err != nil {
+		return nil, fmt.Errorf("set up %s: %w", d.Service, err)
+	}
+	defer top.Teardown(context.WithoutCancel(ctx))
+	logf, err := os.Create(filepath.Join(o.Dir, "workers.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	c := &checkRun{o: o, top: top, log: logf, rep: &Report{}}
+	c.cfg = workloads.Config{Protocol: workloads.ProtocolVersion, Lock: d.Name, Process: 0, Seed: 1,
+		LockAddrs: top.LockAddrs(0), StorageAddr: top.StorageAddr(), LeaseMS: o.Lease.Milliseconds(),
+		AcquireTimeoutMS: 2 * o.Lease.Milliseconds(), RetryMS: 10, ThinkMS: 10, OpTimeoutMS: 500}
+	if err := c.unknownVersion(); err != nil {
+		return c.rep, err
+	}
+	if err := c.main(ctx); err != nil {
+		return c.rep, err
+	}
+	if err := c.close(); err != nil {
+		return c.rep, err
+	}
+	for _, r := range []string{RuleReplies, RuleWholeLines, RuleStdoutOnly} {
+		c.rep.checked(r)
+	}
+	return c.rep, nil
+}
+
+// checkRun is the state of one Check.
+type checkRun struct {
+	o   Options
+	top topology
+	log *os.File
+	rep *Report
+	cfg workloads.Config
+}
+
+func (c *checkRun) start() (*proc, error) {
+	return start(c.o.Worker, c.o.Env, c.log, c.rep)
+}
+
+// unknownVersion opens a worker with a protocol version no one speaks.
+func (c *checkRun) unknownVersion() error {
+	p, err := c.start()
+	if err != nil {
+		return err
+	}
+	defer p.kill()
+	cfg := c.cfg
+	cfg.Protocol = 999
+	c.rep.checked(RuleVersion)
+	r, _, err := p.call(workloads.Request{F: workloads.FOpen, Config: &cfg}, c.o.ReplyTimeout)
+	switch {
+	case err != nil:
+		c.rep.breaks(RuleVersion, "open with protocol 999: %v (want a fail reply)", err)
+	case r.Type != history.Fail:
+		c.rep.breaks(RuleVersion, "open with protocol 999 replied %s, want fail", r.Type)
+	}
+	return nil
+}
+
+// open opens a fresh worker with the right version.
+func (c *checkRun) open() (*proc, bool, error) {
+	p, err := c.start()
+	if err != nil {
+		return nil, false, err
+	}
+	c.rep.checked(RuleOpen)
+	cfg := c.cfg
+	r, _, err := p.call(workloads.Request{F: workloads.FOpen, Config: &cfg}, c.o.ReplyTimeout)
+	switch {
+	case err != nil:
+		c.rep.breaks(RuleOpen, "open: %v", err)
+	case r.Type != history.OK:
+		c.rep.breaks(RuleOpen, "open replied %s (%s), want ok: does the worker know --lock %s?", r.Type, r.Error, cfg.Lock)
+	case r.Protocol != workloads.ProtocolVersion:
+		c.rep.breaks(RuleOpen, "open replied protocol %d, want %d", r.Protocol, workloads.ProtocolVersion)
+	default:
+		return p, true, nil
+	}
+	p.kill()
+	return nil, false, nil
+}
+
+// op sends one request of the cycle and wants it ok.
+func (c *checkRun) op(p *proc, f, key string, v *history.Value) (workloads.Reply, bool) {
+	r, _, err := p.call(workloads.Request{F: f, Key: key, Value: v}, c.o.ReplyTimeout)
+	switch {
+	case err != nil:
+		c.rep.breaks(RuleCycle, "%s %s with no fault: %v", f, key, err)
+		return r, false
+	case r.Type != history.OK:
+		c.rep.breaks(RuleCycle, "%s %s with no fault replied %s (%s), want ok", f, key, r.Type, r.Error)
+		return r, false
+	}
+	return r, true
+}
+
+// main runs a clean cycle, a request after the lease, and a release under
+// a partition on one worker.
+func (c *checkRun) main(ctx context.Context) error {
+	p, ok, err := c.open()
+	if err != nil || !ok {
+		return err
+	}
+	defer p.kill()
+	c.rep.checked(RuleCycle)
+	// A clean cycle.
+	acq, ok := c.op(p, history.FAcquire, "k0", nil)
+	if !ok {
+		return nil
+	}
+	grant := acq.Value
+	if grant == nil || grant.Owner == "" {
+		c.rep.breaks(RuleCycle, "acquire's ok reply has no value.owner")
+		grant = &history.Value{}
+	}
+	cs, ok := c.op(p, history.FCS, "k0", &history.Value{Owner: grant.Owner})
+	if ok && (cs.Value == nil || cs.Value.Read == nil || cs.Value.Wrote == nil) {
+		c.rep.breaks(RuleCycle, "cs's ok reply lacks value.read or value.wrote")
+	} else if ok && *cs.Value.Wrote != *cs.Value.Read+1 {
+		c.rep.breaks(RuleCycle, "cs read %d and wrote %d, want read+1", *cs.Value.Read, *cs.Value.Wrote)
+	}
+	if _, ok := c.op(p, history.FRelease, "k0", &history.Value{Owner: grant.Owner, Token: grant.Token}); !ok {
+		return nil
+	}
+
+	// A request after the lease ran out.
+	c.rep.checked(RuleAfterLease)
+	acq, ok = c.op(p, history.FAcquire, "k1", nil)
+	if !ok {
+		return nil
+	}
+	time.Sleep(c.o.Lease + 500*time.Millisecond)
+	g := acq.Value
+	if g == nil {
+		g = &history.Value{}
+	}
+	for _, f := range []string{history.FCS, history.FRelease} {
+		_, took, err := p.call(workloads.Request{F: f, Key: "k1", Value: &history.Value{Owner: g.Owner, Token: g.Token}}, c.o.Prompt)
+		if err != nil {
+			c.rep.breaks(RuleAfterLease, "%s k1 %s after the lease ran out: %v within %s", f, took.Round(time.Millisecond), err, c.o.Prompt)
+			return nil
+		}
+	}
+
+	// A release while every link to the lock service hangs.
+	c.rep.checked(RuleTimeout)
+	acq, ok = c.op(p, history.FAcquire, "k2", nil)
+	if !ok {
+		return nil
+	}
+	if err := c.top.Partition(ctx, 0); err != nil {
+		return fmt.Errorf("partition the worker: %w", err)
+	}
+	defer c.top.Heal(context.WithoutCancel(ctx), 0)
+	g = acq.Value
+	if g == nil {
+		g = &history.Value{}
+	}
+	r, took, err := p.call(workloads.Request{F: history.FRelease, Key: "k2", Value: &history.Value{Owner: g.Owner, Token: g.Token}}, c.o.ReplyTimeout)
+	switch {
+	case err != nil:
+		c.rep.breaks(RuleTimeout, "release k2 under a partition: %v within %s: the worker must time out its own calls and reply info",
+			err, c.o.ReplyTimeout)
+	case r.Type == history.Fail:
+		c.rep.breaks(RuleTimeout, "release k2 under a partition replied fail (%s) after %s: a timed-out call may have taken effect, so it is info",
+			r.Error, took.Round(time.Millisecond))
+	case r.Type == history.OK:
+		c.rep.breaks(RuleTimeout, "release k2 under a partition replied ok while every link to the lock service hung")
+	}
+	return nil
+}
+
+// close opens a fresh worker and closes it: it must reply ok and exit.
+func (c *checkRun) close() error {
+	p, ok, err := c.open()
+	if err != nil || !ok {
+		return err
+	}
+	defer p.kill()
+	c.rep.checked(RuleClose)
+	r, _, err := p.call(workloads.Request{F: workloads.FClose}, c.o.ReplyTimeout)
+	switch {
+	case err != nil:
+		c.rep.breaks(RuleClose, "close: %v (want an ok reply, then exit)", err)
+	case err == nil && r.Type != history.OK:
+		c.rep.breaks(RuleClose, "close replied %s, want ok", r.Type)
+	}
+	if !p.exited(5 * time.Second) {
+		c.rep.breaks(RuleClose, "the worker was still running 5 s after close")
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package conformance
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/workers"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// TestMain lets the test binary serve as `check worker`.
+func TestMain(m *testing.M) {
+	if os.Getenv("LOCKCHECK_TEST_WORKER") == "1" {
+		if err := workloads.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// workerOf returns the argv and environment of a design's bundled worker:
+// its own worker in another language, or this test binary as check worker.
+func workerOf(t *testing.T, lock string) ([]string, []string) {
+	t.Helper()
+	d, err := workloads.FindDesign(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Worker) == 0 {
+		return []string{os.Args[0]}, []string{"LOCKCHECK_TEST_WORKER=1"}
+	}
+	argv, err := workers.Command(context.Background(), d.Worker)
+	if err != nil {
+		t.Fatalf("%s's worker: %v (scripts/deps.sh installs its library)", lock, err)
+	}
+	return argv, nil
+}
+
+func example(name string) []string {
+	p, _ := filepath.Abs(filepath.Join("..", name))
+	return []string{"python3", p}
+}
+
+// TestBundledWorkersConform checks every worker lockcheck ships: the Go
+// worker for lockcheck's own recipe and for each Go library, the Python
+// workers, and the protocol document's example worker.
+func TestBundledWorkersConform(t *testing.T) {
+	tests := []struct {
+		name, lock string
+		argv       []string
+	}{
+		{"check-worker", "redis-set-px", nil},
+		{"check-worker-zk", "zk-sequential", nil},
+		{"redsync", "redsync", nil},
+		{"redislock", "redislock", nil},
+		{"go-zookeeper-lock", "go-zookeeper-lock", nil},
+		{"redis-py-lock", "redis-py-lock", nil},
+		{"kazoo-lock", "kazoo-lock", nil},
+		{"curator-mutex", "curator-mutex", nil},
+		{"docs-example", "redis-set-px", example("docs/examples/worker.py")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			argv, env := tt.argv, []string(nil)
+			if argv == nil {
+				argv, env = workerOf(t, tt.lock)
+			}
+			rep, err := Check(context.Background(), Options{Worker: argv, Env: env, Lock: tt.lock, Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Conforms() {
+				t.Fatalf("broken rules: %+v", rep.Broken)
+			}
+			if len(rep.Checked) != len(Rules) {
+				t.Errorf("checked %d rules of %d: %v", len(rep.Checked), len(Rules), rep.Checked)
+			}
+		})
+	}
+}
+
+// TestBrokenWorker checks that a worker with three classic mistakes fails
+// naming each broken rule.
+func TestBrokenWorker(t *testing.T) {
+	rep, err := Check(context.Background(), Options{Worker: example("conformance/testdata/broken_worker.py"),
+		Lock: "redis-set-px", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(map[string]bool)
+	for _, b := range rep.Broken {
+		got[b.Rule] = true
+	}
+	for _, want := range []string{RuleStdoutOnly, RuleVersion, RuleTimeout} {
+		if !got[want] {
+			t.Errorf("rule %q not reported broken; broken: %+v", want, rep.Broken)
+		}
+	}
+	if got[RuleCycle] || got[RuleClose] {
+		t.Errorf("rules the worker keeps reported broken: %+v", rep.Broken)
+	}
+}
