@@ -157,7 +157,10 @@ func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, 
 	}
 	broken, refused := false, false
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		// Cancelled while waiting (another slot failed first, or an
+		// interrupt): not this worker's fault. A timeout that raced the
+		// cancel is still reported as this worker's timeout below.
 	case w.exited() && errors.Is(w.readErr, errProtocol):
 		broken, err = true, w.readErr
 	case err != nil && w.exited():
