@@ -57,16 +57,17 @@ func BenchOverhead(ctx context.Context, t Test, log io.Writer) (Overhead, error)
 // plainLoop runs t.Workers goroutines, each with its own lock client and
 // resource, cycling acquire -> cs -> release for t.Time, and counts grants.
 func plainLoop(ctx context.Context, t Test) (int, error) {
-	design, err := workloads.FindDesign(t.Lock)
+	p, err := resolve(t)
 	if err != nil {
 		return 0, err
 	}
+	design := p.design
 	logDir, err := os.MkdirTemp("", "lockcheck-bench-")
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(logDir)
-	c := newTopology(design, t, logDir)
+	c := p.topology(t, logDir)
 	if err := c.Setup(ctx); err != nil {
 		return 0, err
 	}
