@@ -8,6 +8,8 @@
 #   gcc                       builds the clock shim (server clock jumps)
 #   java, zookeeper.jar       ZooKeeper 3.8 ensembles (package zookeeper)
 #   chromium                  the report's browser test
+#   postgresql-15             PostgreSQL lock designs (initdb, postgres)
+#   mariadb-server            MariaDB lock designs (mariadbd, mariadb-install-db)
 set -euo pipefail
 
 need=()
@@ -19,6 +21,8 @@ command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
 [ -f /usr/share/java/slf4j-simple.jar ] || need+=(libslf4j-java)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql-15)
+command -v mariadb-install-db >/dev/null 2>&1 || need+=(mariadb-server)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
@@ -42,9 +46,12 @@ $sudo apt-get update -qq >/dev/null
 # enough for us but apt decides. Daemons the packages would start are not
 # ours: lockcheck starts its own servers on free loopback ports.
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-for b in redis-server redis-cli redis-sentinel gcc java chromium; do
+for b in redis-server redis-cli redis-sentinel gcc java chromium mariadb-install-db; do
   command -v "$b" >/dev/null 2>&1 || { echo "deps: $b still missing after apt-get install" >&2; exit 3; }
 done
 for f in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-simple.jar; do
   [ -f "$f" ] || { echo "deps: $f still missing after apt-get install" >&2; exit 3; }
 done
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "deps: postgresql initdb still missing after apt-get install" >&2; exit 3; }
+# Debian's packages start their own postgresql and mariadb services; lockcheck
+# never uses them (it runs its own servers in temporary directories).
