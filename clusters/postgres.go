@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -84,6 +85,11 @@ type postgresEngine struct {
 	bin  string
 	data string
 	cred *syscall.Credential
+
+	// admin is the session-kill connection, kept open so a kill lands
+	// within a millisecond or two, not after a new connection's handshake.
+	mu    sync.Mutex
+	admin *pgx.Conn
 }
 
 // PostgresURL returns the connection string of the cluster's database at
@@ -185,6 +191,14 @@ func pgSelect1(ctx context.Context, addr string) error {
 // stop asks for a fast shutdown (SIGINT to the postmaster: sessions are
 // ended, a checkpoint written) and kills the process group after grace.
 func (e *postgresEngine) stop(ctx context.Context, p *Proc, grace time.Duration) error {
+	e.mu.Lock()
+	if e.admin != nil {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		_ = e.admin.Close(cctx)
+		cancel()
+		e.admin = nil
+	}
+	e.mu.Unlock()
 	if p.Exited() {
 		return nil
 	}
@@ -204,12 +218,25 @@ func (e *postgresEngine) stop(ctx context.Context, p *Proc, grace time.Duration)
 	return killTree(p)
 }
 
-func (e *postgresEngine) killSessions(ctx context.Context, addr, name string) ([]int64, error) {
-	conn, err := pgx.Connect(ctx, PostgresURL(addr, "lockcheck-nemesis"))
-	if err != nil {
-		return nil, fmt.Errorf("connect to pg0 to end sessions: %w", err)
+func (e *postgresEngine) killSessions(ctx context.Context, addr, name string) (ids []int64, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.admin == nil || e.admin.IsClosed() {
+		if e.admin, err = pgx.Connect(ctx, PostgresURL(addr, "lockcheck-nemesis")); err != nil {
+			return nil, fmt.Errorf("connect to pg0 to end sessions: %w", err)
+		}
+		// The session timeouts are for lock clients, not for this one.
+		if _, err = e.admin.Exec(ctx, "SET idle_session_timeout = 0"); err != nil {
+			return nil, fmt.Errorf("configure the session-kill connection: %w", err)
+		}
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	conn := e.admin
+	defer func() {
+		if err != nil {
+			_ = conn.Close(context.WithoutCancel(ctx))
+			e.admin = nil
+		}
+	}()
 	// OFFSET 0 keeps the filter inside the subquery, so only the named
 	// sessions reach pg_terminate_backend.
 	rows, err := conn.Query(ctx, `SELECT pid FROM (SELECT pid FROM pg_stat_activity

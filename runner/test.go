@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -176,5 +177,6 @@ func (t *Test) workerConfig(process int, lockAddrs []string, storage string) wor
 		RetryMS: t.Retry.Milliseconds(), ThinkMS: t.Think.Milliseconds(),
 		OpTimeoutMS: t.OpTimeout.Milliseconds(), Fencing: t.Fencing,
 		Workload: t.Workload, Stock: t.Stock, Failpoint: t.Failpoint,
+		SessionName: clusters.SessionName(process),
 	}
 }
