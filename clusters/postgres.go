@@ -131,6 +131,8 @@ func (e *postgresEngine) initialize(ctx context.Context, dir string, log *os.Fil
 		"synchronous_commit = on",
 		"full_page_writes = on",
 		fmt.Sprintf("max_connections = %d", 3*e.cfg.Workers+20),
+		// register-in-db prepares the transaction that holds its lock.
+		fmt.Sprintf("max_prepared_transactions = %d", 3*e.cfg.Workers+20),
 		"shared_buffers = 16MB",
 		"logging_collector = off",
 		"log_line_prefix = '%m [%p] %a '",

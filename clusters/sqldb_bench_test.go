@@ -37,3 +37,10 @@ func benchReady(b *testing.B, new func() Topology) {
 		b.ReportMetric(took[4].Seconds(), "max-s")
 	}
 }
+
+// BenchmarkMariaDBReady is BenchmarkPostgresReady for MariaDB
+// (mariadb-install-db, mariadbd).
+func BenchmarkMariaDBReady(b *testing.B) {
+	needMariaDB(b)
+	benchReady(b, func() Topology { return NewMariaDB(SQLDBConfig{Workers: 10, LogDir: b.TempDir()}) })
+}

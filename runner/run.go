@@ -366,7 +366,10 @@ func CheckOptions(t Test) checker.Options {
 // checkOptions is CheckOptions for a test whose design d is known.
 func checkOptions(t Test, d workloads.Design) checker.Options {
 	stuck := t.StuckBound
-	return checker.Options{Fenced: t.Fencing, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: t.Lease, NoLock: d.NoLock}
+	// A register kept in the lock's own transaction is fenced by it: the
+	// resource checkers decide, as with fencing tokens.
+	fenced := t.Fencing || t.Workload == workloads.WorkloadRegisterInDB
+	return checker.Options{Fenced: fenced, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: t.Lease, NoLock: d.NoLock}
 }
 
 // Check runs the default checkers on h and stores results.json (and the

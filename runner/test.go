@@ -101,8 +101,8 @@ func (t *Test) Defaults() {
 	}
 	if t.Name == "" {
 		t.Name = fmt.Sprintf("%s-%s", t.Lock, strings.ReplaceAll(t.Nemesis, ",", "+"))
-		if t.Workload == workloads.WorkloadInventory {
-			t.Name += "-inventory"
+		if t.Workload == workloads.WorkloadInventory || t.Workload == workloads.WorkloadRegisterInDB {
+			t.Name += "-" + t.Workload
 		}
 		if t.Fencing {
 			t.Name += "-fenced"
@@ -115,6 +115,9 @@ func (t *Test) Validate() error {
 	d, err := workloads.FindDesign(t.Lock)
 	if err != nil {
 		return err
+	}
+	if t.Workload == workloads.WorkloadRegisterInDB && len(d.Workloads) == 0 {
+		return fmt.Errorf("--workload register-in-db: %s keeps no lock in a database transaction (see check list: pg-for-update, mysql-for-update, pg-advisory-xact)", d.Name)
 	}
 	if !d.RunsWorkload(t.Workload) {
 		return fmt.Errorf("%s only runs the %s workload (--workload %s)", d.Name, strings.Join(d.Workloads, ", "), d.Workloads[0])
@@ -132,8 +135,10 @@ func (t *Test) Validate() error {
 		return err
 	}
 	switch {
-	case t.Workload != "register" && t.Workload != "inventory":
-		return fmt.Errorf("--workload %q: want register or inventory", t.Workload)
+	case t.Workload != "register" && t.Workload != "inventory" && t.Workload != workloads.WorkloadRegisterInDB:
+		return fmt.Errorf("--workload %q: want register, inventory or register-in-db", t.Workload)
+	case t.Workload == workloads.WorkloadRegisterInDB && t.Fencing:
+		return errors.New("--fencing: with --workload register-in-db the register lives in the lock's own transaction; fencing is for the external storage node")
 	case t.Stock < 0:
 		return fmt.Errorf("--stock %d: want at least 0", t.Stock)
 	case t.Workers < 1 || t.Workers > 200:

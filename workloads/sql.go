@@ -175,9 +175,13 @@ func lockID(key string) int64 {
 // heldTx is a lock held by an open transaction (FOR UPDATE, a transaction
 // advisory lock): COMMIT releases it.
 type heldTx struct {
-	tx    *sql.Tx
 	owner string
-	// wrote is set once the critical section wrote the register inside
-	// the transaction (register-in-db).
-	wrote bool
+	// gid names the transaction when it is two-phase (register-in-db):
+	// the critical section prepares it, the release commits it.
+	gid string
+	// prepared is set once the critical section prepared it.
+	prepared bool
 }
+
+// asDefinite reports whether err is marked definite.
+func asDefinite(err error, d *definiteError) bool { return errors.As(err, d) }

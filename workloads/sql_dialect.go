@@ -35,6 +35,7 @@ type sqlDialect struct {
 	now              string // the database clock, in milliseconds
 	statementError   func(err error) bool
 	lockNotAvailable func(err error) bool
+	twoPhase         twoPhase
 }
 
 // rebind rewrites ? placeholders as $1, $2, ... for PostgreSQL.
@@ -102,6 +103,7 @@ var pgDialect = &sqlDialect{
 		var pg *pgconn.PgError
 		return errors.As(err, &pg) && pg.Code == "55P03"
 	},
+	twoPhase: pgTwoPhase,
 }
 
 // mysqlDialect is MariaDB's (and MySQL's) dialect.
@@ -145,4 +147,36 @@ var mysqlDialect = &sqlDialect{
 		var my *mysql.MySQLError
 		return errors.As(err, &my) && my.Number == 1205
 	},
+	twoPhase: mysqlTwoPhase,
+}
+
+// twoPhase is how a dialect runs a two-phase transaction: the critical
+// section of register-in-db prepares the transaction that holds the lock
+// and its write (durable from then on, its locks kept even if the session
+// ends), and the release commits it, from any session.
+type twoPhase struct {
+	begin   func(gid string) []string
+	prepare func(gid string) []string
+	commit  func(gid string) string
+	// rollback ends the open (not yet prepared) transaction gid.
+	rollback func(gid string) []string
+	// list returns the gids of the prepared transactions (one column:
+	// the gid; MariaDB's XA RECOVER has four, see preparedGIDs).
+	list string
+}
+
+var pgTwoPhase = twoPhase{
+	begin:    func(string) []string { return []string{"BEGIN"} },
+	prepare:  func(gid string) []string { return []string{"PREPARE TRANSACTION '" + gid + "'"} },
+	commit:   func(gid string) string { return "COMMIT PREPARED '" + gid + "'" },
+	rollback: func(string) []string { return []string{"ROLLBACK"} },
+	list:     "SELECT gid FROM pg_prepared_xacts WHERE gid LIKE 'lockcheck-%'",
+}
+
+var mysqlTwoPhase = twoPhase{
+	begin:    func(gid string) []string { return []string{"XA START '" + gid + "'"} },
+	prepare:  func(gid string) []string { return []string{"XA END '" + gid + "'", "XA PREPARE '" + gid + "'"} },
+	commit:   func(gid string) string { return "XA COMMIT '" + gid + "'" },
+	rollback: func(gid string) []string { return []string{"XA END '" + gid + "'", "XA ROLLBACK '" + gid + "'"} },
+	list:     "XA RECOVER",
 }
