@@ -28,11 +28,13 @@ type sqlDialect struct {
 	nextToken string
 	// lockTimeout sets how long a lock wait may last, before BEGIN
 	// (MariaDB, session-wide) or right after it (PostgreSQL, SET LOCAL).
-	lockTimeout      func(d time.Duration) string
-	lockTimeoutInTx  bool
-	insertIfAbsent   string // insert (name) into a table unless present: %s is the table
-	insertRow        string // insert a lock row unless one exists (see sql_unique_row.go)
-	now              string // the database clock, in milliseconds
+	lockTimeout     func(d time.Duration) string
+	lockTimeoutInTx bool
+	insertIfAbsent  string // insert (name) into a table unless present: %s is the table
+	insertRow       string // insert a lock row unless one exists, RETURNING id: %s is its expires_at
+	now             string // the database clock, in milliseconds
+	// expiresIn is the database clock plus ? milliseconds.
+	expiresIn        string
 	statementError   func(err error) bool
 	lockNotAvailable func(err error) bool
 	twoPhase         twoPhase
@@ -93,8 +95,9 @@ var pgDialect = &sqlDialect{
 	lockTimeoutInTx: true,
 	insertIfAbsent:  "INSERT INTO %s (name) VALUES (?) ON CONFLICT DO NOTHING",
 	insertRow: "INSERT INTO lockcheck_rows (name, owner, holder, expires_at, count, id) " +
-		"VALUES (?, ?, ?, ?, 1, nextval('lockcheck_token')) ON CONFLICT DO NOTHING",
-	now: "clock_timestamp()",
+		"VALUES (?, ?, ?, %s, 1, nextval('lockcheck_token')) ON CONFLICT DO NOTHING RETURNING id",
+	now:       "clock_timestamp()",
+	expiresIn: "clock_timestamp() + (? * interval '1 millisecond')",
 	statementError: func(err error) bool {
 		var pg *pgconn.PgError
 		return errors.As(err, &pg) && pg.Severity != "FATAL" && pg.Severity != "PANIC"
@@ -130,8 +133,9 @@ var mysqlDialect = &sqlDialect{
 	},
 	insertIfAbsent: "INSERT IGNORE INTO %s (name) VALUES (?)",
 	insertRow: "INSERT IGNORE INTO lockcheck_rows (name, owner, holder, expires_at, count, id) " +
-		"VALUES (?, ?, ?, ?, 1, NEXTVAL(lockcheck_token))",
-	now: "NOW(3)",
+		"VALUES (?, ?, ?, %s, 1, NEXTVAL(lockcheck_token)) RETURNING id",
+	now:       "NOW(3)",
+	expiresIn: "NOW(3) + INTERVAL (? * 1000) MICROSECOND",
 	statementError: func(err error) bool {
 		var my *mysql.MySQLError
 		if !errors.As(err, &my) {
