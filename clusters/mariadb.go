@@ -106,21 +106,20 @@ func (e *mariadbEngine) initialize(ctx context.Context, dir string, log *os.File
 		return err
 	}
 	e.dir, e.data = dir, filepath.Join(dir, "data")
-	if err := os.MkdirAll(e.data, 0o700); err != nil {
-		return fmt.Errorf("create the data dir: %w", err)
-	}
 	if err := chownTree(dir, e.cred); err != nil {
 		return fmt.Errorf("give the data dir to the mysql user: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, installDB, "--no-defaults", "--datadir="+e.data,
-		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
-		"--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M")
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: e.cred}
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("mariadb-install-db %s (log %s): %w", e.data, log.Name(), err)
-	}
-	return nil
+	return initFromTemplate(ctx, "mariadb", e.bin, e.data, e.cred, func(ctx context.Context) error {
+		cmd := exec.CommandContext(ctx, installDB, "--no-defaults", "--datadir="+e.data,
+			"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
+			"--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M")
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: e.cred}
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("mariadb-install-db %s (log %s): %w", e.data, log.Name(), err)
+		}
+		return nil
+	})
 }
 
 func (e *mariadbEngine) start(ctx context.Context, port int, log *os.File) (*Proc, error) {

@@ -114,55 +114,54 @@ func (e *postgresEngine) initialize(ctx context.Context, dir string, log *os.Fil
 		return fmt.Errorf("give the data dir to the postgres user: %w", err)
 	}
 	e.data = filepath.Join(dir, "data")
-	// --no-sync only skips flushing initdb's own files; the server runs
-	// with fsync on.
-	cmd := exec.CommandContext(ctx, filepath.Join(e.bin, "initdb"), "-D", e.data, "-U", PostgresUser,
-		"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: e.cred}
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("initdb %s (log %s): %w", e.data, log.Name(), err)
-	}
+	return initFromTemplate(ctx, "postgres", filepath.Join(e.bin, "postgres"), e.data, e.cred, func(ctx context.Context) error {
+		// --no-sync only skips flushing initdb's own files; the server
+		// runs with fsync on.
+		cmd := exec.CommandContext(ctx, filepath.Join(e.bin, "initdb"), "-D", e.data, "-U", PostgresUser,
+			"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: e.cred}
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("initdb %s (log %s): %w", e.data, log.Name(), err)
+		}
+		return nil
+	})
+}
+
+// settings are the server's settings, passed as -c options.
+func (e *postgresEngine) settings() []string {
 	timeout := strconv.FormatInt(e.cfg.SessionTimeout.Milliseconds(), 10)
-	conf := []string{
-		"listen_addresses = '127.0.0.1'",
-		"unix_socket_directories = ''",
-		"fsync = on",
-		"synchronous_commit = on",
-		"full_page_writes = on",
-		fmt.Sprintf("max_connections = %d", 3*e.cfg.Workers+20),
+	conns := strconv.Itoa(3*e.cfg.Workers + 20)
+	return []string{
+		"listen_addresses=127.0.0.1",
+		"unix_socket_directories=",
+		"fsync=on",
+		"synchronous_commit=on",
+		"full_page_writes=on",
+		"max_connections=" + conns,
 		// register-in-db prepares the transaction that holds its lock.
-		fmt.Sprintf("max_prepared_transactions = %d", 3*e.cfg.Workers+20),
-		"shared_buffers = 16MB",
-		"logging_collector = off",
-		"log_line_prefix = '%m [%p] %a '",
+		"max_prepared_transactions=" + conns,
+		"shared_buffers=16MB",
+		"logging_collector=off",
+		"log_line_prefix=%m [%p] %a ",
 		// A session that holds a lock and goes silent is ended within
 		// the session timeout: in a transaction, idle, or behind a dead
 		// TCP connection.
-		"idle_in_transaction_session_timeout = " + timeout,
-		"idle_session_timeout = " + timeout,
-		"tcp_keepalives_idle = 1",
-		"tcp_keepalives_interval = 1",
-		"tcp_keepalives_count = 2",
-		"tcp_user_timeout = " + timeout,
+		"idle_in_transaction_session_timeout=" + timeout,
+		"idle_session_timeout=" + timeout,
+		"tcp_keepalives_idle=1",
+		"tcp_keepalives_interval=1",
+		"tcp_keepalives_count=2",
+		"tcp_user_timeout=" + timeout,
 	}
-	f, err := os.OpenFile(filepath.Join(e.data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("configure postgres: %w", err)
-	}
-	_, err = f.WriteString("\n# lockcheck\n" + strings.Join(conf, "\n") + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("configure postgres: %w", err)
-	}
-	return nil
 }
 
 func (e *postgresEngine) start(ctx context.Context, port int, log *os.File) (*Proc, error) {
 	logStart, _ := log.Seek(0, 2)
 	argv := []string{filepath.Join(e.bin, "postgres"), "-D", e.data, "-p", strconv.Itoa(port)}
+	for _, kv := range e.settings() {
+		argv = append(argv, "-c", kv)
+	}
 	proc, err := StartProcAs("pg0", argv, nil, e.data, log, e.cred)
 	if err != nil {
 		return nil, err
