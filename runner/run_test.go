@@ -81,6 +81,9 @@ func grants(t *testing.T, dir string) int {
 func TestRunNoNemesisIsValid(t *testing.T) {
 	for _, d := range workloads.Designs() {
 		t.Run(d.Name, func(t *testing.T) {
+			if d.Service == "postgres" || d.Service == "mariadb" {
+				t.Skip("the database designs are tested by TestRunSQLDesigns")
+			}
 			tt := quick(t, d.Name, "none", false)
 			tt.Time = 3 * time.Second
 			if len(d.Workloads) > 0 {
