@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/check
 SEED ?= 1
 
-.PHONY: deps build shim run test vet fuzz bench acceptance acceptance-zk acceptance-redis scenarios clean
+.PHONY: deps build shim run test vet fuzz bench acceptance acceptance-zk acceptance-redis acceptance-db scenarios clean
 
 deps:
 	@bash scripts/deps.sh
@@ -57,6 +57,12 @@ acceptance-zk: deps build
 # client clock skew), seeds 1..10: long, see docs/verdicts.md.
 acceptance-redis: deps build
 	bash scripts/matrix.sh scripts/redis-matrix.txt
+
+# The database rows (PostgreSQL, MariaDB, unique-key row, optimistic
+# version) under none, pause, partition, session-kill, kill and
+# clock-client, seeds 1..10: long, see docs/verdicts.md.
+acceptance-db: deps build
+	bash scripts/matrix.sh scripts/db-matrix.txt
 
 # Every named scenario, seeds 1..10 (scripts/scenarios.sh).
 scenarios: deps build
