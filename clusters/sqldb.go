@@ -139,6 +139,11 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 	if err := c.startServer(ctx, true); err != nil {
 		return err
 	}
+	// Open the session-kill connection now, so that a kill lands within
+	// a query's round trip, not after a connection's handshake.
+	if _, err := c.engine.killSessions(ctx, c.Addr(), "lockcheck-none"); err != nil {
+		return fmt.Errorf("connect to %s for session kills: %w", c.node, err)
+	}
 	c.storage = &RedisServer{Name: "storage", Dir: filepath.Join(c.tmp, "storage"),
 		LogPath: filepath.Join(c.cfg.LogDir, "storage.log")}
 	if err := c.storage.Start(ctx); err != nil {
