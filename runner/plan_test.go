@@ -52,3 +52,31 @@ func TestResolveTopology(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateRegisterInDB checks which tests may keep the register in the
+// lock's own database.
+func TestValidateRegisterInDB(t *testing.T) {
+	cases := []struct {
+		lock    string
+		fencing bool
+		ok      bool
+	}{
+		{"pg-for-update", false, true},
+		{"mysql-for-update", false, true},
+		{"pg-advisory-xact", false, true},
+		{"pg-for-update", true, false},
+		{"pg-advisory", false, false},
+		{"redis-set-px", false, false},
+		{"pg-optimistic", false, false},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/fencing=%v", c.lock, c.fencing), func(t *testing.T) {
+			tt := Test{Lock: c.lock, Workload: workloads.WorkloadRegisterInDB, Fencing: c.fencing}
+			tt.Defaults()
+			err := tt.Validate()
+			if (err == nil) != c.ok {
+				t.Fatalf("Validate: %v, want ok=%v", err, c.ok)
+			}
+		})
+	}
+}
