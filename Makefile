@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/check
 SEED ?= 1
 
-.PHONY: deps build shim run test test-under-load vet fuzz bench acceptance acceptance-zk acceptance-redis scenarios clean
+.PHONY: deps build shim run test test-under-load vet fuzz bench acceptance acceptance-zk acceptance-redis acceptance-db scenarios clean
 
 deps:
 	@bash scripts/deps.sh
@@ -77,6 +77,12 @@ acceptance-zk: deps build
 # client clock skew).
 acceptance-redis: deps build
 	$(MATRIX) --cells scripts/redis-matrix.txt --junit store/acceptance-redis.xml --markdown store/acceptance-redis.md
+
+# The database rows (PostgreSQL, MariaDB, unique-key row, optimistic
+# version) under none, pause, partition, session-kill, kill and
+# clock-client.
+acceptance-db: deps build
+	$(MATRIX) --cells scripts/db-matrix.txt --junit store/acceptance-db.xml --markdown store/acceptance-db.md
 
 # Every named scenario, each with its own flags (scripts/scenarios.txt).
 scenarios: deps build

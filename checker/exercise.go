@@ -357,7 +357,14 @@ func (c *exercise) judge(x *exerciseRun, f *fault, window time.Duration) string 
 	if !ok {
 		return "no rule"
 	}
-	if g, ok := x.lastGrantBefore(f.Start); !ok || f.Start-g > window {
+	// The service must have granted a lock within the window before the
+	// fault began: its invocation, for a fault that then waited for its
+	// target (a fresh holder, a holder in its critical section).
+	began := f.Start
+	if f.Invoked > 0 && f.Invoked < began {
+		began = f.Invoked
+	}
+	if g, ok := x.lastGrantBefore(f.Start); !ok || began-g > window {
 		return fmt.Sprintf("struck with no grant in the %s before it (the lock service was not serving)", secsShort(window))
 	}
 	return rule.Judge(x, f)

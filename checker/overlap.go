@@ -220,7 +220,7 @@ func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []hist
 			}
 		}
 	}
-	an.Explanation = sentences(story, more, faultSentence(in, e.proc, lost), said, fenced)
+	an.Explanation = sentences(story, more, faultSentence(in, e.proc, lost), sessionKillSentence(in, e.proc, e.end), said, fenced)
 	return an
 }
 

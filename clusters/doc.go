@@ -1,7 +1,10 @@
 // Package clusters starts and stops the lock services lockcheck tests: real
-// server processes (redis-server) on free 127.0.0.1 ports, each in its own
-// process group with its own temporary directory and log, and the in-process
-// Toxiproxy proxies that every worker-to-node connection goes through.
+// server processes (redis-server, redis-sentinel, ZooKeeper, PostgreSQL,
+// MariaDB) on free 127.0.0.1 ports, each in its own process group with its
+// own temporary directory and log, and the in-process Toxiproxy proxies
+// that every worker-to-node connection goes through. Each lock service
+// registers itself (Service: how to look for its binaries and build its
+// Topology) from its own file; the runner finds it with FindService.
 //
 // Lock nodes can run under the clock shim (clockshim/clockshim.c, an
 // LD_PRELOAD library found or built by ClockShim), which moves their wall

@@ -31,6 +31,12 @@ func StartProc(name string, argv []string, dir string, log *os.File) (*Proc, err
 // StartProcEnv is StartProc with env added to the controller's environment
 // (a later entry overrides an earlier one of the same name).
 func StartProcEnv(name string, argv, env []string, dir string, log *os.File) (*Proc, error) {
+	return StartProcAs(name, argv, env, dir, log, nil)
+}
+
+// StartProcAs is StartProcEnv run as the user cred names (nil: as the
+// controller's user), for servers that refuse to run as root.
+func StartProcAs(name string, argv, env []string, dir string, log *os.File, cred *syscall.Credential) (*Proc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
@@ -38,7 +44,7 @@ func StartProcEnv(name string, argv, env []string, dir string, log *os.File) (*P
 	cmd.Dir = dir
 	cmd.Stdout = log
 	cmd.Stderr = log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}

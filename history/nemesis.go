@@ -30,6 +30,11 @@ const (
 	// FClockJump moves a lock node's wall clock with whatever else the
 	// nemesis's timeline needs (redlock-clock-jump); FClockReset ends it too.
 	FClockJump = "clock-jump"
+	// FSessionKill has a database server end a lock holder's session
+	// (pg_terminate_backend, KILL CONNECTION); the client reconnects on
+	// its own, so FReconnect only closes the window.
+	FSessionKill = "session-kill"
+	FReconnect   = "reconnect"
 )
 
 // EndOf returns the name of the op that ends the fault started by f, and
@@ -52,6 +57,8 @@ func EndOf(f string) (string, bool) {
 		return FHeal, true
 	case FClockJump:
 		return FClockReset, true
+	case FSessionKill:
+		return FReconnect, true
 	}
 	return "", false
 }

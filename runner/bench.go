@@ -88,16 +88,17 @@ func BenchOverhead(ctx context.Context, t Test, log io.Writer) (Overhead, error)
 // resource, cycling acquire -> cs -> release for t.Time, and counts grants
 // and the commands the servers processed meanwhile.
 func plainLoop(ctx context.Context, t Test) (int, int64, error) {
-	design, err := workloads.FindDesign(t.Lock)
+	p, err := resolve(t)
 	if err != nil {
 		return 0, 0, err
 	}
+	design := p.design
 	logDir, err := clusters.TempDir("bench-")
 	if err != nil {
 		return 0, 0, err
 	}
 	defer os.RemoveAll(logDir)
-	c := newTopology(design, t, logDir)
+	c := p.topology(t, logDir)
 	if err := c.Setup(ctx); err != nil {
 		return 0, 0, err
 	}

@@ -41,6 +41,7 @@ type Outcome struct {
 // run is the state of one test run.
 type run struct {
 	test    Test
+	plan    plan
 	design  workloads.Design
 	cluster topology
 	rec     *history.Recorder
@@ -74,12 +75,13 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	if err := t.Validate(); err != nil {
 		return Outcome{}, err
 	}
-	design, _ := workloads.FindDesign(t.Lock)
-	kinds, _ := nemesis.Parse(t.Nemesis)
+	p, err := resolve(t)
+	if err != nil {
+		return Outcome{}, err
+	}
 	argv := t.WorkerCmd
-	if len(argv) == 0 && len(design.Worker) > 0 {
-		var err error
-		if argv, err = workers.Command(ctx, design.Worker); err != nil {
+	if len(argv) == 0 && len(p.design.Worker) > 0 {
+		if argv, err = workers.Command(ctx, p.design.Worker); err != nil {
 			return Outcome{}, err
 		}
 	}
@@ -91,7 +93,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		argv = []string{exe, "worker"}
 		t.WorkerEnv = append(builtinWorkerEnv(), t.WorkerEnv...)
 	}
-	if err := lookService(design.Service); err != nil {
+	if err := p.look(); err != nil {
 		return Outcome{}, err
 	}
 	t.Started = time.Now().UTC()
@@ -113,9 +115,9 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	}
 	defer workLog.Close()
 
-	r := &run{test: t, design: design, dir: dir, argv: argv, workLog: workLog, log: log,
+	r := &run{test: t, plan: p, design: p.design, dir: dir, argv: argv, workLog: workLog, log: log,
 		holders: make(map[int]nemesis.Target), live: make(map[int]nemesis.Target)}
-	r.cluster = newTopology(design, t, filepath.Join(dir, "nodes"))
+	r.cluster = p.topology(t, filepath.Join(dir, "nodes"))
 	fmt.Fprintf(log, "lockcheck: %s, seed %d, %d workers, %s; run dir %s\n", t.Name, t.Seed, t.Workers, t.Time, dir)
 	setupStart := time.Now()
 	if err := r.cluster.Setup(ctx); err != nil {
@@ -128,7 +130,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	r.rec = history.NewRecorder(hf)
 	r.deadline = time.Now().Add(t.Time)
 	var nems []nemesis.Nemesis
-	for i, k := range kinds {
+	for i, k := range p.kinds {
 		n, err := k.New(r, rand.New(rand.NewPCG(t.Seed, 0x6e656d+uint64(i))))
 		if err != nil {
 			return Outcome{Dir: dir}, err
@@ -157,7 +159,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	stopWatch := r.watchUntil()
 	var watch *watcher
 	if t.StopOnAnomaly {
-		watch = startWatch(r.rec, CheckOptions(t), r.stopOnAnomaly)
+		watch = startWatch(r.rec, checkOptions(t, p.design), r.stopOnAnomaly)
 	}
 	var wg sync.WaitGroup
 	for slot := 0; slot < t.Workers; slot++ {
@@ -204,7 +206,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	if err := updateLatest(t.Store, dir); err != nil {
 		fmt.Fprintf(log, "store: %v\n", err)
 	}
-	res, err := Check(context.WithoutCancel(ctx), dir, h, CheckOptions(t))
+	res, err := Check(context.WithoutCancel(ctx), dir, h, checkOptions(t, p.design))
 	if err != nil {
 		return Outcome{Dir: dir, Interrupted: interrupted}, err
 	}
@@ -212,7 +214,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	if err := writeJSON(filepath.Join(dir, "results.json"), res); err != nil {
 		return Outcome{Dir: dir, Interrupted: interrupted}, err
 	}
-	if err := WriteReport(dir, t, h, res); err != nil {
+	if err := writeReport(dir, t, p.design, h, res); err != nil {
 		fmt.Fprintf(log, "report: %v\n", err)
 	}
 	return Outcome{Dir: dir, Result: res, Interrupted: interrupted, Ops: len(h), Stopped: stopped}, nil
@@ -231,40 +233,12 @@ func describeNodes(nodes []clusters.Node) string {
 
 // topology is a cluster as the workers see it: lock nodes reached through
 // their slot's proxies, and the storage node.
-type topology interface {
-	clusters.Cluster
-	LockAddrs(slot int) []string
-	StorageAddr() string
-}
-
-// newTopology returns the cluster a lock design runs on.
-func newTopology(d workloads.Design, t Test, logDir string) topology {
-	shim := needs(t, func(k nemesis.Kind) bool { return k.ClockShim })
-	if useSentinel(d, t) {
-		return clusters.NewSentinel(clusters.SentinelConfig{Workers: t.Workers, LogDir: logDir, Persist: true, ClockShim: shim})
-	}
-	if d.Service == "zookeeper" {
-		return clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: t.Nodes, Workers: t.Workers, LogDir: logDir, ClockShim: shim})
-	}
-	return clusters.NewRedis(clusters.RedisConfig{LockNodes: d.LockNodes, Workers: t.Workers, LogDir: logDir, Persist: true,
-		ClockShim: shim})
-}
-
-// needs reports whether one of t's nemeses has the property has.
-func needs(t Test, has func(nemesis.Kind) bool) bool {
-	kinds, _ := nemesis.Parse(t.Nemesis)
-	for _, k := range kinds {
-		if has(k) {
-			return true
-		}
-	}
-	return false
-}
+type topology = clusters.Topology
 
 // clockFile is worker slot's client clock file, "" when no nemesis of the
 // run moves client clocks (see workloads.Clock).
 func (r *run) clockFile(slot int) string {
-	if !needs(r.test, func(k nemesis.Kind) bool { return k.ClientClocks }) {
+	if !r.plan.clientClocks {
 		return ""
 	}
 	return filepath.Join(r.dir, "clocks", fmt.Sprintf("w%d", slot))
@@ -281,22 +255,6 @@ func (r *run) SetClientClock(file string, offset time.Duration) error {
 
 // Lease implements the nemeses' optional lease query: the test's lease.
 func (r *run) Lease() time.Duration { return r.test.Lease }
-
-// lookService checks that the servers a lock service needs are installed.
-func lookService(service string) error {
-	if service == "zookeeper" {
-		if _, err := clusters.LookZooKeeper(); err != nil {
-			return err
-		}
-	}
-	if service == "redis-sentinel" {
-		if _, err := clusters.LookSentinel(); err != nil {
-			return err
-		}
-	}
-	_, err := clusters.LookRedis()
-	return err
-}
 
 // Holders implements nemesis.Env: the workers holding a lock, by slot.
 func (r *run) Holders() []nemesis.Target {
@@ -396,9 +354,15 @@ func (r *run) setInCS(slot int) {
 
 // WriteReport writes report.html into a run directory.
 func WriteReport(dir string, t Test, h history.History, res checker.Result) error {
+	d, _ := workloads.FindDesign(t.Lock)
+	return writeReport(dir, t, d, h, res)
+}
+
+// writeReport is WriteReport for a test whose design d is known.
+func writeReport(dir string, t Test, d workloads.Design, h history.History, res checker.Result) error {
 	meta := report.Meta{Name: t.Name, Lock: t.Lock, Nemesis: t.Nemesis, Seed: t.Seed, Fencing: t.Fencing,
 		Workers: t.Workers, Duration: t.Time, Command: strings.Join(Command(t), " "), Started: t.Started}
-	if d, err := workloads.FindDesign(t.Lock); err == nil && !d.Tokens {
+	if d.Name != "" && !d.Tokens {
 		meta.NoTokens = true
 	}
 	return report.Write(filepath.Join(dir, "report.html"), report.Input{Meta: meta, History: h, Result: res})
@@ -459,9 +423,17 @@ func (r *run) progress(t Test) func() {
 
 // CheckOptions returns the checker options a test implies.
 func CheckOptions(t Test) checker.Options {
-	stuck := t.StuckBound
 	d, _ := workloads.FindDesign(t.Lock)
-	return checker.Options{Fenced: t.Fencing, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: t.Lease, NoLock: d.NoLock,
+	return checkOptions(t, d)
+}
+
+// checkOptions is CheckOptions for a test whose design d is known.
+func checkOptions(t Test, d workloads.Design) checker.Options {
+	stuck := t.StuckBound
+	// A register kept in the lock's own transaction is fenced by it: the
+	// resource checkers decide, as with fencing tokens.
+	fenced := t.Fencing || t.Workload == workloads.WorkloadRegisterInDB
+	return checker.Options{Fenced: fenced, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: t.Lease, NoLock: d.NoLock,
 		Faulted: t.Nemesis != "" && t.Nemesis != "none"}
 }
 

@@ -2,23 +2,8 @@ package runner
 
 import (
 	"github.com/lockcheck/lockcheck/clusters"
-	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workloads"
 )
-
-// useSentinel reports whether a test runs on the Sentinel topology: the
-// redis-sentinel design always does, and every single-master Redis design
-// does when the nemesis includes a failover (a master needs replicas and
-// sentinels to fail over to).
-func useSentinel(d workloads.Design, t Test) bool {
-	if d.Service == "redis-sentinel" {
-		return true
-	}
-	if d.Service != "redis" || d.LockNodes != 1 {
-		return false
-	}
-	return needs(t, func(k nemesis.Kind) bool { return k.Replicated })
-}
 
 // sentinelLinks is a topology whose workers find the master through
 // Sentinels.

@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workloads"
@@ -109,8 +111,8 @@ func (t *Test) Defaults() {
 	}
 	if t.Name == "" {
 		t.Name = fmt.Sprintf("%s-%s", t.Lock, strings.ReplaceAll(t.Nemesis, ",", "+"))
-		if t.Workload == workloads.WorkloadInventory {
-			t.Name += "-inventory"
+		if t.Workload == workloads.WorkloadInventory || t.Workload == workloads.WorkloadRegisterInDB {
+			t.Name += "-" + t.Workload
 		}
 		if t.Fencing {
 			t.Name += "-fenced"
@@ -137,8 +139,16 @@ func (t *Test) Validate() error {
 	if workload == "" {
 		workload = workloads.WorkloadRegister
 	}
-	if workload != workloads.WorkloadRegister && workload != workloads.WorkloadInventory {
-		return fmt.Errorf("--workload %q: want register or inventory", t.Workload)
+	switch workload {
+	case workloads.WorkloadRegister, workloads.WorkloadInventory, workloads.WorkloadRegisterInDB:
+	default:
+		return fmt.Errorf("--workload %q: want register, inventory or register-in-db", t.Workload)
+	}
+	if workload == workloads.WorkloadRegisterInDB && len(d.Workloads) == 0 {
+		return fmt.Errorf("--workload register-in-db: %s keeps no lock in a database transaction (see check list: pg-for-update, mysql-for-update, pg-advisory-xact)", d.Name)
+	}
+	if workload == workloads.WorkloadRegisterInDB && t.Fencing {
+		return errors.New("--fencing: with --workload register-in-db the register lives in the lock's own transaction; fencing is for the external storage node")
 	}
 	if !d.RunsWorkload(workload) {
 		return fmt.Errorf("%s only runs the %s workload (--workload %s)", d.Name, strings.Join(d.Workloads, ", "), d.Workloads[0])
@@ -249,5 +259,6 @@ func (t *Test) workerConfig(process int, lockAddrs []string, storage string) wor
 		RetryMS: t.Retry.Milliseconds(), ThinkMS: t.Think.Milliseconds(),
 		OpTimeoutMS: t.OpTimeout.Milliseconds(), Fencing: t.Fencing,
 		Workload: t.Workload, Stock: t.Stock, Failpoint: t.Failpoint,
+		SessionName: clusters.SessionName(process),
 	}
 }

@@ -12,6 +12,8 @@
 #                             (Debian's /usr/bin/python3, workers/python/)
 #   libcurator-recipes-java, javac  the curator-mutex worker (workers/java/,
 #                             compiled on first use)
+#   postgresql-15             PostgreSQL lock designs (initdb, postgres)
+#   mariadb-server            MariaDB lock designs (mariadbd, mariadb-install-db)
 set -euo pipefail
 
 need=()
@@ -29,6 +31,8 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -f /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java)
 [ -f /usr/share/java/jackson-databind.jar ] || need+=(libjackson2-databind-java)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql-15)
+command -v mariadb-install-db >/dev/null 2>&1 || need+=(mariadb-server)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
@@ -52,7 +56,7 @@ $sudo apt-get update -qq >/dev/null
 # enough for us but apt decides. Daemons the packages would start are not
 # ours: lockcheck starts its own servers on free loopback ports.
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-for b in redis-server redis-cli redis-sentinel gcc java javac chromium; do
+for b in redis-server redis-cli redis-sentinel gcc java javac chromium mariadb-install-db; do
   command -v "$b" >/dev/null 2>&1 || { echo "deps: $b still missing after apt-get install" >&2; exit 3; }
 done
 for f in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-simple.jar /usr/share/java/curator-recipes.jar /usr/share/java/jackson-databind.jar; do
@@ -61,3 +65,6 @@ done
 for m in redis kazoo; do
   /usr/bin/python3 -c "import $m" >/dev/null 2>&1 || { echo "deps: python module $m still missing after apt-get install" >&2; exit 3; }
 done
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "deps: postgresql initdb still missing after apt-get install" >&2; exit 3; }
+# Debian's packages start their own postgresql and mariadb services; lockcheck
+# never uses them (it runs its own servers in temporary directories).

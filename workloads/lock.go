@@ -77,7 +77,8 @@ type Design struct {
 	// itself the data store (WATCH/MULTI/EXEC), so a failover of the lock
 	// service can lose its writes.
 	StockOnLock bool
-	// Workloads are the workloads the design runs; nil means every one.
+	// Workloads are the workloads the design runs; nil means every one
+	// but WorkloadRegisterInDB, which a design must list.
 	Workloads []string
 	// Renews reports whether the client renews its lease while it holds
 	// the lock (a watchdog), so a held lock does not expire on its own.
@@ -137,7 +138,7 @@ func FindDesign(name string) (Design, error) {
 // RunsWorkload reports whether d runs the workload named w.
 func (d Design) RunsWorkload(w string) bool {
 	if len(d.Workloads) == 0 {
-		return true
+		return w != WorkloadRegisterInDB // only designs that list it keep the register in their database
 	}
 	for _, x := range d.Workloads {
 		if x == w {

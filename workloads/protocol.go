@@ -97,6 +97,11 @@ type Config struct {
 	// a while and reports it with an event, so a crash nemesis can land
 	// there ("" for none; see docs/worker-protocol.md).
 	Failpoint string `json:"failpoint,omitempty"`
+	// SessionName is the application name the worker gives its database
+	// connections (PostgreSQL application_name, MariaDB program_name), so
+	// the session-kill nemesis can find the sessions of a lock holder;
+	// "" means lockcheck-p<process>.
+	SessionName string `json:"session_name,omitempty"`
 }
 
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }

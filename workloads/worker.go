@@ -107,8 +107,8 @@ func open(cfg *Config, events func(string)) (*worker, error) {
 	if d.New == nil {
 		return nil, fmt.Errorf("%s runs in its own worker (%s), not in check worker", d.Name, strings.Join(d.Worker, " "))
 	}
-	if w := cfg.Workload; w != "" && w != WorkloadRegister && w != WorkloadInventory {
-		return nil, fmt.Errorf("unknown workload %q (want %s or %s)", w, WorkloadRegister, WorkloadInventory)
+	if w := cfg.Workload; w != "" && w != WorkloadRegister && w != WorkloadInventory && w != WorkloadRegisterInDB {
+		return nil, fmt.Errorf("unknown workload %q (want %s, %s or %s)", w, WorkloadRegister, WorkloadInventory, WorkloadRegisterInDB)
 	}
 	if w := orRegister(cfg.Workload); !d.RunsWorkload(w) {
 		return nil, fmt.Errorf("%s does not run the %s workload", d.Name, w)

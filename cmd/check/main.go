@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/runner"
@@ -164,7 +165,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.BoolVar(&t.Fencing, "fencing", false, "pass fencing tokens to the protected resource, which rejects stale ones")
 	fs.IntVar(&t.Workers, "workers", 10, "number of worker processes")
 	fs.IntVar(&t.Keys, "keys", 1, "number of distinct lock keys")
-	fs.StringVar(&t.Workload, "workload", "register", "what the critical section does: register (read, write read+1) or inventory (sell one item of a stock)")
+	fs.StringVar(&t.Workload, "workload", "register", "what the critical section does: register (read, write read+1), inventory (sell one item of a stock) or register-in-db (the register in the lock's own database transaction)")
 	fs.Int64Var(&t.Stock, "stock", 0, "inventory workload: initial stock per key (default 100)")
 	fs.StringVar(&t.Failpoint, "failpoint", "", "stop workers at a named place in the lock client, for the crash nemesis (see check list)")
 	fs.IntVar(&t.Nodes, "nodes", 3, "ZooKeeper ensemble size: 3, or 1 for a standalone server")
@@ -319,6 +320,14 @@ func cmdList(args []string, stdout io.Writer) (int, error) {
 	for _, f := range workloads.Failpoints() {
 		row(f.Name, f.Lock+": "+f.Summary)
 	}
+	fmt.Fprintln(w, "lock services (each design names one; Debian packages in brackets):")
+	for _, svc := range clusters.Services() {
+		row(svc.Name, svc.Summary+" ["+svc.Packages+"]")
+	}
+	fmt.Fprintln(w, "workloads (check run --workload NAME):")
+	row(workloads.WorkloadRegister, "read the register on the storage node, think, write read+1 (the default)")
+	row(workloads.WorkloadInventory, "sell one item of a stock on the storage node")
+	row(workloads.WorkloadRegisterInDB, "the register lives in the lock's own database transaction (pg-for-update, pg-advisory-xact, mysql-for-update)")
 	fmt.Fprintln(w, "nemeses:")
 	row("none", "no faults: the control run")
 	for _, k := range nemesis.Kinds() {

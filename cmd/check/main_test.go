@@ -96,7 +96,8 @@ func TestAnalyzeGoldenHistories(t *testing.T) {
 
 func TestList(t *testing.T) {
 	code, out, _ := run("list")
-	for _, want := range []string{"redis-set-px ", "redis-set-px-del", "redis-setnx-expire", "pause", "partition", "kill", "none"} {
+	for _, want := range []string{"redis-set-px ", "redis-set-px-del", "redis-setnx-expire", "pause", "partition", "kill", "none",
+		"pg-advisory ", "mysql-unique-row ", "session-kill", "postgres ", "mariadb ", "register-in-db"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("check list lacks %q (exit %d):\n%s", want, code, out)
 		}

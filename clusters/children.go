@@ -1,0 +1,72 @@
+package clusters
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// children returns the pids of pid's child processes, read from /proc. A
+// server that puts its workers in process groups of their own (the
+// PostgreSQL postmaster makes each backend a session leader) cannot be
+// signalled as a group; the harness signals it and these pids instead.
+func children(pid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(string(f[1])); ppid == pid {
+			if c, err := strconv.Atoi(filepath.Base(filepath.Dir(path))); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// signalTree sends sig to p's process group and to each of p's children
+// (which may have groups of their own).
+func signalTree(p *Proc, sig syscall.Signal) error {
+	kids := children(p.Pid())
+	err := p.Signal(sig)
+	for _, c := range kids {
+		if e := syscall.Kill(c, sig); e != nil && !errors.Is(e, syscall.ESRCH) {
+			err = errors.Join(err, fmt.Errorf("signal %s child %d: %w", p.Name, c, e))
+		}
+	}
+	return err
+}
+
+// killTree SIGKILLs p and its children and waits until p has exited and
+// no child is left.
+func killTree(p *Proc) error {
+	kids := children(p.Pid())
+	err := p.Kill()
+	for _, c := range kids {
+		_ = syscall.Kill(c, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, c := range kids {
+		for syscall.Kill(c, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return err
+}

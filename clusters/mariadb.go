@@ -1,0 +1,235 @@
+package clusters
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+func init() {
+	registerService(Service{
+		Name: "mariadb", Packages: "mariadb-server, redis-server (storage)",
+		Summary: "one MariaDB server (mariadb-install-db into the run's temp dir, InnoDB flushed at every commit, wait_timeout and idle_transaction_timeout from the lease), run as the mysql user when lockcheck runs as root",
+		Look: func() error {
+			if _, err := LookMariaDB(); err != nil {
+				return err
+			}
+			_, err := LookRedis()
+			return err
+		},
+		New: func(cfg TopologyConfig) Topology {
+			return NewMariaDB(SQLDBConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, SessionTimeout: sessionTimeout(cfg.Lease)})
+		},
+	})
+}
+
+// MariaDBDatabase is the database the cluster creates for the workers.
+const MariaDBDatabase = "lockcheck"
+
+// LookMariaDB returns the path of mariadbd (in PATH or /usr/sbin), checking
+// that mariadb-install-db is there too, or an error naming the Debian
+// package to install.
+func LookMariaDB() (string, error) {
+	bin, err := exec.LookPath("mariadbd")
+	if err != nil && isExec("/usr/sbin/mariadbd") {
+		bin, err = "/usr/sbin/mariadbd", nil
+	}
+	if err == nil {
+		if _, err = lookInstallDB(); err == nil {
+			return bin, nil
+		}
+	}
+	return "", fmt.Errorf("%w: mariadbd or mariadb-install-db not found: install the Debian package mariadb-server (scripts/deps.sh does)", ErrMissingBinary)
+}
+
+func lookInstallDB() (string, error) {
+	if p, err := exec.LookPath("mariadb-install-db"); err == nil {
+		return p, nil
+	}
+	if isExec("/usr/bin/mariadb-install-db") {
+		return "/usr/bin/mariadb-install-db", nil
+	}
+	return "", ErrMissingBinary
+}
+
+// NewMariaDB returns an unstarted MariaDB topology: one server "maria0"
+// and a redis storage node.
+func NewMariaDB(cfg SQLDBConfig) *SQLDB {
+	c := newSQLDB("mariadb", "maria0", nil, cfg)
+	c.engine = &mariadbEngine{cfg: c.cfg}
+	return c
+}
+
+// mariadbEngine runs one mariadbd.
+type mariadbEngine struct {
+	cfg  SQLDBConfig
+	bin  string
+	dir  string
+	data string
+	cred *syscall.Credential
+
+	mu    sync.Mutex
+	admin *sql.DB // the session-kill connection pool (one connection)
+}
+
+// MariaDBDSN returns the data source name of the cluster's database at
+// addr, with the connection attribute program_name set to app.
+func MariaDBDSN(addr, app string) string {
+	c := mysql.NewConfig()
+	c.User, c.Net, c.Addr, c.DBName = "root", "tcp", addr, MariaDBDatabase
+	c.Timeout = 2 * time.Second
+	if app != "" {
+		c.ConnectionAttributes = "program_name:" + app
+	}
+	return c.FormatDSN()
+}
+
+func (e *mariadbEngine) initialize(ctx context.Context, dir string, log *os.File) error {
+	var err error
+	if e.bin, err = LookMariaDB(); err != nil {
+		return err
+	}
+	installDB, err := lookInstallDB()
+	if err != nil {
+		return err
+	}
+	if e.cred, err = serverUser("mysql"); err != nil {
+		return err
+	}
+	e.dir, e.data = dir, filepath.Join(dir, "data")
+	if err := chownTree(dir, e.cred); err != nil {
+		return fmt.Errorf("give the data dir to the mysql user: %w", err)
+	}
+	return initFromTemplate(ctx, "mariadb", e.bin, e.data, e.cred, func(ctx context.Context) error {
+		cmd := exec.CommandContext(ctx, installDB, "--no-defaults", "--datadir="+e.data,
+			"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
+			"--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M")
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: e.cred}
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("mariadb-install-db %s (log %s): %w", e.data, log.Name(), err)
+		}
+		return nil
+	})
+}
+
+func (e *mariadbEngine) start(ctx context.Context, port int, log *os.File) (*Proc, error) {
+	logStart, _ := log.Seek(0, 2)
+	secs := strconv.Itoa(max(1, int(e.cfg.SessionTimeout.Seconds()+0.5)))
+	argv := []string{e.bin, "--no-defaults", "--datadir=" + e.data,
+		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
+		"--socket=" + filepath.Join(e.dir, "mysqld.sock"), "--pid-file=" + filepath.Join(e.dir, "mysqld.pid"),
+		"--skip-name-resolve", "--skip-log-bin",
+		// Durability: the redo log is flushed at every commit.
+		"--innodb-flush-log-at-trx-commit=1", "--innodb-doublewrite=1",
+		"--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M",
+		"--max-connections=" + strconv.Itoa(3*e.cfg.Workers+20),
+		// The session-kill nemesis finds sessions by program_name.
+		"--performance-schema=ON", "--performance-schema-session-connect-attrs-size=512",
+		// A silent session is ended within the session timeout.
+		"--wait-timeout=" + secs, "--interactive-timeout=" + secs, "--idle-transaction-timeout=" + secs,
+		"--net-read-timeout=" + secs, "--net-write-timeout=" + secs,
+	}
+	proc, err := StartProcAs("maria0", argv, nil, e.dir, log, e.cred)
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	err = waitReady(ctx, proc, 60*time.Second, func(ctx context.Context) error { return mariadbReady(ctx, addr) })
+	if err != nil {
+		_ = killTree(proc)
+		if logSays(log.Name(), logStart, "Address already in use", "Can't start server: Bind") {
+			return nil, errPortInUse
+		}
+		return nil, err
+	}
+	return proc, nil
+}
+
+// mariadbReady connects to addr, runs SELECT 1 and creates the workers'
+// database if it is missing.
+func mariadbReady(ctx context.Context, addr string) error {
+	c := mysql.NewConfig()
+	c.User, c.Net, c.Addr, c.Timeout = "root", "tcp", addr, time.Second
+	db, err := sql.Open("mysql", c.FormatDSN())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var one int
+	if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+MariaDBDatabase)
+	return err
+}
+
+// stop asks for a clean shutdown (SIGTERM) and kills the process group
+// after grace.
+func (e *mariadbEngine) stop(ctx context.Context, p *Proc, grace time.Duration) error {
+	e.mu.Lock()
+	if e.admin != nil {
+		_ = e.admin.Close()
+		e.admin = nil
+	}
+	e.mu.Unlock()
+	if p.Exited() {
+		return nil
+	}
+	_ = signalTree(p, syscall.SIGCONT)
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		return killTree(p)
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.Done():
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return killTree(p)
+}
+
+func (e *mariadbEngine) killSessions(ctx context.Context, addr, name string) ([]int64, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.admin == nil {
+		db, err := sql.Open("mysql", MariaDBDSN(addr, "lockcheck-nemesis")+"&wait_timeout=86400")
+		if err != nil {
+			return nil, fmt.Errorf("connect to maria0 to end sessions: %w", err)
+		}
+		db.SetMaxOpenConns(1)
+		e.admin = db
+	}
+	rows, err := e.admin.QueryContext(ctx, `SELECT DISTINCT PROCESSLIST_ID FROM performance_schema.session_connect_attrs
+		WHERE ATTR_NAME = 'program_name' AND ATTR_VALUE = ? AND PROCESSLIST_ID <> CONNECTION_ID()`, name)
+	if err != nil {
+		return nil, fmt.Errorf("find the sessions of %s: %w", name, err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("find the sessions of %s: %w", name, err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	var ended []int64
+	for _, id := range ids {
+		if _, err := e.admin.ExecContext(ctx, "KILL CONNECTION "+strconv.FormatInt(id, 10)); err == nil {
+			ended = append(ended, id)
+		}
+	}
+	return ended, nil
+}

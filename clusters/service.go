@@ -1,0 +1,85 @@
+package clusters
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Topology is a cluster as the workers see it: lock nodes reached through a
+// worker slot's own proxies, and the storage node of the protected resource.
+type Topology interface {
+	Cluster
+	// LockAddrs returns the addresses worker slot dials, one per lock node.
+	LockAddrs(slot int) []string
+	// StorageAddr returns the storage node's address.
+	StorageAddr() string
+}
+
+// TopologyConfig is what a service needs to know of a test to build its
+// topology. The runner fills it from the resolved test plan.
+type TopologyConfig struct {
+	// Workers is the number of worker slots.
+	Workers int
+	// LockNodes is how many lock nodes the design asks for.
+	LockNodes int
+	// Nodes is the ensemble size the user asked for (--nodes), for services
+	// that have one (ZooKeeper).
+	Nodes int
+	// LogDir receives one log per node (the run directory's nodes/).
+	LogDir string
+	// ClockShim starts the lock nodes under the clock shim.
+	ClockShim bool
+	// Replicated asks for a topology with replicas a master can fail over
+	// to, for services that have one (Redis: Sentinel).
+	Replicated bool
+	// Lease is the test's lease; services whose server gives up a silent
+	// session (PostgreSQL, MariaDB) derive their session timeouts from it.
+	Lease time.Duration
+}
+
+// Service is a lock service lockcheck can start: how to check that its
+// binaries are installed and how to build its topology. Each service
+// registers itself from its own file, so adding one adds no branch to the
+// runner.
+type Service struct {
+	// Name is the name lock designs give as their Design.Service.
+	Name string
+	// Summary is the one line `check list` prints.
+	Summary string
+	// Packages names the Debian packages the service needs.
+	Packages string
+	// Look checks that the service's binaries are installed; its error
+	// names the package to install.
+	Look func() error
+	// New returns the unstarted topology for cfg.
+	New func(cfg TopologyConfig) Topology
+}
+
+// services holds the registered services; each service file adds itself
+// from init and nothing changes it afterwards.
+var services []Service
+
+// registerService adds a service to Services.
+func registerService(s Service) { services = append(services, s) }
+
+// Services returns every registered lock service, sorted by name.
+func Services() []Service {
+	out := append([]Service(nil), services...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// FindService returns the service called name, or an error listing the
+// known services.
+func FindService(name string) (Service, error) {
+	var names []string
+	for _, s := range Services() {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return Service{}, fmt.Errorf("unknown lock service %q (known: %s)", name, strings.Join(names, ", "))
+}

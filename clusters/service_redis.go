@@ -1,0 +1,40 @@
+package clusters
+
+func init() {
+	registerService(Service{
+		Name: "redis", Packages: "redis-server (redis-sentinel for failover)",
+		Summary: "independent redis-server lock nodes (one, or five for RedLock) with fsync always; the Sentinel topology when a nemesis fails a single master over",
+		Look: func() error {
+			_, err := LookRedis()
+			return err
+		},
+		New: newRedisTopology,
+	})
+	registerService(Service{
+		Name: "redis-sentinel", Packages: "redis-server, redis-sentinel",
+		Summary: "one redis master, two replicas and three sentinels; workers find the master through the sentinels",
+		Look:    lookSentinelService,
+		New: func(cfg TopologyConfig) Topology {
+			return NewSentinel(SentinelConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true, ClockShim: cfg.ClockShim})
+		},
+	})
+}
+
+// newRedisTopology builds plain redis lock nodes, or the Sentinel topology
+// when a single master must be able to fail over (cfg.Replicated).
+func newRedisTopology(cfg TopologyConfig) Topology {
+	if cfg.Replicated && cfg.LockNodes == 1 {
+		return NewSentinel(SentinelConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true, ClockShim: cfg.ClockShim})
+	}
+	return NewRedis(RedisConfig{LockNodes: cfg.LockNodes, Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true,
+		ClockShim: cfg.ClockShim})
+}
+
+// lookSentinelService checks for redis-server and redis-sentinel.
+func lookSentinelService() error {
+	if _, err := LookRedis(); err != nil {
+		return err
+	}
+	_, err := LookSentinel()
+	return err
+}

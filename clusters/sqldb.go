@@ -1,0 +1,417 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// SessionName is the application name (PostgreSQL application_name, the
+// MariaDB connection attribute program_name) that the worker serving
+// process gives its database connections, so a nemesis can find the
+// sessions of a lock holder on the server. The controller sends it to the
+// worker in its config.
+func SessionName(process int) string { return "lockcheck-p" + strconv.Itoa(process) }
+
+// SessionKiller is a cluster whose database server can end a client's
+// sessions while the client goes on (pg_terminate_backend, KILL
+// CONNECTION): the server then releases every lock the session held.
+type SessionKiller interface {
+	// KillSessions ends every session whose application name is name and
+	// returns the server's ids of the sessions it ended (none is no error).
+	KillSessions(ctx context.Context, name string) ([]int64, error)
+}
+
+// dbEngine is one database server process of an SQLDB topology.
+type dbEngine interface {
+	// initialize creates the data directory under dir; log receives the
+	// tool's output.
+	initialize(ctx context.Context, dir string, log *os.File) error
+	// start runs the server on port and returns once a client can run
+	// SELECT 1; a port already taken is errPortInUse.
+	start(ctx context.Context, port int, log *os.File) (*Proc, error)
+	// stop shuts the server down cleanly, killing it after grace.
+	stop(ctx context.Context, p *Proc, grace time.Duration) error
+	// killSessions ends the sessions named name (see SessionKiller).
+	killSessions(ctx context.Context, addr, name string) ([]int64, error)
+}
+
+// SQLDBConfig describes a database lock service: one server and a redis
+// storage node.
+type SQLDBConfig struct {
+	// Workers is the number of worker slots; each slot gets its own proxy
+	// to the server.
+	Workers int
+	// LogDir receives the server's log and the proxies' log.
+	LogDir string
+	// SessionTimeout is how long the server waits on a silent session
+	// before it ends it and releases its locks: an idle transaction, an
+	// idle session, an unanswered TCP keepalive.
+	SessionTimeout time.Duration
+}
+
+// SQLDB is a Cluster of one database server (PostgreSQL or MariaDB, a
+// local process in its own process group, its data in a temporary
+// directory) and a redis-server storage node. Every worker slot reaches the
+// server through its own Toxiproxy proxy.
+type SQLDB struct {
+	cfg     SQLDBConfig
+	kind    string // "postgres", "mariadb": the temp dir prefix
+	node    string // the node's name, e.g. "pg0"
+	engine  dbEngine
+	tmp     string
+	storage *RedisServer
+	proxies *Proxies
+	proxyLg *os.File
+
+	mu       sync.Mutex
+	torn     bool
+	port     int
+	proc     *Proc
+	log      *os.File
+	slotAddr [][]string
+}
+
+var (
+	_ Cluster       = (*SQLDB)(nil)
+	_ Topology      = (*SQLDB)(nil)
+	_ Killer        = (*SQLDB)(nil)
+	_ Partitioner   = (*SQLDB)(nil)
+	_ Pauser        = (*SQLDB)(nil)
+	_ SessionKiller = (*SQLDB)(nil)
+)
+
+func newSQLDB(kind, node string, engine dbEngine, cfg SQLDBConfig) *SQLDB {
+	if cfg.Workers < 1 {
+		cfg.Workers = 1
+	}
+	if cfg.SessionTimeout <= 0 {
+		cfg.SessionTimeout = 2 * time.Second
+	}
+	return &SQLDB{cfg: cfg, kind: kind, node: node, engine: engine}
+}
+
+// sessionTimeout is the server's silent-session bound for a test's lease:
+// twice the lease, at least one second, so a pause of three leases (the
+// default fault) outlasts it.
+func sessionTimeout(lease time.Duration) time.Duration {
+	return max(2*lease, time.Second)
+}
+
+func dbProxyName(slot int, node string) string { return fmt.Sprintf("w%d-%s", slot, node) }
+
+// Setup initialises the data directory, starts the server and the storage
+// node and the proxies, and returns once the server runs SELECT 1. On error,
+// whatever was started is stopped and the data directory removed.
+func (c *SQLDB) Setup(ctx context.Context) (err error) {
+	if _, err := LookRedis(); err != nil {
+		return err
+	}
+	if c.tmp, err = os.MkdirTemp("", "lockcheck-"+c.kind+"-"); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = c.Teardown(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := os.MkdirAll(c.cfg.LogDir, 0o755); err != nil {
+		return fmt.Errorf("create log dir: %w", err)
+	}
+	log, err := os.OpenFile(filepath.Join(c.cfg.LogDir, c.node+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s log: %w", c.node, err)
+	}
+	c.mu.Lock()
+	c.log = log
+	c.mu.Unlock()
+	if err := c.engine.initialize(ctx, c.tmp, log); err != nil {
+		return err
+	}
+	if err := c.startServer(ctx, true); err != nil {
+		return err
+	}
+	// Open the session-kill connection now, so that a kill lands within
+	// a query's round trip, not after a connection's handshake.
+	if _, err := c.engine.killSessions(ctx, c.Addr(), "lockcheck-none"); err != nil {
+		return fmt.Errorf("connect to %s for session kills: %w", c.node, err)
+	}
+	c.storage = &RedisServer{Name: "storage", Dir: filepath.Join(c.tmp, "storage"),
+		LogPath: filepath.Join(c.cfg.LogDir, "storage.log")}
+	if err := c.storage.Start(ctx); err != nil {
+		return err
+	}
+	if c.proxyLg, err = os.Create(filepath.Join(c.cfg.LogDir, "toxiproxy.log")); err != nil {
+		return fmt.Errorf("create proxy log: %w", err)
+	}
+	c.proxies = NewProxies(c.proxyLg)
+	c.slotAddr = make([][]string, c.cfg.Workers)
+	for slot := range c.slotAddr {
+		addr, err := c.proxies.Add(dbProxyName(slot, c.node), c.Addr())
+		if err != nil {
+			return err
+		}
+		c.slotAddr[slot] = []string{addr}
+	}
+	return nil
+}
+
+// startServer starts the server, on a fresh free port when fresh (retried
+// when the port is taken meanwhile), else on its old port.
+func (c *SQLDB) startServer(ctx context.Context, fresh bool) error {
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		c.mu.Lock()
+		if fresh {
+			p, err := FreePort()
+			if err != nil {
+				c.mu.Unlock()
+				return err
+			}
+			c.port = p
+		}
+		port, log := c.port, c.log
+		c.mu.Unlock()
+		proc, err := c.engine.start(ctx, port, log)
+		if err == nil {
+			c.mu.Lock()
+			c.proc = proc
+			c.mu.Unlock()
+			return nil
+		}
+		lastErr = fmt.Errorf("start %s on 127.0.0.1:%d (log %s): %w", c.node, port, log.Name(), err)
+		if !fresh || !errors.Is(err, errPortInUse) {
+			return lastErr
+		}
+	}
+	return lastErr
+}
+
+// Addr returns the server's own address (not a proxy's).
+func (c *SQLDB) Addr() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return "127.0.0.1:" + strconv.Itoa(c.port)
+}
+
+// Nodes lists the database server, then the storage node.
+func (c *SQLDB) Nodes() []Node {
+	nodes := []Node{{Name: c.node, Role: "lock", Addr: c.Addr()}}
+	if c.storage != nil {
+		nodes = append(nodes, Node{Name: c.storage.Name, Role: "storage", Addr: c.storage.Addr()})
+	}
+	return nodes
+}
+
+// LockAddrs returns worker slot's proxy to the server.
+func (c *SQLDB) LockAddrs(slot int) []string { return append([]string(nil), c.slotAddr[slot]...) }
+
+// StorageAddr returns the storage node's address.
+func (c *SQLDB) StorageAddr() string { return c.storage.Addr() }
+
+// Pids returns the pids of the running server processes, by node name.
+func (c *SQLDB) Pids() map[string]int {
+	pids := make(map[string]int)
+	c.mu.Lock()
+	if c.proc != nil && !c.proc.Exited() {
+		pids[c.node] = c.proc.Pid()
+	}
+	c.mu.Unlock()
+	if c.storage != nil {
+		if pid := c.storage.Pid(); pid != 0 {
+			pids["storage"] = pid
+		}
+	}
+	return pids
+}
+
+func (c *SQLDB) checkNode(node string) error {
+	if node != c.node {
+		return fmt.Errorf("no lock node named %q", node)
+	}
+	return nil
+}
+
+func (c *SQLDB) allLinks() []string {
+	names := make([]string, c.cfg.Workers)
+	for slot := range names {
+		names[slot] = dbProxyName(slot, c.node)
+	}
+	return names
+}
+
+// Kill stops every proxy to the server (connections refused) and SIGKILLs
+// the server's process group.
+func (c *SQLDB) Kill(ctx context.Context, node string) error {
+	if err := c.checkNode(node); err != nil {
+		return err
+	}
+	if err := c.proxies.DisableAll(c.allLinks()); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	p := c.proc
+	c.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	if err := killTree(p); err != nil {
+		return fmt.Errorf("kill %s: %w", node, err)
+	}
+	return nil
+}
+
+// Restart starts a killed server on its old port (it recovers from its
+// write-ahead log) and re-enables the proxies once it answers.
+func (c *SQLDB) Restart(ctx context.Context, node string) error {
+	if err := c.checkNode(node); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	running := c.proc != nil && !c.proc.Exited()
+	c.mu.Unlock()
+	if !running {
+		if err := c.startServer(ctx, false); err != nil {
+			return fmt.Errorf("restart %s: %w", node, err)
+		}
+	}
+	return c.proxies.EnableAll(c.allLinks())
+}
+
+// Partition cuts worker slot's link to the server.
+func (c *SQLDB) Partition(ctx context.Context, slot int) error {
+	return c.proxies.Cut(dbProxyName(slot, c.node))
+}
+
+// Heal restores worker slot's link to the server.
+func (c *SQLDB) Heal(ctx context.Context, slot int) error {
+	return c.proxies.Restore(ctx, dbProxyName(slot, c.node))
+}
+
+// PauseNode stops the server's process group (SIGSTOP).
+func (c *SQLDB) PauseNode(ctx context.Context, node string) error {
+	return c.signal(node, syscall.SIGSTOP)
+}
+
+// ResumeNode continues it (SIGCONT).
+func (c *SQLDB) ResumeNode(ctx context.Context, node string) error {
+	return c.signal(node, syscall.SIGCONT)
+}
+
+func (c *SQLDB) signal(node string, sig syscall.Signal) error {
+	if err := c.checkNode(node); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	p := c.proc
+	c.mu.Unlock()
+	if p == nil {
+		return fmt.Errorf("%s is not running", node)
+	}
+	return signalTree(p, sig)
+}
+
+// KillSessions ends the sessions named name, through a direct connection
+// to the server (not a worker's proxy).
+func (c *SQLDB) KillSessions(ctx context.Context, name string) ([]int64, error) {
+	return c.engine.killSessions(ctx, c.Addr(), name)
+}
+
+// Teardown stops the proxies, the server and the storage node, and removes
+// the data directory. It is idempotent.
+func (c *SQLDB) Teardown(ctx context.Context) error {
+	c.mu.Lock()
+	if c.torn {
+		c.mu.Unlock()
+		return nil
+	}
+	c.torn = true
+	p, log := c.proc, c.log
+	c.mu.Unlock()
+	if c.proxies != nil {
+		c.proxies.Close()
+	}
+	if c.proxyLg != nil {
+		c.proxyLg.Close()
+	}
+	var errs []error
+	if p != nil {
+		errs = append(errs, c.engine.stop(ctx, p, 5*time.Second))
+	}
+	if log != nil {
+		log.Close()
+	}
+	if c.storage != nil {
+		errs = append(errs, c.storage.Stop(ctx))
+	}
+	if c.tmp != "" && strings.Contains(c.tmp, "lockcheck-"+c.kind+"-") {
+		errs = append(errs, os.RemoveAll(c.tmp))
+	}
+	return errors.Join(errs...)
+}
+
+// serverUser is who a database server runs as: nil (the controller's own
+// user) unless the controller runs as root, which both PostgreSQL and
+// MariaDB refuse; then the system user name that their Debian packages
+// create.
+func serverUser(name string) (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("running as root, the server must run as the system user %q, which is missing (install its Debian package): %w", name, err)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, fmt.Errorf("user %s: %w", name, err)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// chownTree gives dir and everything under it to cred's user (nothing when
+// cred is nil).
+func chownTree(dir string, cred *syscall.Credential) error {
+	if cred == nil {
+		return nil
+	}
+	return filepath.Walk(dir, func(path string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, int(cred.Uid), int(cred.Gid))
+	})
+}
+
+// waitReady polls ready every 20 ms until it succeeds, the process exits,
+// or timeout passes.
+func waitReady(ctx context.Context, proc *Proc, timeout time.Duration, ready func(ctx context.Context) error) error {
+	deadline := time.Now().Add(timeout)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		if proc.Exited() {
+			return errors.New("server exited during start-up")
+		}
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		lastErr = ready(cctx)
+		cancel()
+		if lastErr == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("not ready within %s: %w", timeout, lastErr)
+}

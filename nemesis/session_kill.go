@@ -1,0 +1,113 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+func init() {
+	register(Kind{Name: "session-kill", New: newSessionKill,
+		Summary: "the database server ends a lock holder's session while it works (pg_terminate_backend / KILL CONNECTION of the sessions named by the worker's application name): the server releases its locks, the client goes on (M8)"})
+}
+
+// SessionKill has the database server end the sessions of a worker that
+// holds a lock, found by the application name the worker gives its
+// connections (clusters.SessionName). The server releases every lock the
+// session held, and rolls back its open transaction, while the client goes
+// on with its critical section: writes outside the database are not
+// fenced (mechanism M8). The end op (reconnect) has nothing to undo: the
+// client opens a new session on its own.
+type SessionKill struct {
+	env Env
+	rng *rand.Rand
+	k   clusters.SessionKiller
+}
+
+var _ Nemesis = (*SessionKill)(nil)
+
+func newSessionKill(env Env, rng *rand.Rand) (Nemesis, error) {
+	k, ok := env.Cluster().(clusters.SessionKiller)
+	if !ok {
+		return nil, fmt.Errorf("session-kill nemesis: needs a database lock service (postgres, mariadb): %w", clusters.ErrUnsupported)
+	}
+	return &SessionKill{env: env, rng: rng, k: k}, nil
+}
+
+// Fs returns session-kill and reconnect.
+func (n *SessionKill) Fs() (string, string) { return history.FSessionKill, history.FReconnect }
+
+// Invoke ends a holder's sessions (session-kill); reconnect only closes the
+// window.
+func (n *SessionKill) Invoke(ctx context.Context, op history.Op) history.Op {
+	switch op.F {
+	case history.FSessionKill:
+		t, err := pickFreshHolder(ctx, n.env, n.rng, 2*time.Second)
+		if err != nil {
+			return completed(op, nil, err)
+		}
+		name := clusters.SessionName(t.Process)
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ids, err := n.k.KillSessions(cctx, name)
+		cancel()
+		if err == nil && len(ids) == 0 {
+			err = fmt.Errorf("no session named %s on the server", name)
+		}
+		if err != nil {
+			return completed(op, nil, err)
+		}
+		var nodes []string
+		for _, node := range n.env.Cluster().Nodes() {
+			if node.Role == "lock" {
+				nodes = append(nodes, node.Name)
+			}
+		}
+		s := make([]string, len(ids))
+		for i, id := range ids {
+			s[i] = fmt.Sprint(id)
+		}
+		return completed(op, &history.Value{Targets: []int{t.Process}, Nodes: nodes, Hit: holderHit("session-kill", t, leaseOf(n.env)),
+			Detail: fmt.Sprintf("ended the database session %s of process %d (%s) while it held lock %s",
+				strings.Join(s, ", "), t.Process, name, t.Key)}, nil)
+	case history.FReconnect:
+		return completed(op, &history.Value{Detail: "nothing to undo: a client whose session ended opens a new one"}, nil)
+	}
+	return completed(op, nil, fmt.Errorf("session-kill nemesis cannot %q", op.F))
+}
+
+// Heal has nothing to undo.
+func (n *SessionKill) Heal(context.Context) error { return nil }
+
+// pickFreshHolder waits up to wait for a worker that was granted a lock
+// after the call began, so the session ends early in its critical section
+// (the fault lands while the holder works, not as it lets go), and falls
+// back to any holder.
+func pickFreshHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Duration) (Target, error) {
+	before := make(map[int]bool)
+	for _, h := range env.Holders() {
+		before[h.Process] = true
+	}
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		var fresh []Target
+		for _, h := range env.Holders() {
+			if !before[h.Process] {
+				fresh = append(fresh, h)
+			}
+		}
+		if len(fresh) > 0 {
+			return fresh[rng.IntN(len(fresh))], nil
+		}
+		select {
+		case <-ctx.Done():
+			return Target{}, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return pickHolder(ctx, env, rng, time.Millisecond)
+}

@@ -1,0 +1,82 @@
+package runner
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// TestEveryDesignHasAService checks that every lock design names a
+// registered lock service.
+func TestEveryDesignHasAService(t *testing.T) {
+	for _, d := range workloads.Designs() {
+		if _, err := clusters.FindService(d.Service); err != nil {
+			t.Errorf("%s: %v", d.Name, err)
+		}
+	}
+}
+
+// TestResolveTopology checks that a plan builds the topology the old
+// name switch built: Sentinel for a single-master Redis design under a
+// failover nemesis and for redis-sentinel, plain Redis otherwise, ZooKeeper
+// for the zk designs.
+func TestResolveTopology(t *testing.T) {
+	cases := []struct {
+		lock, nemesis, want string
+		shim, clientClocks  bool
+	}{
+		{"redis-set-px", "none", "*clusters.Redis", false, false},
+		{"redis-set-px", "failover", "*clusters.Sentinel", false, false},
+		{"redis-set-px", "clock", "*clusters.Redis", true, false},
+		{"redlock", "failover", "*clusters.Redis", false, false},
+		{"redis-sentinel", "none", "*clusters.Sentinel", false, false},
+		{"redis-set-px", "pause,clock-client", "*clusters.Redis", false, true},
+		{"zk-ephemeral", "pause", "*clusters.ZooKeeper", false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.lock+"/"+c.nemesis, func(t *testing.T) {
+			tt := Test{Lock: c.lock, Nemesis: c.nemesis}
+			tt.Defaults()
+			p, err := resolve(tt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprintf("%T", p.topology(tt, t.TempDir())); got != c.want {
+				t.Errorf("topology %s, want %s", got, c.want)
+			}
+			if p.clockShim != c.shim || p.clientClocks != c.clientClocks {
+				t.Errorf("clock shim %v, client clocks %v; want %v, %v", p.clockShim, p.clientClocks, c.shim, c.clientClocks)
+			}
+		})
+	}
+}
+
+// TestValidateRegisterInDB checks which tests may keep the register in the
+// lock's own database.
+func TestValidateRegisterInDB(t *testing.T) {
+	cases := []struct {
+		lock    string
+		fencing bool
+		ok      bool
+	}{
+		{"pg-for-update", false, true},
+		{"mysql-for-update", false, true},
+		{"pg-advisory-xact", false, true},
+		{"pg-for-update", true, false},
+		{"pg-advisory", false, false},
+		{"redis-set-px", false, false},
+		{"pg-optimistic", false, false},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/fencing=%v", c.lock, c.fencing), func(t *testing.T) {
+			tt := Test{Lock: c.lock, Workload: workloads.WorkloadRegisterInDB, Fencing: c.fencing}
+			tt.Defaults()
+			err := tt.Validate()
+			if (err == nil) != c.ok {
+				t.Fatalf("Validate: %v, want ok=%v", err, c.ok)
+			}
+		})
+	}
+}

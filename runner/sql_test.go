@@ -1,0 +1,256 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// needService skips a test whose lock service is not installed.
+func needService(t *testing.T, lock string) {
+	t.Helper()
+	d, err := workloads.FindDesign(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := clusters.FindService(d.Service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Look(); err != nil {
+		t.Skip(err)
+	}
+}
+
+// dbServers returns the pids of the database servers running now
+// (postgres and mariadbd processes), to tell those a test left behind.
+func dbServers() map[string]string {
+	out := make(map[string]string)
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		cmd := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(cmd, "lockcheck-postgres-") || strings.Contains(cmd, "lockcheck-mariadb-") ||
+			strings.HasPrefix(cmd, "postgres: ") {
+			out[e.Name()] = cmd
+		}
+	}
+	return out
+}
+
+// assertNoNewServers fails when a database server process that was not
+// running before is still running (waiting a few seconds for exits).
+func assertNoNewServers(t *testing.T, before map[string]string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var left []string
+		for pid, cmd := range dbServers() {
+			if _, ok := before[pid]; !ok {
+				left = append(left, pid+" "+cmd)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("database server processes left running: %v", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestRunSQLDesigns runs every database design with no fault (valid, with
+// at least one grant) and, for the designs that have one, in an unsafe
+// cell (invalid, with the anomaly the mechanism causes). Timing on a busy
+// machine decides whether a fault lands inside a critical section, so an
+// unsafe cell gets up to three seeds to show its anomaly; an error is
+// never accepted.
+func TestRunSQLDesigns(t *testing.T) {
+	cases := []struct {
+		lock, nemesis, workload string
+		want                    checker.Validity
+		mustFind                string
+	}{
+		{"pg-advisory", "none", "", checker.Valid, ""},
+		{"pg-advisory", "session-kill", "", checker.Invalid, "double-holder"},
+		{"pg-advisory-xact", "none", "", checker.Valid, ""},
+		{"pg-advisory-xact", "session-kill", "", checker.Invalid, "double-holder"},
+		{"pg-for-update", "none", "", checker.Valid, ""},
+		{"pg-for-update", "none", workloads.WorkloadRegisterInDB, checker.Valid, ""},
+		{"pg-for-update", "pause", workloads.WorkloadRegisterInDB, checker.Valid, ""},
+		{"pg-for-update", "session-kill", "", checker.Invalid, "double-holder"},
+		{"pg-unique-row", "none", "", checker.Valid, ""},
+		{"pg-unique-row", "pause", "", checker.Invalid, "double-holder"},
+		{"pg-unique-row-client-clock", "none", "", checker.Valid, ""},
+		{"pg-optimistic", "none", "", checker.Valid, ""},
+		{"mysql-get-lock", "none", "", checker.Valid, ""},
+		{"mysql-get-lock", "session-kill", "", checker.Invalid, "double-holder"},
+		{"mysql-for-update", "none", "", checker.Valid, ""},
+		{"mysql-for-update", "session-kill", "", checker.Invalid, "double-holder"},
+		{"mysql-unique-row", "none", "", checker.Valid, ""},
+		{"mysql-unique-row", "pause", "", checker.Invalid, "double-holder"},
+		{"mysql-unique-row-client-clock", "none", "", checker.Valid, ""},
+		{"mysql-optimistic", "none", "", checker.Valid, ""},
+	}
+	for _, c := range cases {
+		name := c.lock + "/" + c.nemesis
+		if c.workload != "" {
+			name += "/" + c.workload
+		}
+		t.Run(name, func(t *testing.T) {
+			needService(t, c.lock)
+			before := dbServers()
+			seeds := 1
+			if c.want == checker.Invalid {
+				seeds = 3
+			}
+			var got checker.Result
+			for seed := 1; seed <= seeds; seed++ {
+				tt := quick(t, c.lock, c.nemesis, false)
+				tt.Seed, tt.Workload = uint64(seed), c.workload
+				if c.nemesis == "none" {
+					tt.Time = 3 * time.Second
+				}
+				out, err := Run(context.Background(), tt, io.Discard)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = out.Result
+				if c.want == checker.Valid {
+					if got.Valid != checker.Valid {
+						t.Fatalf("seed %d: verdict %v, anomalies %+v", seed, got.Valid, got.Anomalies)
+					}
+					if grants(t, out.Dir) == 0 {
+						t.Fatalf("seed %d: no grant at all", seed)
+					}
+					break
+				}
+				if got.Valid == checker.Invalid && kinds(got, false)[c.mustFind] > 0 {
+					if c.nemesis == "session-kill" {
+						assertSessionStory(t, got)
+					}
+					break
+				}
+				t.Logf("seed %d: verdict %v with %v: the fault missed, trying the next seed", seed, got.Valid, kinds(got, false))
+				if seed == seeds {
+					t.Fatalf("no seed of %d found a %s", seeds, c.mustFind)
+				}
+			}
+			assertNoChildren(t)
+			assertNoNewServers(t, before)
+		})
+	}
+}
+
+// assertSessionStory checks that a double holder's story names the
+// terminated session.
+func assertSessionStory(t *testing.T, res checker.Result) {
+	t.Helper()
+	for _, a := range res.Anomalies {
+		if a.Kind == "double-holder" && strings.Contains(a.Explanation, "database session was terminated at") {
+			return
+		}
+	}
+	var all []string
+	for _, a := range res.Anomalies {
+		all = append(all, a.Explanation)
+	}
+	t.Errorf("no double-holder story names the terminated session: %s", strings.Join(all, " | "))
+}
+
+// TestRunSQLInterrupted interrupts a database run and checks that no
+// server process is left.
+func TestRunSQLInterrupted(t *testing.T) {
+	for _, lock := range []string{"pg-advisory", "mysql-get-lock"} {
+		t.Run(lock, func(t *testing.T) {
+			needService(t, lock)
+			before := dbServers()
+			tt := quick(t, lock, "session-kill", false)
+			tt.Time = time.Minute
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			// Interrupt once the workload is under way (the first grant),
+			// however long the setup took.
+			go func() {
+				deadline := time.Now().Add(2 * time.Minute)
+				for time.Now().Before(deadline) && ctx.Err() == nil {
+					if h := latestHistory(tt.Store); h != nil && hasGrant(h) {
+						cancel()
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}()
+			out, err := Run(ctx, tt, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !out.Interrupted {
+				t.Fatal("the run was not interrupted")
+			}
+			assertNoChildren(t)
+			assertNoNewServers(t, before)
+		})
+	}
+}
+
+// TestRunSQLFailedSetup makes a database run's setup fail after the server
+// started (its log directory's proxy log is a directory) and checks that
+// no server process is left.
+func TestRunSQLFailedSetup(t *testing.T) {
+	needService(t, "pg-advisory")
+	before := dbServers()
+	tt := quick(t, "pg-advisory", "none", false)
+	tt.Defaults()
+	p, err := resolve(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logDir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(logDir, "toxiproxy.log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := p.topology(tt, logDir)
+	if err := c.Setup(context.Background()); err == nil {
+		c.Teardown(context.Background())
+		t.Fatal("setup succeeded")
+	}
+	assertNoChildren(t)
+	assertNoNewServers(t, before)
+}
+
+// latestHistory reads the history of the newest run under store, nil
+// when there is none yet.
+func latestHistory(store string) history.History {
+	dirs, _ := filepath.Glob(filepath.Join(store, "*", "*", "history.jsonl"))
+	if len(dirs) == 0 {
+		return nil
+	}
+	h, err := history.ReadFile(dirs[len(dirs)-1])
+	if err != nil {
+		return nil
+	}
+	return h
+}
+
+func hasGrant(h history.History) bool {
+	for _, op := range h {
+		if op.F == history.FAcquire && op.Type == history.OK {
+			return true
+		}
+	}
+	return false
+}
