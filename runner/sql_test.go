@@ -124,6 +124,11 @@ func TestRunSQLDesigns(t *testing.T) {
 				if c.nemesis == "none" {
 					tt.Time = 3 * time.Second
 				}
+				if c.nemesis == "session-kill" {
+					// Session timeouts of 2 x lease that a loaded machine
+					// cannot outrun, so the double holder is the kill's.
+					tt.Lease = 2 * time.Second
+				}
 				out, err := Run(context.Background(), tt, io.Discard)
 				if err != nil {
 					t.Fatal(err)
