@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/bsm/redislock"
@@ -32,8 +31,7 @@ type redislockLock struct {
 	c   *redis.Client
 	rl  *redislock.Client
 
-	mu   sync.Mutex
-	held map[string]*redislock.Lock
+	held heldLocks[*redislock.Lock]
 }
 
 var _ Lock = (*redislockLock)(nil)
@@ -43,7 +41,7 @@ func newRedislock(cfg Config, rng *rand.Rand, _ func(string)) (Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &redislockLock{cfg: cfg, rng: rng, c: c, rl: redislock.New(c), held: make(map[string]*redislock.Lock)}, nil
+	return &redislockLock{cfg: cfg, rng: rng, c: c, rl: redislock.New(c)}, nil
 }
 
 // Acquire obtains key. ErrNotObtained (the retries ran out while the lock
@@ -66,23 +64,18 @@ func (l *redislockLock) Acquire(ctx context.Context, key string) (Grant, error) 
 	case err != nil:
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, err)
 	}
-	l.mu.Lock()
-	l.held[key] = lk
-	l.mu.Unlock()
+	l.held.put(key, lk)
 	return Grant{Owner: lk.Token()}, nil
 }
 
 // Release releases the key's Lock: ErrLockNotHeld means the key had
 // expired or was another owner's (released false).
 func (l *redislockLock) Release(ctx context.Context, key string, g Grant) (*history.Value, error) {
-	l.mu.Lock()
-	lk, ok := l.held[key]
-	delete(l.held, key)
-	l.mu.Unlock()
-	if !ok {
-		return nil, Definite(fmt.Errorf("release %s: not held by this client", key))
+	lk, err := l.held.take(key)
+	if err != nil {
+		return nil, err
 	}
-	err := lk.Release(ctx)
+	err = lk.Release(ctx)
 	switch {
 	case err == nil:
 		return &history.Value{Released: history.Bool(true)}, nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/go-redsync/redsync/v4"
@@ -44,8 +43,7 @@ type redsyncLock struct {
 	rs      *redsync.Redsync
 	clients []*redis.Client
 
-	mu   sync.Mutex
-	held map[string]*redsync.Mutex
+	held heldLocks[*redsync.Mutex]
 }
 
 var (
@@ -57,7 +55,7 @@ func newRedsync(cfg Config, rng *rand.Rand, _ func(string)) (Lock, error) {
 	if cfg.LeaseMS <= 0 {
 		return nil, fmt.Errorf("redsync lease %d ms: want more than 0", cfg.LeaseMS)
 	}
-	l := &redsyncLock{cfg: cfg, rng: rng, held: make(map[string]*redsync.Mutex)}
+	l := &redsyncLock{cfg: cfg, rng: rng}
 	var pools []redsyncredis.Pool
 	if len(cfg.SentinelAddrs) > 0 {
 		c := newFailoverClient(cfg)
@@ -104,9 +102,7 @@ func (l *redsyncLock) Acquire(ctx context.Context, key string) (Grant, error) {
 	if err := m.LockContext(ctx); err != nil {
 		return Grant{}, redsyncLockError(key, err)
 	}
-	l.mu.Lock()
-	l.held[key] = m
-	l.mu.Unlock()
+	l.held.put(key, m)
 	return Grant{Owner: m.Value()}, nil
 }
 
@@ -152,12 +148,9 @@ func leafErrors(err error) []error {
 // answered, one that found the key expired or another owner's as answered.
 // It fails only when no node answered: for certain when every node refused.
 func (l *redsyncLock) Release(ctx context.Context, key string, g Grant) (*history.Value, error) {
-	l.mu.Lock()
-	m, ok := l.held[key]
-	delete(l.held, key)
-	l.mu.Unlock()
-	if !ok {
-		return nil, Definite(fmt.Errorf("release %s: not held by this client", key))
+	m, err := l.held.take(key)
+	if err != nil {
+		return nil, err
 	}
 	released, err := m.UnlockContext(ctx)
 	if released {
@@ -187,9 +180,7 @@ func (l *redsyncLock) Release(ctx context.Context, key string, g Grant) (*histor
 
 // Valid returns an error once the Mutex's Until() has passed.
 func (l *redsyncLock) Valid(key string) error {
-	l.mu.Lock()
-	m, ok := l.held[key]
-	l.mu.Unlock()
+	m, ok := l.held.get(key)
 	if !ok {
 		return fmt.Errorf("redsync holds no mutex for %s", key)
 	}

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -39,8 +38,7 @@ type zkGoLock struct {
 	cfg Config
 	rng *rand.Rand
 
-	mu   sync.Mutex
-	held map[string]*zk.Lock
+	held heldLocks[*zk.Lock]
 }
 
 var _ Lock = (*zkGoLock)(nil)
@@ -50,7 +48,7 @@ func newZKGoLock(cfg Config, rng *rand.Rand, events func(string)) (Lock, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &zkGoLock{s: s, cfg: cfg, rng: rng, held: make(map[string]*zk.Lock)}, nil
+	return &zkGoLock{s: s, cfg: cfg, rng: rng}, nil
 }
 
 // Acquire runs LockWithData for at most the acquire timeout.
@@ -80,9 +78,7 @@ func (l *zkGoLock) Acquire(ctx context.Context, key string) (Grant, error) {
 	if err != nil {
 		return Grant{}, undefinite(fmt.Errorf("acquire %s: granted, but %w", key, err))
 	}
-	l.mu.Lock()
-	l.held[key] = lk
-	l.mu.Unlock()
+	l.held.put(key, lk)
 	return Grant{Owner: owner, Token: tok}, nil
 }
 
@@ -130,14 +126,11 @@ func (l *zkGoLock) token(dir, owner string) (int64, error) {
 // Release runs Unlock, within the session timeout: ErrNoNode means the
 // node was already gone (the session expired), released false.
 func (l *zkGoLock) Release(ctx context.Context, key string, g Grant) (*history.Value, error) {
-	l.mu.Lock()
-	lk, ok := l.held[key]
-	delete(l.held, key)
-	l.mu.Unlock()
-	if !ok {
-		return nil, Definite(fmt.Errorf("release %s: not held by this client", key))
+	lk, err := l.held.take(key)
+	if err != nil {
+		return nil, err
 	}
-	err := l.s.call(lk.Unlock)
+	err = l.s.call(lk.Unlock)
 	switch {
 	case err == nil:
 		return &history.Value{Released: history.Bool(true)}, nil

@@ -1,0 +1,45 @@
+package workloads
+
+import (
+	"fmt"
+	"sync"
+)
+
+// heldLocks is what a library-backed lock client keeps of the locks it
+// holds: the library's own lock object by key, so Release and Valid can call
+// it. Safe for concurrent use; the zero value is ready.
+type heldLocks[T any] struct {
+	mu sync.Mutex
+	m  map[string]T
+}
+
+// put records the library's lock object for key.
+func (h *heldLocks[T]) put(key string, v T) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = make(map[string]T)
+	}
+	h.m[key] = v
+}
+
+// get returns key's lock object, false when none is held.
+func (h *heldLocks[T]) get(key string) (T, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v, ok := h.m[key]
+	return v, ok
+}
+
+// take removes and returns key's lock object for a release; a release of a
+// key this client does not hold fails for certain (nothing was sent).
+func (h *heldLocks[T]) take(key string) (T, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v, ok := h.m[key]
+	if !ok {
+		return v, Definite(fmt.Errorf("release %s: not held by this client", key))
+	}
+	delete(h.m, key)
+	return v, nil
+}
