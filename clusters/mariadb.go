@@ -19,13 +19,7 @@ func init() {
 	registerService(Service{
 		Name: "mariadb", Packages: "mariadb-server, redis-server (storage)",
 		Summary: "one MariaDB server (mariadb-install-db into the run's temp dir, InnoDB flushed at every commit, wait_timeout and idle_transaction_timeout from the lease), run as the mysql user when lockcheck runs as root",
-		Look: func() error {
-			if _, err := LookMariaDB(); err != nil {
-				return err
-			}
-			_, err := LookRedis()
-			return err
-		},
+		Look:    lookAll(LookMariaDB, LookRedis),
 		New: func(cfg TopologyConfig) Topology {
 			return NewMariaDB(SQLDBConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, SessionTimeout: sessionTimeout(cfg.Lease)})
 		},

@@ -20,13 +20,7 @@ func init() {
 	registerService(Service{
 		Name: "postgres", Packages: "postgresql-15, redis-server (storage)",
 		Summary: "one PostgreSQL server (initdb into the run's temp dir, fsync on, session timeouts 2 x lease), run as the postgres user when lockcheck runs as root",
-		Look: func() error {
-			if _, err := LookPostgres(); err != nil {
-				return err
-			}
-			_, err := LookRedis()
-			return err
-		},
+		Look:    lookAll(LookPostgres, LookRedis),
 		New: func(cfg TopologyConfig) Topology {
 			return NewPostgres(SQLDBConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, SessionTimeout: sessionTimeout(cfg.Lease)})
 		},

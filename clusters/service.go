@@ -83,3 +83,16 @@ func FindService(name string) (Service, error) {
 	}
 	return Service{}, fmt.Errorf("unknown lock service %q (known: %s)", name, strings.Join(names, ", "))
 }
+
+// lookAll returns a Service.Look that finds every binary looks names, in
+// order, and returns the first one missing.
+func lookAll(looks ...func() (string, error)) func() error {
+	return func() error {
+		for _, look := range looks {
+			if _, err := look(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}

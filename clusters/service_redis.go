@@ -4,16 +4,13 @@ func init() {
 	registerService(Service{
 		Name: "redis", Packages: "redis-server (redis-sentinel for failover)",
 		Summary: "independent redis-server lock nodes (one, or five for RedLock) with fsync always; the Sentinel topology when a nemesis fails a single master over",
-		Look: func() error {
-			_, err := LookRedis()
-			return err
-		},
-		New: newRedisTopology,
+		Look:    lookAll(LookRedis),
+		New:     newRedisTopology,
 	})
 	registerService(Service{
 		Name: "redis-sentinel", Packages: "redis-server, redis-sentinel",
 		Summary: "one redis master, two replicas and three sentinels; workers find the master through the sentinels",
-		Look:    lookSentinelService,
+		Look:    lookAll(LookRedis, LookSentinel),
 		New: func(cfg TopologyConfig) Topology {
 			return NewSentinel(SentinelConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true, ClockShim: cfg.ClockShim})
 		},
@@ -28,13 +25,4 @@ func newRedisTopology(cfg TopologyConfig) Topology {
 	}
 	return NewRedis(RedisConfig{LockNodes: cfg.LockNodes, Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true,
 		ClockShim: cfg.ClockShim})
-}
-
-// lookSentinelService checks for redis-server and redis-sentinel.
-func lookSentinelService() error {
-	if _, err := LookRedis(); err != nil {
-		return err
-	}
-	_, err := LookSentinel()
-	return err
 }
