@@ -304,8 +304,10 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) Result {
 	return r
 }
 
-// witnessChunk makes a chunk of a few ops that no order fits, starting from
-// a free lock, for the visualization.
+// witnessChunk makes a chunk of a few ops that no order fits, spanning
+// their calls and returns, whose start op (start(0, ...), the initial state
+// just before the first call) is made by start: a free lock for the mutex,
+// the register's value for the resource checker.
 func witnessChunk(key string, ops []linInput, start startFunc) chunk {
 	ch := chunk{key: key, ops: ops, from: forever}
 	proc := 0

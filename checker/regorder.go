@@ -171,24 +171,14 @@ func (d regOrder) explain(key string) Anomaly {
 // witnessChunk returns the failing part of the key as a chunk, or false
 // when it is not a failing part on its own.
 func (d regOrder) witnessChunk(key string) (chunk, bool) {
-	start := func(state any, at time.Duration, proc int) linInput {
-		return &csOp{kind: rStart, start: state.(regState), proc: proc, inv: -1, done: -1, call: at, ret: at}
+	start := func(_ any, at time.Duration, proc int) linInput {
+		return &csOp{kind: rStart, start: d.start, proc: proc, inv: -1, done: -1, call: at, ret: at}
 	}
-	ch := chunk{key: key, ops: d.witness, from: forever}
-	proc := 0
+	ch := witnessChunk(key, d.witness, start)
 	ops := make([]porcupine.Operation, 0, len(d.witness)+1)
 	for _, in := range d.witness {
-		op := in.operation()
-		if t := time.Duration(op.Call); t < ch.from {
-			ch.from, proc = t, op.ClientId
-		}
-		if op.Return != int64(forever) {
-			ch.to = max(ch.to, time.Duration(op.Return))
-		}
-		ch.to = max(ch.to, time.Duration(op.Call))
-		ops = append(ops, op)
+		ops = append(ops, in.operation())
 	}
-	ch.start = start(d.start, ch.from-1, proc)
 	ops = append(ops, ch.start.operation())
 	return ch, !porcupine.CheckOperations(registerModel(), ops)
 }
