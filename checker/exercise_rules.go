@@ -32,7 +32,7 @@ func init() {
 		matches := onNodes
 		switch k.name {
 		case "kill":
-			matches = func(f history.Fault) bool { return !strings.Contains(f.Detail, "follower") }
+			matches = func(f history.Fault) bool { return !strings.Contains(f.Detail, "follower") && !isRedisKill(f) }
 		case "kill-follower":
 			matches = func(f history.Fault) bool { return strings.Contains(f.Detail, "follower") }
 		}
@@ -171,7 +171,9 @@ func judgeClock(x *exerciseRun, f *fault) string {
 		if h.end <= f.Start {
 			continue
 		}
-		if len(h.nodes) == 0 || len(f.Nodes) == 0 || slices.Contains(h.nodes, f.Nodes[0]) {
+		// A combined lock (redis-zk) names its halves, not its nodes: it is
+		// held on every node of both.
+		if len(h.nodes) == 0 || len(f.Nodes) == 0 || slices.Contains(h.nodes, f.Nodes[0]) || h.combined() {
 			return ""
 		}
 	}

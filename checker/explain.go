@@ -146,8 +146,9 @@ func targets(f history.Fault, p int) bool {
 
 // faultSentence tells which faults were in force, and why the first pause of
 // the stale holder matters. It returns "" when there were none.
-// lost, when not empty, replaces "its lease" as what ran out during the
-// stale holder's pause (e.g. "its ZooKeeper session 0x1f").
+// lost, when not empty, replaces "its lease ran out" as what happened during
+// the stale holder's pause (e.g. "its ZooKeeper session 0x1f expired", or
+// a database server's ending of its silent session).
 func faultSentence(faults []history.Fault, stale int, lost string) string {
 	if len(faults) == 0 {
 		return ""
@@ -161,8 +162,12 @@ func faultSentence(faults []history.Fault, stale int, lost string) string {
 		if f.F == history.FPause && targets(f, stale) {
 			why = ": its lease ran out while it was stopped"
 			if lost != "" {
-				why = ": " + lost + " expired while it was stopped"
+				why = ": " + lost + " while it was stopped"
 			}
+			break
+		}
+		if f.F == history.FPartition && targets(f, stale) && lost != "" {
+			why = ": " + lost + " while it was cut off"
 			break
 		}
 	}
@@ -178,6 +183,36 @@ func faultSentence(faults []history.Fault, stale int, lost string) string {
 		return "A " + describeFault(faults[0]) + " was in force" + why + "."
 	}
 	return fmt.Sprintf("%d faults were in force: %s", len(faults), strings.Join(describeFaults(faults), "; ")) + why + "."
+}
+
+// sessionEnded says how a database server ended process p's silent
+// session, for faultSentence's lost: "the PostgreSQL server ended its
+// silent database session after 2.00 s (its session timeout:
+// idle_session_timeout) and released its lock". It returns "" when s is
+// nil or no pause or partition of p among faults lasted longer than the
+// timeout.
+func sessionEnded(s *SessionTimeout, faults []history.Fault, p int) string {
+	if s == nil {
+		return ""
+	}
+	silent := false
+	for _, f := range faults {
+		if (f.F == history.FPause || f.F == history.FPartition) && targets(f, p) && f.End-f.Start > s.Timeout {
+			silent = true
+		}
+	}
+	if !silent {
+		return ""
+	}
+	server := "the database server"
+	if s.Server != "" {
+		server = "the " + s.Server + " server"
+	}
+	timeout := "its session timeout"
+	if s.Settings != "" {
+		timeout += ": " + s.Settings
+	}
+	return fmt.Sprintf("%s ended its silent database session after %s (%s) and released its lock", server, secs(s.Timeout), timeout)
 }
 
 // clockWhy says how a clock fault lets a second client in, or "" for
@@ -226,12 +261,17 @@ func clockWhy(f history.Fault) string {
 // processes left on the old master's side (Targets), a split brain; with
 // none (the master was killed), the grants it had not yet replicated.
 func failoverWhy(f history.Fault) string {
+	promoted := "the sentinels promoted a replica"
+	if strings.Contains(f.Detail, "TAKEOVER") {
+		// Redis Cluster: the master's replica took its slots over.
+		promoted = "the master's replica was promoted and took over its slots"
+	}
 	if len(f.Targets) > 0 {
-		return ": the sentinels promoted a replica while the old master still granted locks to " + procs(f.Targets) +
+		return ": " + promoted + " while the old master still granted locks to " + procs(f.Targets) +
 			" (split brain); grants acknowledged by the old master after the cut were never replicated, " +
 			"so the new master granted the same locks again"
 	}
-	return ": the sentinels promoted a replica after the master was lost; grants the master had acknowledged " +
+	return ": " + promoted + " after the master was lost; grants the master had acknowledged " +
 		"but not yet replicated were lost, so the new master granted the same locks again"
 }
 
@@ -272,21 +312,35 @@ func eventSentence(events []*history.Op, p int, from, to time.Duration) (string,
 	return fmt.Sprintf("Process %d's lock client reported %s.", p, joinAnd(quotes)), expired
 }
 
-// sessionBefore returns the "session 0x…" a process's client last reported
-// before t, or "".
+// sessionBefore returns the "session 0x…" (a ZooKeeper client's) or "lease
+// 0x…" (an etcd client's) a process's client last reported before t, or "".
 func sessionBefore(events []*history.Op, t time.Duration) string {
 	s := ""
 	for _, ev := range events {
 		if ev.Time > t {
 			break
 		}
-		if ev.Value != nil && strings.HasPrefix(ev.Value.Detail, "session 0x") {
-			if f := strings.Fields(ev.Value.Detail); len(f) > 1 {
-				s = "session " + f[1]
+		if ev.Value == nil {
+			continue
+		}
+		for _, what := range []string{"session", "lease"} {
+			if strings.HasPrefix(ev.Value.Detail, what+" 0x") {
+				if f := strings.Fields(ev.Value.Detail); len(f) > 1 {
+					s = what + " " + f[1]
+				}
 			}
 		}
 	}
 	return s
+}
+
+// sessionService names the lock service whose client reported sess (see
+// sessionBefore): an etcd lease or a ZooKeeper session.
+func sessionService(sess string) string {
+	if strings.HasPrefix(sess, "lease ") {
+		return "etcd"
+	}
+	return "ZooKeeper"
 }
 
 // pausedLonger reports whether a pause of process p in faults lasted longer

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -94,11 +95,18 @@ func (c *overlap) checkAnalysis(_ context.Context, a *analysis) Result {
 		}
 	}
 	events := eventsByProcess(a.h)
+	var releases map[int]string // release invoke -> its detail, for combined locks' stories
+	releaseOf := func(op int) string {
+		if releases == nil {
+			releases = releaseDetails(a)
+		}
+		return releases[op]
+	}
 	for n, j := range order {
 		if n == maxListed {
 			break
 		}
-		r.Anomalies = append(r.Anomalies, c.double(holds, j, groups[j], faults, refused, events[holds[j].proc]))
+		r.Anomalies = append(r.Anomalies, c.double(holds, j, groups[j], faults, refused, events[holds[j].proc], releaseOf))
 	}
 	foreign := c.foreign(a, holds, &r)
 	r.Stats["holds"] = len(holds)
@@ -143,8 +151,10 @@ const eventGrace = 2 * time.Second
 const maxOps = 50
 
 // double explains the holds that overlapped hold j: the first of them in
-// full, the others as a count.
-func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []history.Fault, refused map[int][]time.Duration, events []*history.Op) Anomaly {
+// full, the others as a count. releaseOf gives the detail of the release whose invoke has the given
+// index (a combined lock's release says what it found of each half).
+func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []history.Fault, refused map[int][]time.Duration, events []*history.Op,
+	releaseOf func(op int) string) Anomaly {
 	e, first := holds[j], pairs[0]
 	h := holds[first.later]
 	to := first.to
@@ -210,17 +220,37 @@ func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []hist
 	said, expired := eventSentence(events, e.proc, e.start, e.end+eventGrace)
 	lost := ""
 	if sess := sessionBefore(events, e.start); sess != "" {
-		// A ZooKeeper client: name its session. A pause longer than the
-		// session timeout expires it on the servers even when the client,
-		// retired first, never heard of it.
+		// A ZooKeeper or etcd client: name its session (lease). A pause
+		// longer than the session timeout (lease TTL) expires it on the
+		// servers even when the client, retired first, never heard of it.
 		if d, ok := pausedLonger(in, e.proc, c.opts.Lease); ok || expired {
-			lost = "its ZooKeeper " + sess
-			if ok && !expired {
+			lost = "its " + sessionService(sess) + " " + sess
+			switch {
+			case ok && strings.HasPrefix(sess, "lease "):
+				lost += fmt.Sprintf(" (TTL %s, paused %s)", secs(c.opts.Lease), secs(d))
+			case ok && !expired:
 				lost += fmt.Sprintf(" (timeout %s, paused %s)", secs(c.opts.Lease), secs(d))
 			}
+			lost += " expired"
 		}
 	}
-	an.Explanation = sentences(story, more, faultSentence(in, e.proc, lost), sessionKillSentence(in, e.proc, e.end), said, fenced)
+	both := ""
+	if e.combined() {
+		// A combined Redis + ZooKeeper lock: say what became of each half.
+		rel := ""
+		if e.endKind == endRelease {
+			rel = releaseOf(e.endOp)
+		}
+		hv := combinedHalves(e, h.start, c.opts.Lease, in, events, rel)
+		both = hv.sentence(e, h.proc, h.start)
+		lost = hv.lostWords(sessionBefore(events, e.start))
+	}
+	if lost == "" {
+		// A database lock: the server ended the silent session, not a
+		// lease.
+		lost = sessionEnded(c.opts.Session, in, e.proc)
+	}
+	an.Explanation = sentences(story, more, faultSentence(in, e.proc, lost), both, sessionKillSentence(in, e.proc, e.end), said, fenced)
 	return an
 }
 

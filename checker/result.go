@@ -182,6 +182,23 @@ type Options struct {
 	// the mutual-exclusion checkers (mutex, overlap) and the resource and
 	// inventory checkers alone judge the run.
 	NoLock bool
+	// Session, when set, says the lock lives as long as the holder's
+	// database session: a holder stopped or cut off for longer than the
+	// server's session timeout lost it when the server ended its session,
+	// and a story says so instead of blaming a lease.
+	Session *SessionTimeout
+}
+
+// SessionTimeout says how a database server gives up a client session
+// that went silent, releasing every lock the session held.
+type SessionTimeout struct {
+	// Server names the server, e.g. "PostgreSQL".
+	Server string
+	// Settings names the server settings that bound a silent session,
+	// e.g. "idle_session_timeout".
+	Settings string
+	// Timeout is how long the server waits on a silent session.
+	Timeout time.Duration
 }
 
 // timeout returns the Porcupine budget.

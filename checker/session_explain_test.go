@@ -64,3 +64,63 @@ func TestSessionKillSentence(t *testing.T) {
 }
 
 func timeDur(ns int64) time.Duration { return time.Duration(ns) }
+
+// TestSessionTimeoutStory checks that a double holder of a lock that lives
+// as long as its database session (Options.Session) blames the server's
+// ending of the silent session, not a lease, when the holder was stopped
+// for longer than the session timeout; and keeps the lease story otherwise.
+func TestSessionTimeoutStory(t *testing.T) {
+	pg := &SessionTimeout{Server: "PostgreSQL", Settings: "idle_session_timeout", Timeout: 2 * time.Second}
+	cases := []struct {
+		name    string
+		session *SessionTimeout
+		want    string
+	}{
+		{"database session", pg, "A pause of process 3 from 2.40 s to 5.40 s was in force: the PostgreSQL server ended its silent database session " +
+			"after 2.00 s (its session timeout: idle_session_timeout) and released its lock while it was stopped."},
+		{"unnamed server", &SessionTimeout{Timeout: time.Second}, "was in force: the database server ended its silent database session " +
+			"after 1.00 s (its session timeout) and released its lock while it was stopped."},
+		{"pause shorter than the timeout", &SessionTimeout{Server: "MariaDB", Timeout: 4 * time.Second}, "was in force: its lease ran out while it was stopped."},
+		{"no session", nil, "was in force: its lease ran out while it was stopped."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewOverlap(Options{Session: c.session}).Check(context.Background(), doubleHolderPause())
+			a := find(t, r, "double-holder")
+			if !strings.HasSuffix(a.Explanation, c.want) {
+				t.Errorf("explanation:\n got %s\nwant one ending %s", a.Explanation, c.want)
+			}
+		})
+	}
+}
+
+// TestSessionEnded is a table test of the clause alone: a pause or a
+// partition of the holder longer than the timeout ends its session.
+func TestSessionEnded(t *testing.T) {
+	s := &SessionTimeout{Server: "MariaDB", Settings: "wait_timeout", Timeout: 2 * time.Second}
+	fault := func(f string, from, to float64, p int) history.Fault {
+		return history.Fault{F: f, Start: time.Duration(from * 1e9), End: time.Duration(to * 1e9), Targets: []int{p}}
+	}
+	cases := []struct {
+		name   string
+		faults []history.Fault
+		want   bool
+	}{
+		{"long pause", []history.Fault{fault(history.FPause, 1, 4, 1)}, true},
+		{"long partition", []history.Fault{fault(history.FPartition, 1, 4, 1)}, true},
+		{"short pause", []history.Fault{fault(history.FPause, 1, 2.5, 1)}, false},
+		{"another process", []history.Fault{fault(history.FPause, 1, 4, 2)}, false},
+		{"a kill is no silence", []history.Fault{fault(history.FSessionKill, 1, 4, 1)}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := sessionEnded(s, c.faults, 1)
+			if (got != "") != c.want {
+				t.Errorf("got %q, want a clause: %v", got, c.want)
+			}
+			if c.want && !strings.HasPrefix(got, "the MariaDB server ended its silent database session after 2.00 s (its session timeout: wait_timeout)") {
+				t.Errorf("got %q", got)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -17,6 +18,12 @@ import (
 // fencing checker's rule). Each op costs O(log n) at most, so a controller
 // can run it while the workload runs and stop at the first anomaly; the full
 // checkers judge the history afterwards.
+//
+// With Options.StuckBound set, it also finds the liveness checker's stuck
+// lock: a key that no process has held for longer than the bound, counted on
+// the times of the ops observed, while an acquire of it failed. Whatever the
+// watch reports on a prefix of a history, the liveness checker reports on the
+// whole of it, so a run stopped there keeps its verdict.
 //
 // With Options.Fenced, double holders are not anomalies (the resource
 // decides) and only stale writes are; with Options.NoLock neither double
@@ -34,9 +41,20 @@ type Watch struct {
 	// byRead is, per key and value read, the accepted critical sections
 	// that read it (the fencing checker's same-read rule).
 	byRead map[string]map[int64][]readCS
+	// free is, per key, since when no process has held it (the stuck-lock
+	// rule of the liveness checker).
+	free map[string]*freeSince
 	// inventory is set once a seed op shows an inventory history.
 	inventory bool
 	first     *Anomaly
+}
+
+// freeSince is a key's current stretch without a holder: since when, and the
+// acquires of it that failed since then.
+type freeSince struct {
+	at     time.Duration
+	failed []int // the failed acquires' processes
+	ops    []int // and their history indices
 }
 
 // readCS is one accepted critical section with a known read.
@@ -64,7 +82,7 @@ type acceptedCS struct {
 func NewWatch(opts Options) *Watch {
 	return &Watch{opts: opts, holding: make(map[string]map[int]time.Duration),
 		csInvoked: make(map[int]csOpen), accepted: make(map[string][]acceptedCS),
-		byRead: make(map[string]map[int64][]readCS)}
+		byRead: make(map[string]map[int64][]readCS), free: make(map[string]*freeSince)}
 }
 
 // First returns the first anomaly found so far, and false when none was.
@@ -84,7 +102,15 @@ func (w *Watch) Observe(op history.Op) (Anomaly, bool) {
 	if op.F == history.FSeed {
 		w.inventory = true
 	}
-	if op.IsNemesis() || w.opts.NoLock {
+	if w.opts.NoLock {
+		return Anomaly{}, false
+	}
+	if w.opts.StuckBound > 0 {
+		if a, ok := w.stuck(op); ok {
+			return a, true
+		}
+	}
+	if op.IsNemesis() {
 		return Anomaly{}, false
 	}
 	switch {
@@ -113,10 +139,10 @@ func (w *Watch) Observe(op history.Op) (Anomaly, bool) {
 		}
 		held[op.Process] = op.Time
 	case op.F == history.FRelease && op.Type == history.Invoke:
-		delete(w.holding[op.Key], op.Process)
+		w.unhold(op.Key, op.Process, op.Time)
 	case op.F == history.FCrash && op.Type == history.Invoke:
-		for _, held := range w.holding {
-			delete(held, op.Process)
+		for key := range w.holding {
+			w.unhold(key, op.Process, op.Time)
 		}
 	case op.F == history.FCS && op.Type == history.Invoke:
 		c := csOpen{at: op.Time}
@@ -139,6 +165,57 @@ func (w *Watch) Observe(op history.Op) (Anomaly, bool) {
 		return w.sameRead(op, c.at, c.token)
 	}
 	return Anomaly{}, false
+}
+
+// unhold ends process p's hold of key at t; a key left with no holder is
+// free from t.
+func (w *Watch) unhold(key string, p int, t time.Duration) {
+	held := w.holding[key]
+	if _, ok := held[p]; !ok {
+		return
+	}
+	delete(held, p)
+	if len(held) == 0 {
+		w.free[key] = &freeSince{at: t}
+	}
+}
+
+// stuck applies the liveness checker's stuck-lock rule as of op: a key
+// without a holder for longer than Options.StuckBound (up to op's time, or
+// up to op when op grants it) while at least one acquire of it failed. It
+// also keeps the free stretches up to date for the acquire ops.
+func (w *Watch) stuck(op history.Op) (Anomaly, bool) {
+	if op.F == history.FAcquire && !op.IsNemesis() {
+		fs := w.free[op.Key]
+		switch {
+		case fs == nil && op.Type == history.Invoke && len(w.holding[op.Key]) == 0:
+			w.free[op.Key] = &freeSince{at: op.Time}
+		case fs != nil && op.Type == history.Fail && len(w.holding[op.Key]) == 0 && op.Time > fs.at:
+			fs.failed = append(fs.failed, op.Process)
+			fs.ops = append(fs.ops, op.Index)
+		}
+	}
+	k, found := "", false
+	for key, fs := range w.free {
+		if len(fs.failed) > 0 && len(w.holding[key]) == 0 && op.Time-fs.at > w.opts.StuckBound && (!found || key < k) {
+			k, found = key, true
+		}
+	}
+	if !found {
+		return Anomaly{}, false
+	}
+	fs := w.free[k]
+	var procs []int
+	for _, p := range fs.failed {
+		if !slices.Contains(procs, p) {
+			procs = append(procs, p)
+		}
+	}
+	w.first = &Anomaly{Kind: "stuck-lock", Key: k, Processes: procs, Start: fs.at, End: op.Time,
+		Ops: fs.ops[:min(len(fs.ops), 20)],
+		Explanation: fmt.Sprintf("lock %s has had no holder since %s, longer than the %.2f s bound, while %s failed",
+			k, secs(fs.at), w.opts.StuckBound.Seconds(), plural(len(fs.failed), "acquire", "acquires"))}
+	return *w.first, true
 }
 
 // acceptCS records an accepted fenced critical section invoked at inv, and

@@ -168,3 +168,95 @@ func BenchmarkWatch(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(h)), "ns/op-observed")
 }
+
+// randomGaps builds a history on two keys by four processes where acquires
+// sometimes fail on a free key and time sometimes jumps, so some keys go
+// without a holder for a while as acquires fail (stuck locks for a short
+// bound).
+func randomGaps(seed uint64) history.History {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	b := &builder{}
+	holding := map[int]string{}
+	t := 0.0
+	for range 60 {
+		t += 0.01 + rng.Float64()*rng.Float64()*0.2
+		p := rng.IntN(4)
+		key := []string{"a", "b"}[rng.IntN(2)]
+		if k, ok := holding[p]; ok {
+			if rng.IntN(6) == 0 {
+				b.pair(p, history.FCrash, k, t, t+0.001, history.Info, nil, nil)
+			} else {
+				b.pair(p, history.FRelease, k, t, t+0.005, history.OK, nil, &history.Value{Released: history.Bool(true)})
+			}
+			delete(holding, p)
+			continue
+		}
+		held := false
+		for _, k := range holding {
+			held = held || k == key
+		}
+		if held || rng.IntN(3) == 0 {
+			b.pair(p, history.FAcquire, key, t, t+0.005, history.Fail, nil, nil)
+			continue
+		}
+		b.pair(p, history.FAcquire, key, t, t+0.005, history.OK, nil, &history.Value{Owner: fmt.Sprint(p)})
+		holding[p] = key
+	}
+	return b.build()
+}
+
+// TestWatchStuckMatchesLiveness: with a stuck bound, a stuck lock the watch
+// reports on a history is one the liveness checker reports too (a run
+// stopped there keeps its verdict), and a history the liveness checker finds
+// stuck is one the watch stops (at a stuck lock or at an earlier double
+// holder), never later than the history's end.
+func TestWatchStuckMatchesLiveness(t *testing.T) {
+	opts := Options{StuckBound: 250 * time.Millisecond}
+	stuck := 0
+	for seed := range uint64(400) {
+		h := randomGaps(seed)
+		a, ok := FirstAnomaly(h, opts)
+		r := NewLiveness(opts).Check(context.Background(), h)
+		n := stuckLocks(r)
+		if ok && a.Kind == "stuck-lock" {
+			stuck++
+			if n == 0 && r.Valid != Invalid {
+				t.Fatalf("seed %d: the watch found %+v, the liveness checker no stuck lock", seed, a)
+			}
+			if a.End-a.Start <= opts.StuckBound || a.Explanation == "" {
+				t.Fatalf("seed %d: a stuck lock no longer than the bound: %+v", seed, a)
+			}
+			// The prefix up to the op that showed it is already stuck.
+			var prefix history.History
+			for _, op := range h {
+				if op.Time <= a.End {
+					prefix = append(prefix, op)
+				}
+			}
+			if pr := NewLiveness(opts).Check(context.Background(), prefix); stuckLocks(pr) == 0 && pr.Valid != Invalid {
+				t.Fatalf("seed %d: the prefix up to %v is not stuck for the liveness checker", seed, a.End)
+			}
+		}
+		if n > 0 && !ok {
+			t.Fatalf("seed %d: the liveness checker found %d stuck locks, the watch nothing", seed, n)
+		}
+	}
+	if stuck == 0 || stuck == 400 {
+		t.Errorf("%d of 400 random histories stopped at a stuck lock: the generator tests nothing", stuck)
+	}
+	// Without a bound, the watch never reports a stuck lock.
+	if a, ok := FirstAnomaly(crashAtFailpointHistory(true), Options{}); ok {
+		t.Errorf("no stuck bound, yet the watch found %+v", a)
+	}
+	a, ok := FirstAnomaly(crashAtFailpointHistory(true), Options{StuckBound: 3 * time.Second})
+	if !ok || a.Kind != "stuck-lock" || a.Key != "k" {
+		t.Fatalf("the crash at the failpoint: found %v %+v, want a stuck lock of k", ok, a)
+	}
+}
+
+// stuckLocks is the liveness result's stuck-lock count (none in a history
+// with no grant, which is invalid for that alone).
+func stuckLocks(r Result) int {
+	n, _ := r.Stats["stuck_locks"].(int)
+	return n
+}

@@ -92,3 +92,21 @@ type Clocker interface {
 	// now on (offset 0 puts it back).
 	SetClockOffset(ctx context.Context, node string, offset time.Duration) error
 }
+
+// Parted is a cluster made of parts that are different lock services side
+// by side (the combined Redis + ZooKeeper topology), so that a nemesis can
+// aim at one part.
+type Parted interface {
+	// PartNodes returns the names of the lock nodes of the named part
+	// ("redis", "zookeeper"), nil for a part the cluster does not have.
+	PartNodes(part string) []string
+}
+
+// FaultVerber is a cluster whose server faults are not the local signals
+// (a container topology: `docker pause`, `docker kill`), and that names
+// them so the history says what was done.
+type FaultVerber interface {
+	// FaultVerb returns the words for fault ("pause", "kill", "isolate"),
+	// or "" for the nemesis's own.
+	FaultVerb(fault string) string
+}

@@ -23,7 +23,16 @@ func init() {
 		New: func(cfg TopologyConfig) Topology {
 			return NewMariaDB(SQLDBConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, SessionTimeout: sessionTimeout(cfg.Lease)})
 		},
+		Server:          "MariaDB",
+		SessionSettings: "wait_timeout and idle_transaction_timeout",
+		SessionTimeout:  func(lease time.Duration) time.Duration { return wholeSeconds(sessionTimeout(lease)) },
 	})
+}
+
+// wholeSeconds rounds d to whole seconds, at least one: MariaDB's
+// timeouts are set in seconds.
+func wholeSeconds(d time.Duration) time.Duration {
+	return max(time.Second, d.Round(time.Second))
 }
 
 // MariaDBDatabase is the database the cluster creates for the workers.
@@ -118,7 +127,7 @@ func (e *mariadbEngine) initialize(ctx context.Context, dir string, log *os.File
 
 func (e *mariadbEngine) start(ctx context.Context, port int, log *os.File) (*Proc, error) {
 	logStart, _ := log.Seek(0, 2)
-	secs := strconv.Itoa(max(1, int(e.cfg.SessionTimeout.Seconds()+0.5)))
+	secs := strconv.Itoa(int(wholeSeconds(e.cfg.SessionTimeout) / time.Second))
 	argv := []string{e.bin, "--no-defaults", "--datadir=" + e.data,
 		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
 		"--socket=" + filepath.Join(e.dir, "mysqld.sock"), "--pid-file=" + filepath.Join(e.dir, "mysqld.pid"),

@@ -24,6 +24,9 @@ func init() {
 		New: func(cfg TopologyConfig) Topology {
 			return NewPostgres(SQLDBConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, SessionTimeout: sessionTimeout(cfg.Lease)})
 		},
+		Server:          "PostgreSQL",
+		SessionSettings: "idle_in_transaction_session_timeout, idle_session_timeout and tcp_user_timeout",
+		SessionTimeout:  sessionTimeout,
 	})
 }
 

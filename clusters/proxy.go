@@ -195,3 +195,14 @@ func (ps *Proxies) Close() {
 	}
 	ps.log.close()
 }
+
+// LinkNames returns name(0), ..., name(n-1): the names of one worker slot's
+// proxies to each of n nodes, or of each of n worker slots' proxies to one
+// node, as a topology's Partition, Heal, Kill and Restart address them.
+func LinkNames(n int, name func(i int) string) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = name(i)
+	}
+	return names
+}

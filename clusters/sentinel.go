@@ -337,7 +337,7 @@ func (s *Sentinel) startSentinel(ctx context.Context, bin string, sp *sentinelPr
 func (s *Sentinel) waitReplicas(ctx context.Context, master *RedisServer, n int, timeout time.Duration) error {
 	c := nodeClient(master.Addr())
 	defer c.Close()
-	return poll(ctx, timeout, func() error {
+	return Poll(ctx, timeout, func() error {
 		info, err := c.Info(ctx, "replication").Result()
 		if err != nil {
 			return err
@@ -358,7 +358,7 @@ func (s *Sentinel) waitReplicas(ctx context.Context, master *RedisServer, n int,
 // waitSentinels waits until every sentinel names the same master, sees
 // both replicas as healthy and knows the other sentinels.
 func (s *Sentinel) waitSentinels(ctx context.Context, timeout time.Duration) error {
-	return poll(ctx, timeout, func() error {
+	return Poll(ctx, timeout, func() error {
 		for _, sp := range s.sents {
 			if err := s.sentinelReady(ctx, sp); err != nil {
 				return fmt.Errorf("%s: %w", sp.name, err)
@@ -401,8 +401,9 @@ func (s *Sentinel) sentinelReady(ctx context.Context, sp *sentinelProc) error {
 	return nil
 }
 
-// poll calls f every 50 ms until it succeeds or timeout passes.
-func poll(ctx context.Context, timeout time.Duration, f func() error, what string) error {
+// Poll calls f every 50 ms until it succeeds, ctx ends or timeout passes;
+// the error then names what was not ready and f's last error.
+func Poll(ctx context.Context, timeout time.Duration, f func() error, what string) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		err := f()
@@ -550,7 +551,7 @@ func (s *Sentinel) Leader(ctx context.Context) (string, error) {
 // than old.
 func (s *Sentinel) WaitPromotion(ctx context.Context, old string, timeout time.Duration) (string, error) {
 	var leader string
-	err := poll(ctx, timeout, func() error {
+	err := Poll(ctx, timeout, func() error {
 		l, err := s.Leader(ctx)
 		if err != nil {
 			return err
@@ -597,7 +598,7 @@ func (s *Sentinel) WaitReplica(ctx context.Context, node string, timeout time.Du
 	}
 	c := nodeClient(r.Addr())
 	defer c.Close()
-	return poll(ctx, timeout, func() error {
+	return Poll(ctx, timeout, func() error {
 		info, err := c.Info(ctx, "replication").Result()
 		if err != nil {
 			return err

@@ -37,6 +37,9 @@ type TopologyConfig struct {
 	// Lease is the test's lease; services whose server gives up a silent
 	// session (PostgreSQL, MariaDB) derive their session timeouts from it.
 	Lease time.Duration
+	// RunID names the run (its run directory); container topologies label
+	// what they start with it.
+	RunID string
 }
 
 // Service is a lock service lockcheck can start: how to check that its
@@ -55,6 +58,18 @@ type Service struct {
 	Look func() error
 	// New returns the unstarted topology for cfg.
 	New func(cfg TopologyConfig) Topology
+	// Server names the server in stories ("PostgreSQL"); "" means Name.
+	Server string
+	// SessionSettings names the server settings that end a client session
+	// gone silent, releasing every lock it held ("idle_session_timeout"),
+	// for a service whose server has them; "" for others.
+	SessionSettings string
+	// SessionTimeout returns the bound SessionSettings get for a test's
+	// lease; nil for a service without them.
+	SessionTimeout func(lease time.Duration) time.Duration
+	// Version, when set, returns the version of the service's server, which
+	// test.json records under the service's name ("" when unknown).
+	Version func() string
 }
 
 // services holds the registered services; each service file adds itself

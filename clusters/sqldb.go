@@ -241,11 +241,7 @@ func (c *SQLDB) checkNode(node string) error {
 }
 
 func (c *SQLDB) allLinks() []string {
-	names := make([]string, c.cfg.Workers)
-	for slot := range names {
-		names[slot] = dbProxyName(slot, c.node)
-	}
-	return names
+	return LinkNames(c.cfg.Workers, func(slot int) string { return dbProxyName(slot, c.node) })
 }
 
 // Kill stops every proxy to the server (connections refused) and SIGKILLs

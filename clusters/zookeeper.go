@@ -57,6 +57,10 @@ type ZooKeeperConfig struct {
 	// SetClockOffset can move its wall clock (ZooKeeper times sessions
 	// with a monotonic clock, so a jump should change nothing: M10).
 	ClockShim bool
+	// NoStorage starts no storage node: the ensemble is one part of a
+	// topology whose other part keeps the protected resource (RedisZK).
+	// StorageAddr is then "".
+	NoStorage bool
 }
 
 // zkNode is one ZooKeeper server.
@@ -195,10 +199,12 @@ func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 	if err := z.waitReady(ctx, z.nodes, zkReadyWait); err != nil {
 		return err
 	}
-	z.storage = &RedisServer{Name: "storage", Dir: filepath.Join(z.tmp, "storage"),
-		LogPath: filepath.Join(z.cfg.LogDir, "storage.log")}
-	if err := z.storage.Start(ctx); err != nil {
-		return err
+	if !z.cfg.NoStorage {
+		z.storage = &RedisServer{Name: "storage", Dir: filepath.Join(z.tmp, "storage"),
+			LogPath: filepath.Join(z.cfg.LogDir, "storage.log")}
+		if err := z.storage.Start(ctx); err != nil {
+			return err
+		}
 	}
 	z.slotAddr = make([][]string, z.cfg.Workers)
 	for slot := 0; slot < z.cfg.Workers; slot++ {
@@ -365,8 +371,14 @@ func (z *ZooKeeper) Nodes() []Node {
 // LockAddrs returns the proxy addresses worker slot uses, one per server.
 func (z *ZooKeeper) LockAddrs(slot int) []string { return append([]string(nil), z.slotAddr[slot]...) }
 
-// StorageAddr returns the storage node's address.
-func (z *ZooKeeper) StorageAddr() string { return z.storage.Addr() }
+// StorageAddr returns the storage node's address, "" without one
+// (ZooKeeperConfig.NoStorage).
+func (z *ZooKeeper) StorageAddr() string {
+	if z.storage == nil {
+		return ""
+	}
+	return z.storage.Addr()
+}
 
 // SetClockOffset moves a server's wall clock to real time + offset. It
 // needs the ensemble to run under the clock shim (ZooKeeperConfig.ClockShim).
@@ -458,20 +470,12 @@ func (z *ZooKeeper) Heal(ctx context.Context, slot int) error {
 
 // slotLinks names the proxies of one worker slot, one per server.
 func (z *ZooKeeper) slotLinks(slot int) []string {
-	names := make([]string, len(z.nodes))
-	for i, n := range z.nodes {
-		names[i] = clientProxy(slot, n.id)
-	}
-	return names
+	return LinkNames(len(z.nodes), func(i int) string { return clientProxy(slot, z.nodes[i].id) })
 }
 
 // clientLinks names the proxies of every worker slot to server id.
 func (z *ZooKeeper) clientLinks(id int) []string {
-	names := make([]string, z.cfg.Workers)
-	for slot := range names {
-		names[slot] = clientProxy(slot, id)
-	}
-	return names
+	return LinkNames(z.cfg.Workers, func(slot int) string { return clientProxy(slot, id) })
 }
 
 func (z *ZooKeeper) peerLinks(name string) ([]string, error) {

@@ -218,7 +218,7 @@ func TestCatalog(t *testing.T) {
 	}
 	// Every existing design has a line for every main nemesis.
 	for _, l := range []string{"redis-setnx-expire", "redis-setnx-getset", "redis-set-px-del", "redis-set-px",
-		"redis-watchdog", "redis-reentrant", "redlock", "redis-sentinel", "zk-ephemeral", "zk-sequential",
+		"redis-watchdog", "redis-reentrant", "redlock", "redis-sentinel", "redis-cluster", "zk-ephemeral", "zk-sequential",
 		"redis-watch-inventory"} {
 		for _, n := range []string{"none", "pause", "partition", "kill", "failover", "clock", "clock-client"} {
 			args := []string{"--lock", l, "--nemesis", n}

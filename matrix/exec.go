@@ -34,6 +34,9 @@ type Executor struct {
 	// Stop, when set, is asked after every run whether to start no more
 	// (`check repro --failfast`); runs in flight finish.
 	Stop func(CellResult) bool
+	// Docker, when set, runs each cell in a container on a Docker host
+	// instead of as a subprocess of Exe (docker.go).
+	Docker *Docker
 }
 
 // job is one run to do.
@@ -71,7 +74,7 @@ func (x *Executor) Run(ctx context.Context, cells []Cell, seeds []uint64) []Cell
 	var wg sync.WaitGroup
 	for w := 0; w < n; w++ {
 		wg.Add(1)
-		go func() {
+		go func(slot int) {
 			defer wg.Done()
 			for jb := range ch {
 				mu.Lock()
@@ -83,7 +86,7 @@ func (x *Executor) Run(ctx context.Context, cells []Cell, seeds []uint64) []Cell
 				if skip {
 					continue
 				}
-				r := x.runOne(ctx, jb.n, cells[jb.cell], jb.seed)
+				r := x.runOne(ctx, slot, jb.n, cells[jb.cell], jb.seed)
 				mu.Lock()
 				out[jb.cell].Runs[jb.run] = r
 				done++
@@ -95,7 +98,7 @@ func (x *Executor) Run(ctx context.Context, cells []Cell, seeds []uint64) []Cell
 				}
 				mu.Unlock()
 			}
-		}()
+		}(w)
 	}
 	for _, jb := range jobs {
 		mu.Lock()
@@ -159,8 +162,9 @@ func RunArgs(c Cell, store string, seed uint64) []string {
 	return append(args, "--quiet", "--store", store, "--seed", fmt.Sprint(seed))
 }
 
-// runOne runs cell c with one seed, as the matrix's run number n.
-func (x *Executor) runOne(ctx context.Context, n int, c Cell, seed uint64) Run {
+// runOne runs cell c with one seed, as the matrix's run number n, in job
+// slot slot.
+func (x *Executor) runOne(ctx context.Context, slot, n int, c Cell, seed uint64) Run {
 	r := Run{Seed: seed, Exit: -1}
 	if ctx.Err() != nil {
 		r.Verdict = Interrupted
@@ -184,14 +188,29 @@ func (x *Executor) runOne(ctx context.Context, n int, c Cell, seed uint64) Run {
 	}
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	cmd := exec.CommandContext(rctx, x.Exe, RunArgs(c, store, seed)...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Interrupt, as Ctrl-C would: the run stops its servers and workers
-	// and checks what it recorded; kill it only if it does not exit.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
-	cmd.WaitDelay = time.Minute
 	start := time.Now()
+	var cmd *exec.Cmd
+	var cell cellContainer
+	if x.Docker != nil {
+		if cmd, cell, err = x.Docker.start(rctx, slot, n, RunArgs(c, "/store", seed)); err != nil {
+			_ = x.Docker.finish(cell, store)
+			r.Verdict, r.Error = Error, err.Error()
+			return r
+		}
+	} else {
+		cmd = exec.CommandContext(rctx, x.Exe, RunArgs(c, store, seed)...)
+		// Interrupt, as Ctrl-C would: the run stops its servers and workers
+		// and checks what it recorded; kill it only if it does not exit.
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+		cmd.WaitDelay = time.Minute
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
 	err = cmd.Run()
+	if x.Docker != nil {
+		if ferr := x.Docker.finish(cell, store); ferr != nil {
+			fmt.Fprintf(logf, "matrix: %v\n", ferr)
+		}
+	}
 	r.WallS = time.Since(start).Seconds()
 	r.Exit = exitCode(cmd, err)
 	if dir, ok := runDir(store); ok {

@@ -2,10 +2,13 @@ package matrix
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeCheck is a stand-in for the check binary's `run` (not for any lock
@@ -103,5 +106,51 @@ func TestExecutorStopAndCancel(t *testing.T) {
 		if r.Verdict != Interrupted {
 			t.Fatalf("run after cancel: %+v", r)
 		}
+	}
+}
+
+// TestExecutorDockerHosts runs two real cells in the cell image on the
+// local engine named twice (two "hosts", one slot each): each run's
+// directory is copied out of its container, and no cell container is left.
+func TestExecutorDockerHosts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no containers")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "docker", "version", "--format", "{{.Server.Version}}").CombinedOutput(); err != nil {
+		t.Skipf("no Docker engine answers: %s", strings.TrimSpace(string(out)))
+	}
+	if exec.CommandContext(ctx, "docker", "image", "inspect", DefaultCellImage).Run() != nil {
+		t.Skipf("cell image %s missing (scripts/images.sh build check)", DefaultCellImage)
+	}
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	mdir, err := NewDir(store, StoreDir, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "unix:///var/run/docker.sock"
+	if h := os.Getenv("DOCKER_HOST"); h != "" {
+		host = h
+	}
+	x := &Executor{Store: store, Dir: mdir, Jobs: 2, RunTimeout: 3 * time.Minute,
+		Docker: &Docker{Hosts: []string{host, host}}}
+	cells := []Cell{{Row: "redis-set-px", Column: "none", Expect: Depends,
+		Args: []string{"--lock", "redis-set-px", "--nemesis", "none", "--time", "3s"}}}
+	out := x.Run(ctx, cells, []uint64{1, 2})
+	for _, r := range out[0].Runs {
+		if r.Verdict == Error || r.Verdict == Interrupted || r.Dir == "" {
+			t.Errorf("seed %d: %s (%s), dir %q", r.Seed, r.Verdict, r.Error, r.Dir)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(store, r.Dir, "history.jsonl")); err != nil {
+			t.Errorf("seed %d: run dir not copied out: %v", r.Seed, err)
+		}
+		t.Logf("seed %d: %s in %.1f s, %s", r.Seed, r.Verdict, r.WallS, r.Dir)
+	}
+	left, err := exec.CommandContext(ctx, "docker", "ps", "-aq", "--filter", fmt.Sprintf("label=%s=%d", CellLabel, os.Getpid())).Output()
+	if err != nil || len(strings.TrimSpace(string(left))) > 0 {
+		t.Errorf("cell containers left: %q (err %v)", left, err)
 	}
 }

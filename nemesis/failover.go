@@ -17,9 +17,10 @@ import (
 
 func init() {
 	register(Kind{Name: "failover", Replicated: true, New: newFailover,
-		Summary: "Sentinel split brain: cut the master off from its replicas and sentinels while the holder and about half " +
-			"the workers still reach it (and only it), wait for the sentinels to promote a replica, heal after the fault " +
-			"duration and wait until the sentinels have demoted the old master (its writes since the cut are lost)"})
+		Summary: "split brain: cut the master off from its replicas and sentinels (Redis Cluster: the master of the held key " +
+			"off from every other node, its replica then takes over with CLUSTER FAILOVER TAKEOVER) while the holder and about half " +
+			"the workers still reach it (and only it), wait for a replica to be promoted, heal after the fault " +
+			"duration and wait until the old master is a replica again (its writes since the cut are lost)"})
 	register(Kind{Name: "failover-kill", Replicated: true, New: newFailoverKill,
 		Summary: "delay the Sentinel master's replication by 500 ms, SIGKILL it (its last grants were never replicated), " +
 			"wait for the sentinels to promote a replica, restart the old master after the fault duration (it rejoins as a replica)"})
@@ -93,7 +94,7 @@ func newFailover(env Env, rng *rand.Rand) (Nemesis, error) {
 	pr, ok1 := env.Cluster().(clusters.Primary)
 	p, ok2 := env.Cluster().(clusters.Promoter)
 	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("failover nemesis (needs the Sentinel topology): %w", clusters.ErrUnsupported)
+		return nil, fmt.Errorf("failover nemesis (needs a topology with replicas to promote: Sentinel, Redis Cluster): %w", clusters.ErrUnsupported)
 	}
 	return &Failover{env: env, rng: rng, pr: pr, p: p}, nil
 }
@@ -106,6 +107,11 @@ func newFailoverKill(env Env, rng *rand.Rand) (Nemesis, error) {
 	k, ok := env.Cluster().(clusters.Killer)
 	if !ok {
 		return nil, fmt.Errorf("failover-kill nemesis: %w", clusters.ErrUnsupported)
+	}
+	if _, keyed := env.Cluster().(clusters.KeyPrimary); keyed {
+		// Redis Cluster promotes a killed master's replica only after
+		// cluster-node-timeout (15 s) and a vote: no promotion to wait for.
+		return nil, fmt.Errorf("failover-kill nemesis (not on Redis Cluster: use failover): %w", clusters.ErrUnsupported)
 	}
 	f := n.(*Failover)
 	f.k, f.kill = k, true
@@ -128,7 +134,20 @@ func (n *Failover) Invoke(ctx context.Context, op history.Op) history.Op {
 }
 
 func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
+	// On Redis Cluster the master to fail over is the one of the key the
+	// holder staying with it holds, so the side is picked first.
+	kp, keyed := n.env.Cluster().(clusters.KeyPrimary)
+	var stay []Target
+	if keyed && !n.kill {
+		stay = n.pickSide(ctx)
+	}
 	old, err := n.pr.Leader(ctx)
+	for _, t := range stay {
+		if t.Key != "" {
+			old, err = kp.KeyLeader(ctx, t.Key)
+			break
+		}
+	}
 	if err != nil {
 		return completed(op, nil, err)
 	}
@@ -158,7 +177,9 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 			return completed(op, nil, err)
 		}
 	} else {
-		stay := n.pickSide(ctx)
+		if !keyed {
+			stay = n.pickSide(ctx)
+		}
 		slots := make([]int, len(stay))
 		for i, t := range stay {
 			slots[i] = t.Slot
@@ -169,6 +190,9 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 			return completed(op, nil, err)
 		}
 		what = "cut master " + old + " off from replicas and sentinels"
+		if keyed {
+			what = "cut master " + old + " off from every other cluster node (cluster bus and replication)"
+		}
 	}
 	n.mu.Lock()
 	n.old = old
@@ -179,7 +203,12 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 	if err != nil {
 		parts = append(parts, fmt.Sprintf("no promotion within %s (%v)", promotionWait, err))
 	} else {
-		parts = append(parts, fmt.Sprintf("sentinels promoted %s after %.1f s", promoted, time.Since(began).Seconds()))
+		if keyed {
+			parts = append(parts, fmt.Sprintf("promoted replica %s, which took over %s's slots (CLUSTER FAILOVER TAKEOVER), after %.1f s",
+				promoted, old, time.Since(began).Seconds()))
+		} else {
+			parts = append(parts, fmt.Sprintf("sentinels promoted %s after %.1f s", promoted, time.Since(began).Seconds()))
+		}
 		v.Hit.Promoted = true
 	}
 	if !n.kill {
@@ -242,6 +271,9 @@ func (n *Failover) heal(ctx context.Context) (*history.Value, error) {
 			v.Detail += fmt.Sprintf("; %s was not a replica in sync within %s (%v)", old, demotionWait, werr)
 		} else if n.kill {
 			v.Detail += fmt.Sprintf("; it rejoined as a replica in %.1f s", time.Since(began).Seconds())
+		} else if _, keyed := n.env.Cluster().(clusters.KeyPrimary); keyed {
+			v.Detail += fmt.Sprintf("; %s learned of the takeover and rejoined as a replica after %.1f s, and its resync dropped its writes since the cut",
+				old, time.Since(began).Seconds())
 		} else {
 			v.Detail += fmt.Sprintf("; the sentinels demoted %s to a replica after %.1f s, and its resync dropped its writes since the cut",
 				old, time.Since(began).Seconds())

@@ -20,11 +20,18 @@ type Kill struct {
 	killed nodeSet
 	// follower makes Kill pick a node that is not the leader.
 	follower bool
-	since    time.Time // when the last kill struck
+	// part, when set, makes Kill pick a lock node of that part of a
+	// clusters.Parted topology (kill-redis), whatever leads.
+	part  string
+	parts clusters.Parted
+	since time.Time // when the last kill struck
 }
 
 // kind returns the nemesis kind's name.
 func (n *Kill) kind() string {
+	if n.part != "" {
+		return "kill-" + n.part
+	}
 	if n.follower {
 		return "kill-follower"
 	}
@@ -70,8 +77,14 @@ func (n *Kill) Invoke(ctx context.Context, op history.Op) history.Op {
 			return completed(op, nil, errors.New("no lock node to kill"))
 		}
 		node, what := lock[n.rng.IntN(len(lock))], ""
-		if p, ok := n.env.Cluster().(clusters.Primary); ok {
-			leader, err := p.Leader(ctx)
+		if n.part != "" {
+			lock = n.parts.PartNodes(n.part)
+			if len(lock) == 0 {
+				return completed(op, nil, fmt.Errorf("no %s node to kill", n.part))
+			}
+			node, what = lock[n.rng.IntN(len(lock))], n.part+" node "
+		} else if p, ok := n.env.Cluster().(clusters.Primary); ok {
+			leader, err := leaderOf(ctx, n.env, p)
 			if err != nil {
 				return completed(op, nil, err)
 			}
@@ -96,7 +109,7 @@ func (n *Kill) Invoke(ctx context.Context, op history.Op) history.Op {
 		}
 		n.killed.add(node, node)
 		n.since = time.Now()
-		return completed(op, &history.Value{Nodes: []string{node}, Detail: "SIGKILL " + what + node, Hit: hit}, nil)
+		return completed(op, &history.Value{Nodes: []string{node}, Detail: verbOf(n.env.Cluster(), "kill", "SIGKILL") + " " + what + node, Hit: hit}, nil)
 	case history.FRestart:
 		nodes, err := n.killed.undoAll(ctx, n.k.Restart)
 		return completed(op, &history.Value{Nodes: nodes, Detail: "restarted", Hit: endHit(n.kind(), time.Since(n.since), leaseOf(n.env))}, err)

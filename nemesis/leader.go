@@ -35,7 +35,7 @@ func newPartitionLeader(env Env, _ *rand.Rand) (Nemesis, error) {
 		return nil, fmt.Errorf("partition-leader nemesis: %w", clusters.ErrUnsupported)
 	}
 	return &Leader{p: p, apply: iso.Isolate, undo: iso.Rejoin, start: history.FPartition, end: history.FHeal,
-		verb: "cut off from its peers", env: env, kind: "partition-leader"}, nil
+		verb: verbOf(env.Cluster(), "isolate", "cut off from its peers"), env: env, kind: "partition-leader"}, nil
 }
 
 func newPauseLeader(env Env, _ *rand.Rand) (Nemesis, error) {
@@ -45,7 +45,7 @@ func newPauseLeader(env Env, _ *rand.Rand) (Nemesis, error) {
 		return nil, fmt.Errorf("pause-leader nemesis: %w", clusters.ErrUnsupported)
 	}
 	return &Leader{p: p, apply: pa.PauseNode, undo: pa.ResumeNode, start: history.FPause, end: history.FResume,
-		verb: "SIGSTOP", env: env, kind: "pause-leader"}, nil
+		verb: verbOf(env.Cluster(), "pause", "SIGSTOP"), env: env, kind: "pause-leader"}, nil
 }
 
 // Fs returns the start and end op names.
@@ -55,7 +55,7 @@ func (n *Leader) Fs() (string, string) { return n.start, n.end }
 func (n *Leader) Invoke(ctx context.Context, op history.Op) history.Op {
 	switch op.F {
 	case n.start:
-		leader, err := n.p.Leader(ctx)
+		leader, err := leaderOf(ctx, n.env, n.p)
 		if err != nil {
 			return completed(op, nil, err)
 		}
@@ -78,4 +78,33 @@ func (n *Leader) Invoke(ctx context.Context, op history.Op) history.Op {
 func (n *Leader) Heal(ctx context.Context) error {
 	_, err := n.nodes.undoAll(ctx, n.undo)
 	return err
+}
+
+// leaderOf returns the leader a fault on a lock node acts on: on a cluster
+// whose keys live on different masters (clusters.KeyPrimary, Redis
+// Cluster), the master of a key some worker holds (waiting up to
+// nodeAimWait for one; the master of the cluster's first slots when none
+// holds a lock), else the cluster's leader.
+func leaderOf(ctx context.Context, env Env, p clusters.Primary) (string, error) {
+	kp, ok := env.Cluster().(clusters.KeyPrimary)
+	if !ok || !awaitHolder(ctx, env, nodeAimWait) {
+		return p.Leader(ctx)
+	}
+	for _, h := range env.Holders() {
+		if h.Key != "" {
+			return kp.KeyLeader(ctx, h.Key)
+		}
+	}
+	return p.Leader(ctx)
+}
+
+// verbOf returns the cluster's words for fault (clusters.FaultVerber), or
+// def.
+func verbOf(c any, fault, def string) string {
+	if v, ok := c.(clusters.FaultVerber); ok {
+		if s := v.FaultVerb(fault); s != "" {
+			return s
+		}
+	}
+	return def
 }

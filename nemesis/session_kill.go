@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
@@ -47,37 +48,119 @@ func (n *SessionKill) Fs() (string, string) { return history.FSessionKill, histo
 func (n *SessionKill) Invoke(ctx context.Context, op history.Op) history.Op {
 	switch op.F {
 	case history.FSessionKill:
-		t, err := pickFreshHolder(ctx, n.env, n.rng, 2*time.Second)
-		if err != nil {
-			return completed(op, nil, err)
-		}
-		name := clusters.SessionName(t.Process)
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ids, err := n.k.KillSessions(cctx, name)
-		cancel()
-		if err == nil && len(ids) == 0 {
-			err = fmt.Errorf("no session named %s on the server", name)
-		}
-		if err != nil {
-			return completed(op, nil, err)
-		}
-		var nodes []string
-		for _, node := range n.env.Cluster().Nodes() {
-			if node.Role == "lock" {
-				nodes = append(nodes, node.Name)
-			}
-		}
-		s := make([]string, len(ids))
-		for i, id := range ids {
-			s[i] = fmt.Sprint(id)
-		}
-		return completed(op, &history.Value{Targets: []int{t.Process}, Nodes: nodes, Hit: holderHit("session-kill", t, leaseOf(n.env)),
-			Detail: fmt.Sprintf("ended the database session %s of process %d (%s) while it held lock %s",
-				strings.Join(s, ", "), t.Process, name, t.Key)}, nil)
+		return n.kill(ctx, op)
 	case history.FReconnect:
 		return completed(op, &history.Value{Detail: "nothing to undo: a client whose session ended opens a new one"}, nil)
 	}
 	return completed(op, nil, fmt.Errorf("session-kill nemesis cannot %q", op.F))
+}
+
+// killTries bounds how many holders kill stops before it takes one that is
+// not inside its critical section.
+const killTries = 5
+
+// kill ends the sessions of a holder inside its critical section. Ending a
+// session takes the server a few milliseconds, longer on a loaded machine
+// than a short critical section: a holder left running would often be done
+// before its session ended, and the fault would hit a worker on its way
+// out. So kill holds the target still (SIGSTOP of its process group) from
+// just before the kill until the server has released its lock and another
+// worker was granted it, or half a lease has passed, and then continues it
+// (SIGCONT). The stop is far shorter than the lease or the server's session
+// timeouts, so it cannot release a lock on its own; the detail says how
+// long it lasted.
+func (n *SessionKill) kill(ctx context.Context, op history.Op) history.Op {
+	var t Target
+	for try := 1; ; try++ {
+		var err error
+		if t, err = pickFreshHolder(ctx, n.env, n.rng, 2*time.Second); err != nil {
+			return completed(op, nil, err)
+		}
+		if err := syscall.Kill(-t.Pid, syscall.SIGSTOP); err != nil {
+			return completed(op, nil, fmt.Errorf("SIGSTOP worker pid %d: %w", t.Pid, err))
+		}
+		// A reply written just before the stop reaches the controller
+		// within moments; after that, a holder still in its critical
+		// section is stopped inside it.
+		time.Sleep(2 * time.Millisecond)
+		if now, ok := holding(n.env, t); ok && now.InCS || try == killTries {
+			t.InCS = ok && now.InCS
+			break
+		}
+		if err := resume(ctx, t.Pid); err != nil {
+			return completed(op, nil, err)
+		}
+	}
+	stopped := time.Now()
+	defer func() { _ = resume(ctx, t.Pid) }()
+	name := clusters.SessionName(t.Process)
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ids, err := n.k.KillSessions(cctx, name)
+	cancel()
+	if err == nil && len(ids) == 0 {
+		err = fmt.Errorf("no session named %s on the server", name)
+	}
+	if err != nil {
+		return completed(op, nil, err)
+	}
+	next := waitGranted(ctx, n.env, t, stopped.Add(leaseOf(n.env)/4))
+	if err := resume(ctx, t.Pid); err != nil {
+		return completed(op, nil, err)
+	}
+	held := time.Since(stopped)
+	var nodes []string
+	for _, node := range n.env.Cluster().Nodes() {
+		if node.Role == "lock" {
+			nodes = append(nodes, node.Name)
+		}
+	}
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	until := "no other worker was granted it meanwhile"
+	if next >= 0 {
+		until = fmt.Sprintf("until process %d was granted it", next)
+	}
+	return completed(op, &history.Value{Targets: []int{t.Process}, Nodes: nodes, Hit: holderHit("session-kill", t, leaseOf(n.env)),
+		Detail: fmt.Sprintf("ended the database session %s of process %d (%s) while it held lock %s%s; the process was held still for %s (%s)",
+			strings.Join(s, ", "), t.Process, name, t.Key, inCS(t), held.Round(time.Millisecond), until)}, nil)
+}
+
+// inCS renders " in its critical section" for a target inside it.
+func inCS(t Target) string {
+	if t.InCS {
+		return " in its critical section"
+	}
+	return ""
+}
+
+// holding returns t's worker as a holder of t's lock right now, if it is.
+func holding(env Env, t Target) (Target, bool) {
+	for _, h := range env.Holders() {
+		if h.Process == t.Process && h.Key == t.Key {
+			return h, true
+		}
+	}
+	return Target{}, false
+}
+
+// waitGranted waits until another worker than t holds t's lock, or until
+// deadline, and returns that worker's process, or -1.
+func waitGranted(ctx context.Context, env Env, t Target, deadline time.Time) int {
+	for time.Now().Before(deadline) {
+		for _, h := range env.Holders() {
+			if h.Process != t.Process && h.Key == t.Key {
+				return h.Process
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return -1
+		case <-time.After(aimPoll):
+		}
+	}
+	return -1
 }
 
 // Heal has nothing to undo.

@@ -2,12 +2,15 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/workers"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -104,6 +108,11 @@ func plainLoop(ctx context.Context, t Test) (int, int64, error) {
 	}
 	cmds0 := serverCommands(c)
 	defer c.Teardown(context.WithoutCancel(ctx))
+	if design.New == nil {
+		// A library in another language: its own plain loop.
+		n, err := plainCommand(ctx, t, design, c)
+		return n, serverCommands(c) - cmds0, err
+	}
 	var grants atomic.Int64
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(t.Time)
@@ -175,4 +184,53 @@ func redisCommands(addr string) int64 {
 		}
 	}
 	return 0
+}
+
+// plainCommand runs the plain loop of a design with its own worker
+// (Design.Plain) against cluster c: one thread per worker, each given the
+// config that worker slot would get, for t.Time. It returns the grants the
+// loop counted.
+func plainCommand(ctx context.Context, t Test, design workloads.Design, c topology) (int, error) {
+	if len(design.Plain) == 0 {
+		return 0, fmt.Errorf("plain loop: design %s runs in its own worker and has no plain loop to compare with", design.Name)
+	}
+	argv, err := workers.Command(ctx, design.Plain)
+	if err != nil {
+		return 0, fmt.Errorf("plain loop: %w", err)
+	}
+	cfgs := make([]workloads.Config, t.Workers)
+	for i := range cfgs {
+		cfgs[i] = withSentinel(t.workerConfig(i, c.LockAddrs(i), c.StorageAddr()), c, i)
+	}
+	in, err := json.Marshal(struct {
+		Seconds float64            `json:"seconds"`
+		Workers []workloads.Config `json:"workers"`
+	}{t.Time.Seconds(), cfgs})
+	if err != nil {
+		return 0, fmt.Errorf("plain loop: %w", err)
+	}
+	// The loop ends on its own after t.Time; a minute more covers a JVM's
+	// start and its clients' close.
+	cctx, cancel := context.WithTimeout(ctx, t.Time+time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("plain loop %s: %w: %s", strings.Join(design.Plain, " "), err, lastLine(errOut.String()))
+	}
+	var res struct {
+		Grants *int `json:"grants"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &res); err != nil || res.Grants == nil {
+		return 0, fmt.Errorf("plain loop %s: want {\"grants\": N} on stdout, got %q", strings.Join(design.Plain, " "), out.String())
+	}
+	return *res.Grants, nil
+}
+
+// lastLine returns the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }

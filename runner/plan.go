@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"context"
+	"path/filepath"
+
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workloads"
@@ -20,6 +23,9 @@ type plan struct {
 	clientClocks bool
 	// replicated: a nemesis fails a master over to its replicas.
 	replicated bool
+	// cluster builds the topology: local processes or containers
+	// (Test.Cluster).
+	cluster clusterKind
 }
 
 // resolve looks up t's design, its service and its nemesis kinds. t must
@@ -37,7 +43,11 @@ func resolve(t Test) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
-	p := plan{design: d, service: svc, kinds: kinds}
+	cluster, err := findCluster(t.Cluster)
+	if err != nil {
+		return plan{}, err
+	}
+	p := plan{design: d, service: svc, kinds: kinds, cluster: cluster}
 	for _, k := range kinds {
 		p.clockShim = p.clockShim || k.ClockShim
 		p.clientClocks = p.clientClocks || k.ClientClocks
@@ -49,11 +59,26 @@ func resolve(t Test) (plan, error) {
 // topology returns the unstarted cluster the plan runs on, its logs in
 // logDir.
 func (p plan) topology(t Test, logDir string) topology {
-	return p.service.New(clusters.TopologyConfig{
-		Workers: t.Workers, LockNodes: p.design.LockNodes, Nodes: t.Nodes, LogDir: logDir,
-		ClockShim: p.clockShim, Replicated: p.replicated, Lease: t.Lease,
-	})
+	c, err := p.cluster.build(p, p.config(t, logDir))
+	if err != nil {
+		return failedTopology{err}
+	}
+	return c
 }
 
-// look checks that the plan's service is installed.
-func (p plan) look() error { return p.service.Look() }
+// config is the topology configuration of t, logs in logDir; the run id is
+// the run directory's path under its test name.
+func (p plan) config(t Test, logDir string) clusters.TopologyConfig {
+	runID := t.Name
+	if logDir != "" {
+		runID += "-" + filepath.Base(filepath.Dir(logDir))
+	}
+	return clusters.TopologyConfig{
+		Workers: t.Workers, LockNodes: p.design.LockNodes, Nodes: t.Nodes, LogDir: logDir,
+		ClockShim: p.clockShim, Replicated: p.replicated, Lease: t.Lease, RunID: runID,
+	}
+}
+
+// look checks that the plan's service is installed (local) or that a
+// Docker engine with its images answers (docker).
+func (p plan) look(ctx context.Context) error { return p.cluster.look(ctx, p) }

@@ -32,8 +32,10 @@ func TestResolveTopology(t *testing.T) {
 		{"redis-set-px", "clock", "*clusters.Redis", true, false},
 		{"redlock", "failover", "*clusters.Redis", false, false},
 		{"redis-sentinel", "none", "*clusters.Sentinel", false, false},
+		{"redis-cluster", "failover", "*clusters.RedisCluster", false, false},
 		{"redis-set-px", "pause,clock-client", "*clusters.Redis", false, true},
 		{"zk-ephemeral", "pause", "*clusters.ZooKeeper", false, false},
+		{"redis-zk", "kill-redis", "*clusters.RedisZK", false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.lock+"/"+c.nemesis, func(t *testing.T) {

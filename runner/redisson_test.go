@@ -50,17 +50,22 @@ func TestRunReentrantWatchdogNoFault(t *testing.T) {
 
 // TestRunSetNXExpireCrash is the setnx-expire-crash scenario, short: the
 // crash nemesis kills a worker stopped between SETNX and PEXPIRE, the key
-// keeps no TTL, and the liveness checker finds the stuck lock and tells why.
+// keeps no TTL, --stop-on-anomaly stops the workload once the lock has been
+// stuck for the bound, and the liveness checker finds the stuck lock and
+// tells why.
 func TestRunSetNXExpireCrash(t *testing.T) {
 	tt := quick(t, "redis-setnx-expire", "crash", false)
 	tt.Failpoint, tt.StuckBound = workloads.FailpointSetNXExpire, 1500*time.Millisecond
 	// The first crash comes 1–3 s in, after some grants (a crash before any
 	// grant would leave a no-grants run instead).
 	tt.NemesisInterval, tt.NemesisDuration = 2*time.Second, 200*time.Millisecond
-	tt.Time, tt.Until = patient, untilAnomaly(checker.NewLiveness(CheckOptions(tt)), "stuck-lock")
+	tt.Time, tt.StopOnAnomaly = patient, true
 	out, err := Run(context.Background(), tt, io.Discard)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !out.Stopped {
+		t.Errorf("the stuck lock did not stop the workload before its %v", tt.Time)
 	}
 	var story string
 	for _, a := range out.Result.Anomalies {

@@ -93,7 +93,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		argv = []string{exe, "worker"}
 		t.WorkerEnv = append(builtinWorkerEnv(), t.WorkerEnv...)
 	}
-	if err := p.look(); err != nil {
+	if err := p.look(ctx); err != nil {
 		return Outcome{}, err
 	}
 	t.Started = time.Now().UTC()
@@ -159,7 +159,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	stopWatch := r.watchUntil()
 	var watch *watcher
 	if t.StopOnAnomaly {
-		watch = startWatch(r.rec, checkOptions(t, p.design), r.stopOnAnomaly)
+		watch = startWatch(r.rec, checkOptions(t, p), r.stopOnAnomaly)
 	}
 	var wg sync.WaitGroup
 	for slot := 0; slot < t.Workers; slot++ {
@@ -206,7 +206,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	if err := updateLatest(t.Store, dir); err != nil {
 		fmt.Fprintf(log, "store: %v\n", err)
 	}
-	res, err := Check(context.WithoutCancel(ctx), dir, h, checkOptions(t, p.design))
+	res, err := Check(context.WithoutCancel(ctx), dir, h, checkOptions(t, p))
 	if err != nil {
 		return Outcome{Dir: dir, Interrupted: interrupted}, err
 	}
@@ -253,8 +253,9 @@ func (r *run) SetClientClock(file string, offset time.Duration) error {
 	return workloads.WriteClockSetting(file, workloads.ClockSetting{Offset: offset})
 }
 
-// Lease implements the nemeses' optional lease query: the test's lease.
-func (r *run) Lease() time.Duration { return r.test.Lease }
+// Lease implements the nemeses' optional lease query: the lease the lock
+// service applies for the test's lease.
+func (r *run) Lease() time.Duration { return r.design.EffectiveLease(r.test.Lease) }
 
 // Holders implements nemesis.Env: the workers holding a lock, by slot.
 func (r *run) Holders() []nemesis.Target {
@@ -424,17 +425,34 @@ func (r *run) progress(t Test) func() {
 // CheckOptions returns the checker options a test implies.
 func CheckOptions(t Test) checker.Options {
 	d, _ := workloads.FindDesign(t.Lock)
-	return checkOptions(t, d)
+	svc, _ := clusters.FindService(d.Service)
+	return checkOptions(t, plan{design: d, service: svc})
 }
 
-// checkOptions is CheckOptions for a test whose design d is known.
-func checkOptions(t Test, d workloads.Design) checker.Options {
+// checkOptions is CheckOptions for a test whose plan p is resolved.
+func checkOptions(t Test, p plan) checker.Options {
+	d := p.design
 	stuck := t.StuckBound
 	// A register kept in the lock's own transaction is fenced by it: the
 	// resource checkers decide, as with fencing tokens.
-	fenced := t.Fencing || t.Workload == workloads.WorkloadRegisterInDB
-	return checker.Options{Fenced: fenced, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: t.Lease, NoLock: d.NoLock,
-		Faulted: t.Nemesis != "" && t.Nemesis != "none"}
+	// So is a guarded design's register, written only while the lock holds.
+	fenced := t.Fencing || t.Workload == workloads.WorkloadRegisterInDB || d.Guarded
+	return checker.Options{Fenced: fenced, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: d.EffectiveLease(t.Lease), NoLock: d.NoLock,
+		Faulted: t.Nemesis != "" && t.Nemesis != "none", Session: sessionTimeout(t, p)}
+}
+
+// sessionTimeout tells the checkers how the server of a lock that lives as
+// long as its database session gives up a silent one, or nil for a lock
+// that does not (a lease, a ZooKeeper session, a lock row with an expiry).
+func sessionTimeout(t Test, p plan) *checker.SessionTimeout {
+	if !p.design.SessionHeld || p.service.SessionTimeout == nil {
+		return nil
+	}
+	server := p.service.Server
+	if server == "" {
+		server = p.service.Name
+	}
+	return &checker.SessionTimeout{Server: server, Settings: p.service.SessionSettings, Timeout: p.service.SessionTimeout(t.Lease)}
 }
 
 // Check runs the default checkers on h and stores results.json (and the

@@ -94,6 +94,12 @@ func TestRunNoNemesisIsValid(t *testing.T) {
 			if d.Service == "postgres" || d.Service == "mariadb" {
 				t.Skip("the database designs are tested by TestRunSQLDesigns")
 			}
+			if d.Service == "redis-cluster" {
+				t.Skip("redis-cluster is tested by TestRunRedisCluster")
+			}
+			if d.Service == "redis-zk" {
+				t.Skip("the combined lock is tested by TestRunRedisZK")
+			}
 			tt := quick(t, d.Name, "none", false)
 			tt.Time, tt.Until = patient, untilGrants(20)
 			tt.Lease = safeLease // no lease may run out in a run without faults
@@ -116,6 +122,9 @@ func TestRunNoNemesisIsValid(t *testing.T) {
 			}
 			if d.Service == "redis-sentinel" {
 				node = "nodes/redis0.log"
+			}
+			if d.Service == "etcd" {
+				node = "nodes/etcd1.log"
 			}
 			for _, f := range []string{"test.json", "history.jsonl", "results.json", "report.html", node, "nodes/storage.log", "workers.log"} {
 				if _, err := os.Stat(filepath.Join(out.Dir, f)); err != nil {

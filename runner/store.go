@@ -59,6 +59,9 @@ type testRecord struct {
 func writeTestJSON(dir string, t Test) error {
 	rec := testRecord{Test: t, Command: Command(t),
 		Versions: map[string]string{"go": runtime.Version(), "redis-server": redisVersion()}}
+	if p, err := resolve(t); err == nil && p.service.Version != nil {
+		rec.Versions[p.service.Name] = p.service.Version()
+	}
 	return writeJSON(filepath.Join(dir, "test.json"), rec)
 }
 

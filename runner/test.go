@@ -32,6 +32,9 @@ type Test struct {
 	Stock int64 `json:"stock,omitempty"`
 	// Failpoint is passed to the workers (see workloads.Config.Failpoint).
 	Failpoint string `json:"failpoint,omitempty"`
+	// Cluster is how the lock service runs: "local" processes (the
+	// default, also for "") or "docker" containers (package containers).
+	Cluster string `json:"cluster,omitempty"`
 
 	Time           time.Duration `json:"time"`
 	Lease          time.Duration `json:"lease"`
@@ -162,6 +165,9 @@ func (t *Test) Validate() error {
 	if _, err := nemesis.Parse(t.Nemesis); err != nil {
 		return err
 	}
+	if err := t.validateCluster(d.Service); err != nil {
+		return err
+	}
 	if err := workloads.CheckFailpoint(t.Failpoint, t.Lock); err != nil {
 		return err
 	}
@@ -261,4 +267,17 @@ func (t *Test) workerConfig(process int, lockAddrs []string, storage string) wor
 		Workload: t.Workload, Stock: t.Stock, Failpoint: t.Failpoint,
 		SessionName: clusters.SessionName(process),
 	}
+}
+
+// validateCluster checks --cluster and that its kind can build service.
+func (t *Test) validateCluster(service string) error {
+	k, err := findCluster(t.Cluster)
+	if err != nil {
+		return err
+	}
+	svc, err := clusters.FindService(service)
+	if err != nil {
+		return err
+	}
+	return k.check(plan{service: svc})
 }

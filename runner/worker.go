@@ -17,19 +17,21 @@ import (
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// openTimeout is how long a fresh worker may take to answer open. A ZooKeeper
-// client waits for its session within it; a worker of another language
-// starts its runtime.
+// openTimeout is how long a --worker-cmd worker may take to answer open.
 const openTimeout = 10 * time.Second
 
-// bundledOpenTimeout is openTimeout for a design's own worker in another
-// language (a JVM or a Python interpreter), which starts slowly on a loaded
-// machine.
+// bundledOpenTimeout is how long lockcheck's own workers may take to answer
+// open: the built-in Go worker, whose ZooKeeper and etcd clients wait for
+// their session within it (under a load average of 40, a three-server
+// ensemble took more than 10 s to give five clients their sessions), and a
+// design's own worker in another language (a JVM or a Python interpreter),
+// which starts slowly on a loaded machine. A worker that cannot connect
+// says so in its reply at once; only a slow one waits this long.
 const bundledOpenTimeout = 30 * time.Second
 
 // openTimeout is how long a worker of this run may take to answer open.
 func (r *run) openTimeout() time.Duration {
-	if len(r.design.Worker) > 0 && len(r.test.WorkerCmd) == 0 {
+	if len(r.test.WorkerCmd) == 0 {
 		return bundledOpenTimeout
 	}
 	return openTimeout

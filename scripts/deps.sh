@@ -14,6 +14,7 @@
 #                             compiled on first use)
 #   postgresql-15             PostgreSQL lock designs (initdb, postgres)
 #   mariadb-server            MariaDB lock designs (mariadbd, mariadb-install-db)
+#   etcd-server               etcd clusters (the etcd-mutex designs)
 set -euo pipefail
 
 need=()
@@ -33,6 +34,7 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql-15)
 command -v mariadb-install-db >/dev/null 2>&1 || need+=(mariadb-server)
+command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
@@ -56,7 +58,7 @@ $sudo apt-get update -qq >/dev/null
 # enough for us but apt decides. Daemons the packages would start are not
 # ours: lockcheck starts its own servers on free loopback ports.
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-for b in redis-server redis-cli redis-sentinel gcc java javac chromium mariadb-install-db; do
+for b in redis-server redis-cli redis-sentinel gcc java javac chromium mariadb-install-db etcd; do
   command -v "$b" >/dev/null 2>&1 || { echo "deps: $b still missing after apt-get install" >&2; exit 3; }
 done
 for f in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-simple.jar /usr/share/java/curator-recipes.jar /usr/share/java/jackson-databind.jar; do

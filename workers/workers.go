@@ -22,7 +22,7 @@ import (
 	"time"
 )
 
-//go:embed python/*.py java/*.java
+//go:embed python/*.py java/*.java java/plain/*.java
 var files embed.FS
 
 // JavaClassPath is the class path of the Java workers: Debian's Curator

@@ -3,6 +3,7 @@ package workloads
 func init() {
 	register(Design{Name: "curator-mutex", Service: "zookeeper", LockNodes: 3, Tokens: true,
 		Worker: []string{"java", "java/CuratorMutex.java"},
+		Plain:  []string{"java", "java/plain/PlainCuratorMutex.java"},
 		Summary: "the library Apache Curator (Debian libcurator-recipes-java), InterProcessMutex.acquire(timeout), in a Java worker " +
 			"(workers/java/CuratorMutex.java, compiled on first use); ConnectionStateListener states as events; token = czxid " +
 			"of its lock node; --lease is the session timeout"})

@@ -80,6 +80,20 @@ type Design struct {
 	// Workloads are the workloads the design runs; nil means every one
 	// but WorkloadRegisterInDB, which a design must list.
 	Workloads []string
+	// SessionHeld reports that the lock lives as long as the client's
+	// database session (an advisory lock, GET_LOCK, a row lock in an open
+	// transaction): a holder gone silent loses it when the server ends the
+	// session after its session timeout, not when a lease runs out.
+	SessionHeld bool
+	// SessionTTL, when set, is the lease the lock service really applies
+	// for --lease (etcd grants leases in whole seconds); nil means --lease
+	// itself. The nemeses and the exercise checker judge faults against it.
+	SessionTTL func(lease time.Duration) time.Duration
+	// Guarded marks a design whose critical section keeps the register on
+	// the lock service and writes it only in a transaction that still finds
+	// the lock held (etcd's guarded write): it is judged as a fenced run
+	// is, by the resource checkers.
+	Guarded bool
 	// Renews reports whether the client renews its lease while it holds
 	// the lock (a watchdog), so a held lock does not expire on its own.
 	Renews bool
@@ -94,6 +108,13 @@ type Design struct {
 	// controller runs it instead of `check worker` unless --worker-cmd is
 	// given.
 	Worker []string
+	// Plain, for a design with its own Worker, is the command of a plain
+	// loop in the worker's language: the same library called as its users
+	// call it, with no harness, which `check bench` compares with the
+	// harness (resolved like Worker). It reads {"seconds": S, "workers":
+	// [CONFIG, ...]} on stdin, runs one thread per worker config, and
+	// prints {"grants": N}. nil when there is none.
+	Plain []string
 }
 
 // Designs returns every known lock design, sorted by name.
@@ -133,6 +154,15 @@ func FindDesign(name string) (Design, error) {
 		names = append(names, d.Name)
 	}
 	return Design{}, fmt.Errorf("unknown lock %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// EffectiveLease returns the lease the lock service applies for the
+// test's lease (see SessionTTL).
+func (d Design) EffectiveLease(lease time.Duration) time.Duration {
+	if d.SessionTTL == nil {
+		return lease
+	}
+	return d.SessionTTL(lease)
 }
 
 // RunsWorkload reports whether d runs the workload named w.

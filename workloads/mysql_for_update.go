@@ -2,7 +2,7 @@ package workloads
 
 func init() {
 	register(Design{
-		Name: "mysql-for-update", Service: "mariadb", LockNodes: 1, Tokens: true,
+		Name: "mysql-for-update", Service: "mariadb", LockNodes: 1, Tokens: true, SessionHeld: true,
 		Workloads: []string{WorkloadRegister, WorkloadRegisterInDB},
 		New: newSQLTxLock(mysqlDialect, txLockSQL{
 			prepare: "INSERT IGNORE INTO lockcheck_for_update (name) VALUES (?)",

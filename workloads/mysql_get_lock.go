@@ -2,7 +2,7 @@ package workloads
 
 func init() {
 	register(Design{
-		Name: "mysql-get-lock", Service: "mariadb", LockNodes: 1, Tokens: true,
+		Name: "mysql-get-lock", Service: "mariadb", LockNodes: 1, Tokens: true, SessionHeld: true,
 		New: newSQLSessionLock(mysqlDialect, sessionLockSQL{
 			try:     "SELECT GET_LOCK(?, 0)",
 			release: "SELECT RELEASE_LOCK(?)",

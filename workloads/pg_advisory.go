@@ -2,7 +2,7 @@ package workloads
 
 func init() {
 	register(Design{
-		Name: "pg-advisory", Service: "postgres", LockNodes: 1, Tokens: true,
+		Name: "pg-advisory", Service: "postgres", LockNodes: 1, Tokens: true, SessionHeld: true,
 		New: newSQLSessionLock(pgDialect, sessionLockSQL{
 			try:     "SELECT pg_try_advisory_lock(?)",
 			release: "SELECT pg_advisory_unlock(?)",

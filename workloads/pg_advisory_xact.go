@@ -2,7 +2,7 @@ package workloads
 
 func init() {
 	register(Design{
-		Name: "pg-advisory-xact", Service: "postgres", LockNodes: 1, Tokens: true,
+		Name: "pg-advisory-xact", Service: "postgres", LockNodes: 1, Tokens: true, SessionHeld: true,
 		Workloads: []string{WorkloadRegister, WorkloadRegisterInDB},
 		New: newSQLTxLock(pgDialect, txLockSQL{
 			lock: "SELECT pg_advisory_xact_lock(?)::text",

@@ -2,7 +2,7 @@ package workloads
 
 func init() {
 	register(Design{
-		Name: "pg-for-update", Service: "postgres", LockNodes: 1, Tokens: true,
+		Name: "pg-for-update", Service: "postgres", LockNodes: 1, Tokens: true, SessionHeld: true,
 		Workloads: []string{WorkloadRegister, WorkloadRegisterInDB},
 		New: newSQLTxLock(pgDialect, txLockSQL{
 			prepare: "INSERT INTO lockcheck_for_update (name) VALUES (?) ON CONFLICT DO NOTHING",

@@ -50,7 +50,7 @@ redis.call('DEL', KEYS[1])
 return v`)
 
 // releaseByDel runs plainDel and reports whether the deleted key was ours.
-func releaseByDel(ctx context.Context, c *redis.Client, key string, g Grant) (*history.Value, error) {
+func releaseByDel(ctx context.Context, c redis.Scripter, key string, g Grant) (*history.Value, error) {
 	v, err := plainDel.Run(ctx, c, []string{key}).Text()
 	if errors.Is(err, redis.Nil) {
 		return &history.Value{Released: history.Bool(false)}, nil

@@ -25,13 +25,22 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`)
 
+// scriptClient is the client a script-based lock runs on: a single-node or
+// failover client, or Redis Cluster's cluster client.
+type scriptClient interface {
+	redis.Scripter
+	Close() error
+}
+
 // setPX is the redis-set-px and redis-set-px-del designs: SET NX PX with a
 // token, released by compare-and-delete or by plain DEL.
 type setPX struct {
-	c        *redis.Client
+	c        scriptClient
 	cfg      Config
 	rng      *rand.Rand
 	plainDel bool
+	// tokenKey names key's token counter (key + ":token" when nil).
+	tokenKey func(key string) string
 }
 
 func newSetPX(cfg Config, rng *rand.Rand, _ func(string)) (Lock, error) {
@@ -54,12 +63,23 @@ func newSetPXDel(cfg Config, rng *rand.Rand, _ func(string)) (Lock, error) {
 func (l *setPX) Acquire(ctx context.Context, key string) (Grant, error) {
 	return retryLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (Grant, bool, error) {
 		owner := newOwner(l.cfg.Process, l.rng)
-		tok, err := setPXAcquire.Run(ctx, l.c, []string{key, key + ":token"}, owner, l.cfg.LeaseMS).Int64()
-		if err != nil {
-			return Grant{}, false, fmt.Errorf("acquire %s: %w", key, err)
-		}
-		return Grant{Owner: owner, Token: tok}, tok > 0, nil
+		tok, err := l.trySet(ctx, key, owner)
+		return Grant{Owner: owner, Token: tok}, tok > 0, err
 	})
+}
+
+// trySet runs the acquire script once: the new token, or 0 when another
+// client holds key.
+func (l *setPX) trySet(ctx context.Context, key, owner string) (int64, error) {
+	tk := key + ":token"
+	if l.tokenKey != nil {
+		tk = l.tokenKey(key)
+	}
+	tok, err := setPXAcquire.Run(ctx, l.c, []string{key, tk}, owner, l.cfg.LeaseMS).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("acquire %s: %w", key, err)
+	}
+	return tok, nil
 }
 
 func (l *setPX) Release(ctx context.Context, key string, g Grant) (*history.Value, error) {

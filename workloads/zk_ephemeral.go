@@ -36,61 +36,77 @@ func newZKEphemeral(cfg Config, rng *rand.Rand, events func(string)) (Lock, erro
 }
 
 func (l *zkEphemeral) Acquire(ctx context.Context, key string) (Grant, error) {
-	path := zkRoot + "/" + key
 	deadline := time.Now().Add(ms(l.cfg.AcquireTimeoutMS))
 	for {
-		owner := newOwner(l.cfg.Process, l.rng)
-		epoch := l.s.epoch()
-		err := l.s.call(func() error {
-			_, err := l.s.conn.Create(path, []byte(owner), zk.FlagEphemeral, l.s.acl)
-			return err
-		})
-		switch {
-		case err == nil:
-			var data []byte
-			var st *zk.Stat
-			err := l.s.call(func() (err error) {
-				data, st, err = l.s.conn.Get(path)
-				return err
-			})
-			if err != nil {
-				return Grant{}, undefinite(fmt.Errorf("acquire %s: read back created node: %w", key, err))
-			}
-			if string(data) != owner {
-				return Grant{}, undefinite(fmt.Errorf("acquire %s: created node already replaced by another owner", key))
-			}
-			l.mu.Lock()
-			l.held[key] = epoch
-			l.mu.Unlock()
-			return Grant{Owner: owner, Token: st.Czxid}, nil
-		case errors.Is(err, zk.ErrNodeExists):
-		default:
-			return Grant{}, fmt.Errorf("acquire %s: create: %w", key, zkDefinite(err))
+		g, ok, err := l.tryCreate(key, newOwner(l.cfg.Process, l.rng))
+		if err != nil || ok {
+			return g, err
 		}
-		// Held: wait until the node goes, or the acquire time is up.
-		var exists bool
-		var ch <-chan zk.Event
-		err = l.s.call(func() (err error) {
-			exists, _, ch, err = l.s.conn.ExistsW(path)
-			return err
-		})
-		if err != nil {
-			return Grant{}, Definite(fmt.Errorf("acquire %s: watch: %w", key, err))
+		if err := l.awaitGone(ctx, key, deadline); err != nil {
+			return Grant{}, err
 		}
-		if !exists {
-			continue
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return Grant{}, ErrNotAcquired
-		}
-		select {
-		case <-ch:
-		case <-time.After(left):
-			return Grant{}, ErrNotAcquired
-		case <-ctx.Done():
-			return Grant{}, Definite(ctx.Err())
-		}
+	}
+}
+
+// tryCreate creates key's lock node once, with owner as its data: the grant
+// (token = czxid), or false when another client holds the node.
+func (l *zkEphemeral) tryCreate(key, owner string) (Grant, bool, error) {
+	path := zkRoot + "/" + key
+	epoch := l.s.epoch()
+	err := l.s.call(func() error {
+		_, err := l.s.conn.Create(path, []byte(owner), zk.FlagEphemeral, l.s.acl)
+		return err
+	})
+	switch {
+	case errors.Is(err, zk.ErrNodeExists):
+		return Grant{}, false, nil
+	case err != nil:
+		return Grant{}, false, fmt.Errorf("acquire %s: create: %w", key, zkDefinite(err))
+	}
+	var data []byte
+	var st *zk.Stat
+	err = l.s.call(func() (err error) {
+		data, st, err = l.s.conn.Get(path)
+		return err
+	})
+	if err != nil {
+		return Grant{}, false, undefinite(fmt.Errorf("acquire %s: read back created node: %w", key, err))
+	}
+	if string(data) != owner {
+		return Grant{}, false, undefinite(fmt.Errorf("acquire %s: created node already replaced by another owner", key))
+	}
+	l.mu.Lock()
+	l.held[key] = epoch
+	l.mu.Unlock()
+	return Grant{Owner: owner, Token: st.Czxid}, true, nil
+}
+
+// awaitGone waits until key's lock node goes (nil: try again), or returns
+// ErrNotAcquired when deadline passes first.
+func (l *zkEphemeral) awaitGone(ctx context.Context, key string, deadline time.Time) error {
+	var exists bool
+	var ch <-chan zk.Event
+	err := l.s.call(func() (err error) {
+		exists, _, ch, err = l.s.conn.ExistsW(zkRoot + "/" + key)
+		return err
+	})
+	if err != nil {
+		return Definite(fmt.Errorf("acquire %s: watch: %w", key, err))
+	}
+	if !exists {
+		return nil
+	}
+	left := time.Until(deadline)
+	if left <= 0 {
+		return ErrNotAcquired
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-time.After(left):
+		return ErrNotAcquired
+	case <-ctx.Done():
+		return Definite(ctx.Err())
 	}
 }
 

@@ -15,7 +15,9 @@ import (
 
 // cmdBench measures harness overhead: grants per second through worker
 // processes and the recorder, over grants per second of a plain loop in one
-// process with the same lock client, in the same invocation.
+// process with the same lock client, in the same invocation. For a design
+// run by its own worker in another language, the plain loop is the
+// design's own (workloads.Design.Plain) in that language.
 func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	var t runner.Test
 	t.Lock = "redis-set-px"

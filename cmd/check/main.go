@@ -169,6 +169,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.Int64Var(&t.Stock, "stock", 0, "inventory workload: initial stock per key (default 100)")
 	fs.StringVar(&t.Failpoint, "failpoint", "", "stop workers at a named place in the lock client, for the crash nemesis (see check list)")
 	fs.IntVar(&t.Nodes, "nodes", 3, "ZooKeeper ensemble size: 3, or 1 for a standalone server")
+	fs.StringVar(&t.Cluster, "cluster", "local", "where the lock service runs: local (server processes on this machine) or docker (containers of the images make images builds; needs a Docker engine)")
 	fs.DurationVar(&t.Time, "time", 30*time.Second, "how long the workload runs")
 	fs.DurationVar(&t.Lease, "lease", time.Second, "lock lease (TTL)")
 	fs.DurationVar(&t.Think, "think", 10*time.Millisecond, "time between the critical section's read and write")
@@ -183,7 +184,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&t.Store, "store", "store", "store directory")
 	fs.StringVar(&workerCmd, "worker-cmd", "", "command that runs one worker (default: this binary's worker subcommand)")
 	fs.BoolVar(&t.Quiet, "quiet", false, "no progress line while the test runs")
-	fs.BoolVar(&t.StopOnAnomaly, "stop-on-anomaly", false, "stop the workload at the first double holder or stale write, heal, and check what was recorded")
+	fs.BoolVar(&t.StopOnAnomaly, "stop-on-anomaly", false, "stop the workload at the first double holder, stale write or (with --stuck-bound) stuck lock, heal, and check what was recorded")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return helpOrError(help, err)
 	}

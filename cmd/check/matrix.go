@@ -22,7 +22,8 @@ import (
 // matrixFlags are the flags `check matrix` takes itself; every other flag
 // is a `check run` flag, passed to every run.
 var matrixFlags = map[string]bool{"cells": true, "lock": true, "nemesis": true, "seeds": true, "jobs": true,
-	"junit": true, "json": true, "markdown": true, "store": true, "run-timeout": true, "h": true, "help": true}
+	"junit": true, "json": true, "markdown": true, "store": true, "run-timeout": true, "h": true, "help": true,
+	"docker-host": true, "cell-image": true}
 
 // cmdMatrix runs `check matrix`: cells (from --cells FILE, or --lock x
 // --nemesis) over --seeds, --jobs runs at a time, each its own `check run`
@@ -42,8 +43,18 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	md := fs.String("markdown", "", "write a markdown table here, ready for docs/verdicts.md")
 	store := fs.String("store", "store", "store directory: the matrix goes to store/matrix/<time>/, each run to its own store below it")
 	runTimeout := fs.Duration("run-timeout", time.Hour, "interrupt a run that has no verdict after this long (an error)")
+	dockerHosts := fs.String("docker-host", "", "run each cell in a container of --cell-image on these Docker hosts, comma-separated DOCKER_HOST values (job slot i on host i mod n; docs/scale.md)")
+	cellImage := fs.String("cell-image", matrix.DefaultCellImage, "with --docker-host: the cell image (scripts/images.sh build check)")
 	if help, err := parseFlags(fs, own); help || err != nil {
 		return exitError, err
+	}
+	var docker *matrix.Docker
+	if *dockerHosts != "" {
+		hosts, err := matrix.ParseDockerHosts(*dockerHosts)
+		if err != nil {
+			return exitError, fmt.Errorf("--docker-host: %w", err)
+		}
+		docker = &matrix.Docker{Hosts: hosts, Image: *cellImage}
 	}
 	cells, err := matrixCells(*cellsFile, *locks, *nems, extra, fs)
 	if err != nil {
@@ -73,13 +84,14 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	m := &matrix.Matrix{Version: matrix.Version, Started: time.Now().UTC(), Seeds: matrix.FormatSeeds(seeds),
 		Jobs: *jobs, Command: append([]string{"check", "matrix"}, args...)}
 	return runMatrix(ctx, m, cells, seeds, matrixOutputs{exe: exe, store: *store, junit: *junit, json: *jsonOut,
-		markdown: *md, runTimeout: *runTimeout}, stdout, stderr)
+		markdown: *md, runTimeout: *runTimeout, docker: docker}, stdout, stderr)
 }
 
 // matrixOutputs is where a matrix runs and what it writes.
 type matrixOutputs struct {
 	exe, store, junit, json, markdown string
 	runTimeout                        time.Duration
+	docker                            *matrix.Docker // nil: cells run as subprocesses
 }
 
 // runMatrix runs the cells, judges and stores the matrix, prints its table
@@ -92,7 +104,7 @@ func runMatrix(ctx context.Context, m *matrix.Matrix, cells []matrix.Cell, seeds
 	m.Dir = filepath.ToSlash(strings.TrimPrefix(dir, filepath.Clean(o.store)+string(filepath.Separator)))
 	fmt.Fprintf(stderr, "matrix: %d cells x %d seeds = %d runs, %d at a time; %s\n",
 		len(cells), len(seeds), len(cells)*len(seeds), m.Jobs, dir)
-	x := &matrix.Executor{Exe: o.exe, Store: o.store, Dir: dir, Jobs: m.Jobs, RunTimeout: o.runTimeout, Progress: stderr}
+	x := &matrix.Executor{Exe: o.exe, Store: o.store, Dir: dir, Jobs: m.Jobs, RunTimeout: o.runTimeout, Progress: stderr, Docker: o.docker}
 	start := time.Now()
 	m.Cells = x.Run(ctx, cells, seeds)
 	m.WallS = time.Since(start).Seconds()

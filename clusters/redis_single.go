@@ -1,3 +1,7 @@
+// The plain Redis topology: independent redis-server lock nodes (one, or five
+// for RedLock), no replication. Redis Cluster (cluster mode) is in
+// redis_cluster_mode.go.
+
 package clusters
 
 import (
@@ -259,20 +263,12 @@ func (r *Redis) PartitionNodes(ctx context.Context, slot int, nodes []string) er
 
 // slotLinks names the proxies of one worker slot, one per lock node.
 func (r *Redis) slotLinks(slot int) []string {
-	names := make([]string, len(r.lock))
-	for j := range r.lock {
-		names[j] = proxyName(slot, j)
-	}
-	return names
+	return LinkNames(len(r.lock), func(j int) string { return proxyName(slot, j) })
 }
 
 // nodeLinks names the proxies of every worker slot to lock node j.
 func (r *Redis) nodeLinks(j int) []string {
-	names := make([]string, r.cfg.Workers)
-	for slot := range names {
-		names[slot] = proxyName(slot, j)
-	}
-	return names
+	return LinkNames(r.cfg.Workers, func(slot int) string { return proxyName(slot, j) })
 }
 
 // Teardown stops the proxies and every server Setup started, and removes the

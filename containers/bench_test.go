@@ -1,0 +1,69 @@
+package containers
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
+)
+
+// BenchmarkReady sets up each topology five times, as local processes and
+// as containers, and reports the median time from Setup's start to ready
+// (every node answering, ten worker slots' proxies up), then tears it
+// down. Run: go test -run '^$' -bench Ready -benchtime 1x ./containers/
+func BenchmarkReady(b *testing.B) {
+	cases := []struct {
+		name    string
+		service string
+		local   func(cfg clusters.TopologyConfig) clusters.Topology
+	}{
+		{"redis", "redis", func(cfg clusters.TopologyConfig) clusters.Topology {
+			return clusters.NewRedis(clusters.RedisConfig{LockNodes: 1, Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true})
+		}},
+		{"zookeeper", "zookeeper", func(cfg clusters.TopologyConfig) clusters.Topology {
+			return clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: 3, Workers: cfg.Workers, LogDir: cfg.LogDir})
+		}},
+	}
+	for _, c := range cases {
+		for _, kind := range []string{"local", "docker"} {
+			b.Run(c.name+"/"+kind, func(b *testing.B) {
+				builder, err := Find(c.service)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if kind == "docker" {
+					if err := builder.Look(context.Background()); errors.Is(err, ErrNoEngine) || errors.Is(err, ErrMissingImage) {
+						b.Skip(err)
+					}
+				}
+				for range b.N {
+					var took []time.Duration
+					for range 5 {
+						cfg := clusters.TopologyConfig{Workers: 10, LockNodes: 1, Nodes: 3, LogDir: b.TempDir(), RunID: "bench"}
+						var top clusters.Topology
+						if kind == "local" {
+							top = c.local(cfg)
+						} else if top, err = builder.New(cfg); err != nil {
+							b.Fatal(err)
+						}
+						start := time.Now()
+						if err := top.Setup(context.Background()); err != nil {
+							b.Fatal(err)
+						}
+						took = append(took, time.Since(start))
+						if err := top.Teardown(context.Background()); err != nil {
+							b.Fatal(err)
+						}
+					}
+					sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+					b.ReportMetric(took[2].Seconds(), "median-s")
+					b.ReportMetric(took[0].Seconds(), "min-s")
+					b.ReportMetric(took[4].Seconds(), "max-s")
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package containers
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+
+	"github.com/lockcheck/lockcheck/clusters"
+)
+
+// TestLookNoEngine checks the no-engine path: one line, wrapping
+// ErrNoEngine, without waiting long.
+func TestLookNoEngine(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	b, err := Find("redis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Look(context.Background())
+	if !errors.Is(err, ErrNoEngine) {
+		t.Fatalf("Look = %v, want ErrNoEngine", err)
+	}
+	if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "/nonexistent/docker.sock") {
+		t.Errorf("want one line naming the host: %q", err)
+	}
+}
+
+func TestFind(t *testing.T) {
+	for _, c := range []struct {
+		service string
+		ok      bool
+	}{{"redis", true}, {"zookeeper", true}, {"postgres", false}, {"nope", false}} {
+		_, err := Find(c.service)
+		if (err == nil) != c.ok {
+			t.Errorf("Find(%q) = %v, want ok %v", c.service, err, c.ok)
+		}
+	}
+}
+
+func TestImageRef(t *testing.T) {
+	cases := []struct {
+		prefix, own, want string
+	}{
+		{"", "", "lockcheck/redis:7.0"},
+		{"registry.example/lc", "", "registry.example/lc/redis:7.0"},
+		{"registry.example/lc", "redis:7.0", "redis:7.0"},
+	}
+	for _, c := range cases {
+		t.Setenv(ImagePrefixEnv, c.prefix)
+		t.Setenv(redisImage.Env, c.own)
+		if got := redisImage.Ref(); got != c.want {
+			t.Errorf("prefix %q, %s=%q: Ref %q, want %q", c.prefix, redisImage.Env, c.own, got, c.want)
+		}
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	for in, want := range map[string]string{
+		"redis-set-px-pause-20261123T161136": "redis-set-px-pause-20261123T161136",
+		"zk/seq+pause 1":                     "zk-seq-pause-1",
+		"..x..":                              "x",
+	} {
+		if got := sanitize(in); got != want {
+			t.Errorf("sanitize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// engineOrSkip returns an engine that has the redis image, or skips with
+// the reason.
+func engineOrSkip(t *testing.T) *engine {
+	t.Helper()
+	e, err := connect(context.Background())
+	if err != nil {
+		t.Skipf("no Docker engine: %v", err)
+	}
+	t.Cleanup(e.close)
+	if err := e.checkImages(context.Background(), redisImage.Ref()); err != nil {
+		t.Skip(err)
+	}
+	return e
+}
+
+// TestSweep creates (without starting) three containers: one of a run
+// whose owner is gone, one of a run whose owner is this process, one
+// without lockcheck's labels. The sweep removes only the first.
+func TestSweep(t *testing.T) {
+	e := engineOrSkip(t)
+	ctx := context.Background()
+	me, err := clusters.OwnerRecord()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := "pid=1 start=1 boot=00000000-0000-0000-0000-000000000000" // pid 1 of another boot
+	if !clusters.OwnerGone(gone) || clusters.OwnerGone(me) {
+		t.Fatalf("OwnerGone(%q) = %v, OwnerGone(me) = %v", gone, clusters.OwnerGone(gone), clusters.OwnerGone(me))
+	}
+	mk := func(lbls map[string]string) string {
+		lbls["org.lockcheck.test"] = t.Name()
+		c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: redisImage.Ref(), Labels: lbls}, nil, nil, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.removeContainer(context.Background(), c.ID) })
+		return c.ID
+	}
+	stale := mk(labels("test-sweep-stale", gone))
+	live := mk(labels("test-sweep-live", me))
+	foreign := mk(map[string]string{})
+	if _, err := e.sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	left, err := e.cli.ContainerList(ctx, container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", "org.lockcheck.test="+t.Name()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, c := range left {
+		have[c.ID] = true
+	}
+	if have[stale] || !have[live] || !have[foreign] {
+		t.Errorf("after the sweep: stale %v (want gone), live %v, foreign %v (want kept)", have[stale], have[live], have[foreign])
+	}
+}

@@ -1,0 +1,365 @@
+package containers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	dnetwork "github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/network"
+	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/lockcheck/lockcheck/clusters"
+)
+
+// clockMount is where a node's clock directory is mounted in its container;
+// the clock shim reads clockMount/clock.
+const clockMount = "/lockcheck-clock"
+
+// shimPath is the clock shim inside lockcheck's images.
+const shimPath = "/usr/local/lib/libclockshim.so"
+
+// teardownWait bounds Teardown's calls to the engine.
+const teardownWait = 60 * time.Second
+
+// nodeSpec describes one container to start.
+type nodeSpec struct {
+	name  string // node name: lock0, zk1, storage
+	role  string // lock or storage
+	image Image
+	cmd   []string          // command (nil: the image's)
+	env   map[string]string // environment
+	port  string            // the service port in the container, "6379/tcp"
+	// nets are the networks the container joins, the first at creation
+	// (its published port goes through that one); aliases[i] are its names
+	// on nets[i].
+	nets    []*testcontainers.DockerNetwork
+	aliases [][]string
+	// wait is what the container logs once it serves.
+	wait wait.Strategy
+	// clock runs the server under the clock shim: its offset file is
+	// clockMount/clock, a bind mount of a host file the node's Clocker
+	// writes.
+	clock bool
+}
+
+// node is one running container.
+type node struct {
+	spec      nodeSpec
+	c         *testcontainers.DockerContainer
+	id        string
+	hostPort  int    // the service port, published on 127.0.0.1
+	clockFile string // host path of the clock offset file, "" when no shim
+}
+
+// addr is the node's published address on the host.
+func (n *node) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.hostPort)) }
+
+// stack is what every container topology shares: the engine, the run's
+// labels, the networks and containers it started, the proxies of the worker
+// links and the host directory of the clock files.
+type stack struct {
+	cfg     clusters.TopologyConfig
+	runID   string
+	owner   string
+	eng     *engine
+	tmp     string // clock files
+	proxies *clusters.Proxies
+	proxyLg *os.File
+
+	mu    sync.Mutex
+	torn  bool
+	nets  []*testcontainers.DockerNetwork
+	nodes []*node
+}
+
+// open connects to the engine and prepares the run's labels, log
+// directory and proxies.
+func (s *stack) open(ctx context.Context) (err error) {
+	if s.eng, err = connect(ctx); err != nil {
+		return err
+	}
+	if s.owner, err = clusters.OwnerRecord(); err != nil {
+		return fmt.Errorf("record the owner of the containers: %w", err)
+	}
+	s.runID = sanitize(s.cfg.RunID)
+	if s.runID == "" {
+		s.runID = fmt.Sprintf("run%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	}
+	if err := os.MkdirAll(s.cfg.LogDir, 0o755); err != nil {
+		return fmt.Errorf("create log dir: %w", err)
+	}
+	if s.proxyLg, err = os.Create(filepath.Join(s.cfg.LogDir, "toxiproxy.log")); err != nil {
+		return fmt.Errorf("create proxy log: %w", err)
+	}
+	s.proxies = clusters.NewProxies(s.proxyLg)
+	if s.cfg.ClockShim {
+		if s.tmp, err = clusters.TempDir("docker-"); err != nil {
+			return fmt.Errorf("create clock dir: %w", err)
+		}
+	}
+	return nil
+}
+
+var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+
+// sanitize makes s usable in a container name.
+func sanitize(s string) string { return strings.Trim(unsafeName.ReplaceAllString(s, "-"), "-.") }
+
+// network creates a private network labelled with the run; internal
+// networks reach nothing outside and publish no ports.
+func (s *stack) network(ctx context.Context, internal bool) (*testcontainers.DockerNetwork, error) {
+	opts := []network.NetworkCustomizer{network.WithLabels(labels(s.runID, s.owner))}
+	if internal {
+		opts = append(opts, network.WithInternal())
+	}
+	nw, err := network.New(ctx, opts...)
+	if nw != nil {
+		s.mu.Lock()
+		s.nets = append(s.nets, nw)
+		s.mu.Unlock()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create docker network: %w", err)
+	}
+	return nw, nil
+}
+
+// start creates and starts a container for spec, waits for its wait
+// strategy, and returns it. Its service port is published on a free
+// 127.0.0.1 port that stays the same across a kill and start.
+func (s *stack) start(ctx context.Context, spec nodeSpec) (*node, error) {
+	hostPort, err := clusters.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	n := &node{spec: spec, hostPort: hostPort}
+	lbls := labels(s.runID, s.owner)
+	lbls[LabelNode] = spec.name
+	env := map[string]string{}
+	for k, v := range spec.env {
+		env[k] = v
+	}
+	var binds []string
+	if spec.clock {
+		dir := filepath.Join(s.tmp, spec.name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create %s clock dir: %w", spec.name, err)
+		}
+		n.clockFile = filepath.Join(dir, "clock")
+		if err := clusters.WriteClockOffset(n.clockFile, 0); err != nil {
+			return nil, err
+		}
+		binds = append(binds, dir+":"+clockMount+":ro")
+		env[clusters.ClockFileEnv] = clockMount + "/clock"
+	}
+	first := spec.nets[0].Name
+	opts := []testcontainers.ContainerCustomizer{
+		testcontainers.WithName(fmt.Sprintf("lockcheck-%s-%d-%s", s.runID, os.Getpid(), spec.name)),
+		testcontainers.WithLabels(lbls),
+		testcontainers.WithEnv(env),
+		testcontainers.WithExposedPorts(fmt.Sprintf("127.0.0.1:%d:%s", hostPort, spec.port)),
+		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.NetworkMode = container.NetworkMode(first)
+			hc.Binds = append(hc.Binds, binds...)
+		}),
+		testcontainers.WithWaitStrategyAndDeadline(90*time.Second, spec.wait),
+	}
+	for i, nw := range spec.nets {
+		opts = append(opts, network.WithNetwork(spec.aliases[i], nw))
+	}
+	if spec.cmd != nil {
+		opts = append(opts, testcontainers.WithCmd(spec.cmd...))
+	}
+	c, err := testcontainers.Run(ctx, spec.image.Ref(), opts...)
+	if c != nil {
+		n.c, n.id = c, c.GetContainerID()
+		s.mu.Lock()
+		s.nodes = append(s.nodes, n)
+		s.mu.Unlock()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start container %s (%s): %w", spec.name, spec.image.Ref(), err)
+	}
+	return n, nil
+}
+
+// startAll starts every spec at once and returns the nodes in spec order.
+func (s *stack) startAll(ctx context.Context, specs []nodeSpec) ([]*node, error) {
+	nodes := make([]*node, len(specs))
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, spec := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes[i], errs[i] = s.start(ctx, spec)
+		}()
+	}
+	wg.Wait()
+	return nodes, errors.Join(errs...)
+}
+
+// FaultVerb names the engine's faults for the history (clusters.FaultVerber).
+func (s *stack) FaultVerb(fault string) string {
+	return map[string]string{"pause": "docker pause", "kill": "docker kill",
+		"isolate": "disconnected from its peers' network"}[fault]
+}
+
+// pause freezes a container's processes (docker pause, the cgroup
+// freezer).
+func (s *stack) pause(ctx context.Context, n *node) error {
+	if err := s.eng.cli.ContainerPause(ctx, n.id); err != nil {
+		return fmt.Errorf("docker pause %s: %w", n.spec.name, err)
+	}
+	return nil
+}
+
+// unpause thaws a paused container; one that is not paused needs nothing.
+func (s *stack) unpause(ctx context.Context, n *node) error {
+	st, err := s.eng.cli.ContainerInspect(ctx, n.id)
+	if err != nil {
+		return fmt.Errorf("inspect %s: %w", n.spec.name, err)
+	}
+	if st.State == nil || !st.State.Paused {
+		return nil
+	}
+	if err := s.eng.cli.ContainerUnpause(ctx, n.id); err != nil {
+		return fmt.Errorf("docker unpause %s: %w", n.spec.name, err)
+	}
+	return nil
+}
+
+// kill crashes a container (SIGKILL to every process in it); a paused one
+// is thawed first, as the engine refuses to kill a paused container.
+func (s *stack) kill(ctx context.Context, n *node) error {
+	if err := s.unpause(ctx, n); err != nil {
+		return err
+	}
+	if err := s.eng.cli.ContainerKill(ctx, n.id, "KILL"); err != nil {
+		return fmt.Errorf("docker kill %s: %w", n.spec.name, err)
+	}
+	return nil
+}
+
+// running reports whether the container runs (paused counts).
+func (s *stack) running(ctx context.Context, n *node) (bool, error) {
+	st, err := s.eng.cli.ContainerInspect(ctx, n.id)
+	if err != nil {
+		return false, fmt.Errorf("inspect %s: %w", n.spec.name, err)
+	}
+	return st.State != nil && st.State.Running, nil
+}
+
+// restart starts a killed container again, with its file system (and so
+// its data) and its published port as they were; a running one needs
+// nothing.
+func (s *stack) restart(ctx context.Context, n *node) error {
+	if up, err := s.running(ctx, n); err != nil || up {
+		return err
+	}
+	if err := s.eng.cli.ContainerStart(ctx, n.id, container.StartOptions{}); err != nil {
+		return fmt.Errorf("docker start %s: %w", n.spec.name, err)
+	}
+	return nil
+}
+
+// disconnect takes a container off a network (its peers'); connect puts it
+// back with its aliases.
+func (s *stack) disconnect(ctx context.Context, n *node, nw *testcontainers.DockerNetwork) error {
+	if err := s.eng.cli.NetworkDisconnect(ctx, nw.ID, n.id, true); err != nil {
+		return fmt.Errorf("disconnect %s from its peers' network: %w", n.spec.name, err)
+	}
+	return nil
+}
+
+func (s *stack) connect(ctx context.Context, n *node, nw *testcontainers.DockerNetwork, aliases []string) error {
+	st, err := s.eng.cli.ContainerInspect(ctx, n.id)
+	if err != nil {
+		return fmt.Errorf("inspect %s: %w", n.spec.name, err)
+	}
+	if st.NetworkSettings != nil {
+		if _, ok := st.NetworkSettings.Networks[nw.Name]; ok {
+			return nil
+		}
+	}
+	if err := s.eng.cli.NetworkConnect(ctx, nw.ID, n.id, &dnetwork.EndpointSettings{Aliases: aliases}); err != nil {
+		return fmt.Errorf("reconnect %s to its peers' network: %w", n.spec.name, err)
+	}
+	return nil
+}
+
+// saveLog writes a container's output to the run's nodes/ directory.
+func (s *stack) saveLog(ctx context.Context, n *node) error {
+	rc, err := s.eng.cli.ContainerLogs(ctx, n.id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Timestamps: true})
+	if err != nil {
+		return fmt.Errorf("logs of %s: %w", n.spec.name, err)
+	}
+	defer rc.Close()
+	f, err := os.Create(filepath.Join(s.cfg.LogDir, n.spec.name+".log"))
+	if err != nil {
+		return fmt.Errorf("save log of %s: %w", n.spec.name, err)
+	}
+	defer f.Close()
+	if _, err := stdcopy.StdCopy(f, f, io.LimitReader(rc, 64<<20)); err != nil {
+		return fmt.Errorf("save log of %s: %w", n.spec.name, err)
+	}
+	return nil
+}
+
+// teardown saves every container's log and removes the containers and
+// networks of the run (by label too, which catches a container whose
+// creation was interrupted), the proxies and the clock files. It is
+// idempotent.
+func (s *stack) teardown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.torn {
+		s.mu.Unlock()
+		return nil
+	}
+	s.torn = true
+	nodes, nets := s.nodes, s.nets
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), teardownWait)
+	defer cancel()
+	if s.proxies != nil {
+		s.proxies.Close()
+	}
+	if s.proxyLg != nil {
+		s.proxyLg.Close()
+	}
+	var errs []error
+	if s.eng != nil {
+		for _, n := range nodes {
+			_ = s.saveLog(ctx, n) // a log is worth having, not worth failing for
+			errs = append(errs, s.eng.removeContainer(ctx, n.id))
+		}
+		for _, nw := range nets {
+			errs = append(errs, nw.Remove(ctx))
+		}
+		errs = append(errs, s.eng.removeRun(ctx, s.runID, s.owner))
+		s.eng.close()
+	}
+	if s.tmp != "" && strings.Contains(s.tmp, clusters.TempPrefix+"docker-") {
+		errs = append(errs, os.RemoveAll(s.tmp))
+	}
+	return errors.Join(errs...)
+}
+
+// waitFor polls ready every 50 ms until it returns nil, ctx ends or
+// timeout passes (clusters.Poll).
+func waitFor(ctx context.Context, timeout time.Duration, what string, ready func() error) error {
+	return clusters.Poll(ctx, timeout, ready, what)
+}

@@ -1,0 +1,306 @@
+package containers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/lockcheck/lockcheck/clusters"
+)
+
+func init() {
+	register(Builder{Service: "zookeeper", Images: []Image{zookeeperImage, redisImage}, New: newZooKeeper})
+}
+
+// zkReady is what a ZooKeeper server logs once its client port is bound.
+const zkReady = "binding to port"
+
+// zkServeWait bounds the wait for an ensemble to elect a leader and serve:
+// three JVMs in containers on a two-core machine at load average 50 have
+// taken more than the local topology's 90 s.
+const zkServeWait = 180 * time.Second
+
+// ZooKeeper is the container form of clusters.ZooKeeper: an ensemble of
+// ZooKeeper containers (tick 100 ms, sessions of 5 to 200 ticks, as the
+// local one) and a redis storage container. Client ports are published on
+// 127.0.0.1 through the clients network, and workers reach them through
+// their own proxies; the servers talk to each other on a second, internal
+// peers network, under the aliases zk1, zk2, ..., so cutting a server off
+// from its peers is disconnecting it from that network while clients still
+// reach it.
+type ZooKeeper struct {
+	stack
+	clients  *testcontainers.DockerNetwork
+	peers    *testcontainers.DockerNetwork // nil for a standalone server
+	zk       []*node
+	storage  *node
+	slotAddr [][]string
+}
+
+var (
+	_ clusters.Topology    = (*ZooKeeper)(nil)
+	_ clusters.FaultVerber = (*ZooKeeper)(nil)
+	_ clusters.Killer      = (*ZooKeeper)(nil)
+	_ clusters.Partitioner = (*ZooKeeper)(nil)
+	_ clusters.Primary     = (*ZooKeeper)(nil)
+	_ clusters.Isolator    = (*ZooKeeper)(nil)
+	_ clusters.Pauser      = (*ZooKeeper)(nil)
+	_ clusters.Clocker     = (*ZooKeeper)(nil)
+)
+
+func newZooKeeper(cfg clusters.TopologyConfig) (clusters.Topology, error) {
+	if cfg.Nodes < 1 {
+		cfg.Nodes = 3
+	}
+	if cfg.Workers < 1 {
+		cfg.Workers = 1
+	}
+	return &ZooKeeper{stack: stack{cfg: cfg}}, nil
+}
+
+// tick is the ensemble's tickTime, as clusters.ZooKeeper's default.
+const tick = 100 * time.Millisecond
+
+// zkSpec is server id of an ensemble of size nodes.
+func (z *ZooKeeper) zkSpec(id int) nodeSpec {
+	name := "zk" + strconv.Itoa(id)
+	ms := tick.Milliseconds()
+	env := map[string]string{
+		"ZOO_MY_ID":               strconv.Itoa(id),
+		"ZOO_TICK_TIME":           strconv.FormatInt(ms, 10),
+		"ZOO_INIT_LIMIT":          "50",
+		"ZOO_SYNC_LIMIT":          "25",
+		"ZOO_MIN_SESSION_TIMEOUT": strconv.FormatInt(5*ms, 10),
+		"ZOO_MAX_SESSION_TIMEOUT": strconv.FormatInt(200*ms, 10),
+	}
+	spec := nodeSpec{name: name, role: "lock", image: zookeeperImage, env: env, port: "2181/tcp",
+		nets: []*testcontainers.DockerNetwork{z.clients}, aliases: [][]string{nil},
+		wait: wait.ForLog(zkReady), clock: z.cfg.ClockShim}
+	if z.peers != nil {
+		var servers []string
+		for i := 1; i <= z.cfg.Nodes; i++ {
+			servers = append(servers, fmt.Sprintf("server.%d=zk%d:2888:3888", i, i))
+		}
+		env["ZOO_SERVERS"] = strings.Join(servers, " ")
+		spec.nets = append(spec.nets, z.peers)
+		spec.aliases = append(spec.aliases, []string{name})
+	}
+	return spec
+}
+
+// Setup starts the ensemble and the storage node and returns once every
+// server serves (srvr says leader, follower or standalone on its published
+// port). On error, whatever was started is removed.
+func (z *ZooKeeper) Setup(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			_ = z.Teardown(ctx)
+		}
+	}()
+	if err := z.open(ctx); err != nil {
+		return err
+	}
+	if z.clients, err = z.network(ctx, false); err != nil {
+		return err
+	}
+	if z.cfg.Nodes > 1 {
+		if z.peers, err = z.network(ctx, true); err != nil {
+			return err
+		}
+	}
+	var specs []nodeSpec
+	for id := 1; id <= z.cfg.Nodes; id++ {
+		specs = append(specs, z.zkSpec(id))
+	}
+	specs = append(specs, redisSpec("storage", "storage", z.clients, false, false))
+	nodes, err := z.startAll(ctx, specs)
+	if err != nil {
+		return err
+	}
+	z.zk, z.storage = nodes[:z.cfg.Nodes], nodes[z.cfg.Nodes]
+	if err := waitFor(ctx, 30*time.Second, "storage", func() error { return clusters.Ping(z.storage.addr()) }); err != nil {
+		return err
+	}
+	if err := z.waitServing(ctx, z.zk); err != nil {
+		return err
+	}
+	z.slotAddr = make([][]string, z.cfg.Workers)
+	for slot := range z.slotAddr {
+		for _, n := range z.zk {
+			addr, err := z.proxies.Add(zkProxy(slot, n.spec.name), n.addr())
+			if err != nil {
+				return err
+			}
+			z.slotAddr[slot] = append(z.slotAddr[slot], addr)
+		}
+	}
+	return nil
+}
+
+func zkProxy(slot int, name string) string { return fmt.Sprintf("w%d-%s", slot, name) }
+
+// waitServing waits until every node of nodes reports a serving mode.
+func (z *ZooKeeper) waitServing(ctx context.Context, nodes []*node) error {
+	return waitFor(ctx, zkServeWait, "ZooKeeper", func() error {
+		var notReady []string
+		for _, n := range nodes {
+			if m, err := clusters.Mode(n.addr()); err != nil || (m != "leader" && m != "follower" && m != "standalone") {
+				notReady = append(notReady, n.spec.name)
+			}
+		}
+		if len(notReady) > 0 {
+			return fmt.Errorf("%s not serving (logs in %s after the run)", strings.Join(notReady, ", "), z.cfg.LogDir)
+		}
+		return nil
+	})
+}
+
+// Teardown removes the containers, the networks and the proxies.
+func (z *ZooKeeper) Teardown(ctx context.Context) error { return z.teardown(ctx) }
+
+// Nodes lists the servers, then the storage node, at their published
+// addresses.
+func (z *ZooKeeper) Nodes() []clusters.Node {
+	var nodes []clusters.Node
+	for _, n := range z.zk {
+		nodes = append(nodes, clusters.Node{Name: n.spec.name, Role: "lock", Addr: n.addr()})
+	}
+	if z.storage != nil {
+		nodes = append(nodes, clusters.Node{Name: "storage", Role: "storage", Addr: z.storage.addr()})
+	}
+	return nodes
+}
+
+// LockAddrs returns the proxy addresses worker slot uses, one per server.
+func (z *ZooKeeper) LockAddrs(slot int) []string { return append([]string(nil), z.slotAddr[slot]...) }
+
+// StorageAddr returns the storage container's published address.
+func (z *ZooKeeper) StorageAddr() string { return z.storage.addr() }
+
+func (z *ZooKeeper) node(name string) (*node, error) {
+	for _, n := range z.zk {
+		if n.spec.name == name {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("no ZooKeeper node named %q", name)
+}
+
+// Leader returns the server whose srvr reports it leader (or standalone).
+func (z *ZooKeeper) Leader(ctx context.Context) (string, error) {
+	for _, n := range z.zk {
+		if m, err := clusters.Mode(n.addr()); err == nil && (m == "leader" || m == "standalone") {
+			return n.spec.name, nil
+		}
+	}
+	return "", errors.New("no ZooKeeper node reports itself leader")
+}
+
+// Kill stops the clients' proxies to a server and kills its container.
+func (z *ZooKeeper) Kill(ctx context.Context, name string) error {
+	n, err := z.node(name)
+	if err != nil {
+		return err
+	}
+	if err := z.proxies.DisableAll(z.clientLinks(name)); err != nil {
+		return err
+	}
+	return z.kill(ctx, n)
+}
+
+// Restart starts a killed server's container again with its data, waits
+// until it serves, then lets clients reach it.
+func (z *ZooKeeper) Restart(ctx context.Context, name string) error {
+	n, err := z.node(name)
+	if err != nil {
+		return err
+	}
+	if err := z.restart(ctx, n); err != nil {
+		return err
+	}
+	if err := z.waitServing(ctx, []*node{n}); err != nil {
+		return fmt.Errorf("restart %s: %w", name, err)
+	}
+	return z.proxies.EnableAll(z.clientLinks(name))
+}
+
+// PauseNode freezes a server's container (docker pause): the JVM stops as
+// in a long GC pause.
+func (z *ZooKeeper) PauseNode(ctx context.Context, name string) error {
+	n, err := z.node(name)
+	if err != nil {
+		return err
+	}
+	return z.pause(ctx, n)
+}
+
+// ResumeNode thaws it (docker unpause).
+func (z *ZooKeeper) ResumeNode(ctx context.Context, name string) error {
+	n, err := z.node(name)
+	if err != nil {
+		return err
+	}
+	return z.unpause(ctx, n)
+}
+
+// Isolate disconnects a server from the peers network: its quorum and
+// election links fail both ways, its clients still reach it.
+func (z *ZooKeeper) Isolate(ctx context.Context, name string) error {
+	n, err := z.node(name)
+	if err != nil {
+		return err
+	}
+	if z.peers == nil {
+		return fmt.Errorf("isolate %s: a standalone server has no peers: %w", name, clusters.ErrUnsupported)
+	}
+	return z.disconnect(ctx, n, z.peers)
+}
+
+// Rejoin connects it again, under its alias.
+func (z *ZooKeeper) Rejoin(ctx context.Context, name string) error {
+	n, err := z.node(name)
+	if err != nil {
+		return err
+	}
+	if z.peers == nil {
+		return nil
+	}
+	return z.connect(ctx, n, z.peers, []string{name})
+}
+
+// SetClockOffset moves a server's wall clock through the clock shim in its
+// container; it needs TopologyConfig.ClockShim.
+func (z *ZooKeeper) SetClockOffset(ctx context.Context, name string, offset time.Duration) error {
+	n, err := z.node(name)
+	if err != nil {
+		return err
+	}
+	if n.clockFile == "" {
+		return fmt.Errorf("set clock of %s: servers run without the clock shim: %w", name, clusters.ErrUnsupported)
+	}
+	return clusters.WriteClockOffset(n.clockFile, offset)
+}
+
+// Partition cuts every link of a worker slot to the ensemble.
+func (z *ZooKeeper) Partition(ctx context.Context, slot int) error {
+	return z.proxies.CutAll(z.slotLinks(slot))
+}
+
+// Heal restores every link of a worker slot.
+func (z *ZooKeeper) Heal(ctx context.Context, slot int) error {
+	return z.proxies.RestoreAll(ctx, z.slotLinks(slot))
+}
+
+func (z *ZooKeeper) slotLinks(slot int) []string {
+	return clusters.LinkNames(len(z.zk), func(i int) string { return zkProxy(slot, z.zk[i].spec.name) })
+}
+
+func (z *ZooKeeper) clientLinks(name string) []string {
+	return clusters.LinkNames(z.cfg.Workers, func(slot int) string { return zkProxy(slot, name) })
+}

@@ -1,0 +1,118 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+)
+
+// TestRunEtcdDesigns runs etcd-mutex with a pause longer than the session
+// TTL (invalid: a double holder whose story names the expired lease), and
+// etcd-mutex-guarded under the same pause (valid: etcd's guarded
+// transaction refuses the stale access). Both designs' runs with no fault
+// are TestRunNoNemesisIsValid's. A fault that missed gets the next seed, up
+// to three; an error is never accepted.
+func TestRunEtcdDesigns(t *testing.T) {
+	cases := []struct {
+		lock, nemesis string
+		want          checker.Validity
+		mustFind      string
+	}{
+		{"etcd-mutex", "pause", checker.Invalid, "double-holder"},
+		{"etcd-mutex-guarded", "pause", checker.Valid, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.lock+"/"+c.nemesis, func(t *testing.T) {
+			needService(t, c.lock)
+			seeds := 1
+			if c.nemesis != "none" {
+				seeds = 3 // a fault that missed (not exercised) gets the next seed
+			}
+			for seed := 1; seed <= seeds; seed++ {
+				tt := quick(t, c.lock, c.nemesis, false)
+				// The etcd service's shortest TTL is 2 s: paused for 5.
+				tt.Seed, tt.Lease, tt.Think = uint64(seed), 2*time.Second, 100*time.Millisecond
+				tt.NemesisDuration, tt.NemesisInterval, tt.Time = 5*time.Second, 4*time.Second, 14*time.Second
+				if c.nemesis == "none" {
+					tt.Time = 3 * time.Second
+				}
+				out, err := Run(context.Background(), tt, io.Discard)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := out.Result
+				if c.want == checker.Valid && got.Valid == checker.Unknown && got.NotExercised != "" && seed < seeds {
+					t.Logf("seed %d: not exercised (%s), trying the next seed", seed, got.NotExercised)
+					continue
+				}
+				if c.want == checker.Valid {
+					if got.Valid != checker.Valid {
+						t.Fatalf("seed %d: verdict %v, anomalies %+v", seed, got.Valid, got.Anomalies)
+					}
+					if grants(t, out.Dir) == 0 {
+						t.Fatalf("seed %d: no grant at all", seed)
+					}
+					t.Logf("seed %d: valid with %v (fenced)", seed, kinds(got, true))
+					break
+				}
+				if got.Valid == checker.Invalid && kinds(got, false)[c.mustFind] > 0 {
+					assertLeaseStory(t, got)
+					break
+				}
+				t.Logf("seed %d: verdict %v with %v: the fault missed, trying the next seed", seed, got.Valid, kinds(got, false))
+				if seed == seeds {
+					t.Fatalf("no seed of %d found a %s", seeds, c.mustFind)
+				}
+			}
+			assertNoChildren(t)
+		})
+	}
+}
+
+// assertLeaseStory checks that a double holder's story names the expired
+// etcd lease.
+func assertLeaseStory(t *testing.T, res checker.Result) {
+	t.Helper()
+	for _, a := range res.Anomalies {
+		if a.Kind == "double-holder" && strings.Contains(a.Explanation, "its etcd lease 0x") {
+			return
+		}
+	}
+	var all []string
+	for _, a := range res.Anomalies {
+		all = append(all, a.Explanation)
+	}
+	t.Errorf("no double-holder story names the expired lease: %s", strings.Join(all, " | "))
+}
+
+// TestRunEtcdInterrupted interrupts an etcd run once it has granted a lock
+// and checks that no member, proxy user or worker is left.
+func TestRunEtcdInterrupted(t *testing.T) {
+	needService(t, "etcd-mutex")
+	tt := quick(t, "etcd-mutex", "kill", false)
+	tt.Lease, tt.Time = 2*time.Second, time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) && ctx.Err() == nil {
+			if h := latestHistory(tt.Store); h != nil && hasGrant(h) {
+				cancel()
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	out, err := Run(ctx, tt, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Interrupted {
+		t.Fatal("the run was not interrupted")
+	}
+	assertNoChildren(t)
+}
