@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -101,4 +104,35 @@ func resume(_ context.Context, pid int) error {
 func (p *Pause) Heal(ctx context.Context) error {
 	_, err := p.paused.undoAll(ctx, resume)
 	return err
+}
+
+// waitStopped waits, up to timeout, until process pid is in the stopped
+// state after a SIGSTOP: the signal is delivered asynchronously, and a
+// process that is running on the other core, or still starting, goes on
+// for a moment after kill(2) returns. It reports whether the stop was seen.
+func waitStopped(pid int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if s := procState(pid); s == "T" || s == "t" || s == "" {
+			return s != ""
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// procState returns the state letter of process pid in /proc/<pid>/stat
+// ("T" when stopped), or "" when the process is gone.
+func procState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2 : i+3]
+	}
+	return ""
 }

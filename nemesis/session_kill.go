@@ -79,9 +79,11 @@ func (n *SessionKill) kill(ctx context.Context, op history.Op) history.Op {
 		if err := syscall.Kill(-t.Pid, syscall.SIGSTOP); err != nil {
 			return completed(op, nil, fmt.Errorf("SIGSTOP worker pid %d: %w", t.Pid, err))
 		}
-		// A reply written just before the stop reaches the controller
-		// within moments; after that, a holder still in its critical
-		// section is stopped inside it.
+		// The stop takes effect asynchronously: wait until the process
+		// is stopped (bounded). A reply written just before the stop
+		// reaches the controller within moments; after that, a holder
+		// still in its critical section is stopped inside it.
+		waitStopped(t.Pid, 500*time.Millisecond)
 		time.Sleep(2 * time.Millisecond)
 		if now, ok := holding(n.env, t); ok && now.InCS || try == killTries {
 			t.InCS = ok && now.InCS

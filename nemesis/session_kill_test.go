@@ -3,9 +3,7 @@ package nemesis
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,20 +13,6 @@ import (
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 )
-
-// procState returns the state letter of process pid in /proc ("T" when
-// stopped).
-func procState(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2 : i+3]
-	}
-	return ""
-}
 
 // killerEnv is an Env and a database cluster for session-kill: its holder
 // appears after the fault began (a fresh grant), and once the holder's
