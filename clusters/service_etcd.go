@@ -7,7 +7,7 @@ func init() {
 		Look:    lookAll(LookEtcd, LookRedis),
 		Version: EtcdVersion,
 		New: func(cfg TopologyConfig) Topology {
-			return NewEtcd(EtcdConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, ClockShim: cfg.ClockShim})
+			return NewEtcd(EtcdConfig{Workers: cfg.Workers, LogDir: cfg.LogDir})
 		},
 	})
 }
