@@ -145,11 +145,17 @@ func runMatrix(ctx context.Context, m *matrix.Matrix, cells []matrix.Cell, seeds
 	return code, nil
 }
 
-// checkOutputPath reports why a report could not be written to path: its
-// directory is missing, or path is a directory.
+// checkOutputPath makes the folder of path when it is missing, and reports
+// why a report could not be written to path: its folder cannot be made, or
+// path is a directory.
 func checkOutputPath(path string) error {
 	if path == "" {
 		return nil
+	}
+	// A missing folder is made (store/ does not exist before the first
+	// run, and the Makefile's matrices write there).
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
 	}
 	if st, err := os.Stat(filepath.Dir(path)); err != nil {
 		return err

@@ -94,7 +94,7 @@ func TestMatrixAndReproBadInput(t *testing.T) {
 		{"both", []string{"matrix", "--cells", cells, "--lock", "redis-set-px"}, "not both"},
 		{"missing cells file", []string{"matrix", "--cells", filepath.Join(dir, "nope.txt")}, "no such file"},
 		{"bad cell", []string{"matrix", "--cells", cells}, `cell a none: unknown lock "nope"`},
-		{"junit dir", []string{"matrix", "--lock", "redis-set-px", "--junit", filepath.Join(dir, "no", "j.xml")}, "--junit: stat"},
+		{"junit dir is a file", []string{"matrix", "--lock", "redis-set-px", "--junit", filepath.Join(cells, "j.xml")}, "--junit: mkdir"},
 		{"unknown scenario", []string{"repro", "--scenario", "nope"}, `unknown scenario "nope"`},
 		{"neither", []string{"repro"}, "usage: check repro"},
 		{"not a run dir", []string{"repro", dir}, "not a run directory"},
@@ -204,5 +204,17 @@ func TestMatrixRunsTinyMatrix(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(string(out), "repro: 0/2 runs invalid (2 valid)") {
 		t.Fatalf("check repro: exit %d (%v)\n%s", code, err, out)
+	}
+}
+
+// TestCheckOutputPathMakesFolder: a report under a folder that does not
+// exist yet (store/ on a fresh clone) gets its folder made.
+func TestCheckOutputPathMakesFolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store", "sub", "j.xml")
+	if err := checkOutputPath(path); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		t.Fatalf("folder of %s not made: %v", path, err)
 	}
 }
