@@ -182,6 +182,43 @@ func aimHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Duration,
 	}
 }
 
+// aimFreshHolder waits up to wait for a worker that was granted a lock after
+// the call began (a holder at the start of its critical section) and picks
+// one; when none comes in time it falls back to aimHolder (a holder inside
+// its critical section, else any holder, waiting up to aimWait). A fault that
+// lets its target run on (a partition, a session kill) can only show what the
+// lock does once the holder's lease or session is gone if the holder is
+// still working by then: striking it at the start of its critical section
+// gives the longest such stretch. It returns how long it waited.
+func aimFreshHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Duration) (Target, time.Duration, error) {
+	began := time.Now()
+	type grant struct {
+		process int
+		key     string
+	}
+	before := make(map[grant]bool)
+	for _, h := range env.Holders() {
+		before[grant{h.Process, h.Key}] = true
+	}
+	deadline := began.Add(wait)
+	for time.Now().Before(deadline) {
+		var fresh []Target
+		for _, h := range env.Holders() {
+			if !before[grant{h.Process, h.Key}] {
+				fresh = append(fresh, h)
+			}
+		}
+		if len(fresh) > 0 {
+			return fresh[rng.IntN(len(fresh))], time.Since(began), nil
+		}
+		if !sleep(ctx, aimPoll) {
+			return Target{}, time.Since(began), ctx.Err()
+		}
+	}
+	t, _, err := aimHolder(ctx, env, rng, aimWait, true)
+	return t, time.Since(began), err
+}
+
 // nodeAimWait bounds how long a fault on a lock node waits for a holder.
 const nodeAimWait = time.Second
 

@@ -33,11 +33,17 @@ func newPartition(env Env, rng *rand.Rand) (Nemesis, error) {
 // Fs returns partition and heal.
 func (n *Partition) Fs() (string, string) { return history.FPartition, history.FHeal }
 
+// partitionAimWait bounds how long a partition waits for a fresh holder
+// (aimFreshHolder): a cut-off holder shows the lock's behaviour only if it
+// goes on working after its lease ran out, so the cut strikes a holder at
+// the start of its critical section when one comes within this time.
+const partitionAimWait = 5 * time.Second
+
 // Invoke cuts a holder off (partition) or restores every cut link (heal).
 func (n *Partition) Invoke(ctx context.Context, op history.Op) history.Op {
 	switch op.F {
 	case history.FPartition:
-		t, waited, err := aimHolder(ctx, n.env, n.rng, aimWait, true)
+		t, waited, err := aimFreshHolder(ctx, n.env, n.rng, partitionAimWait)
 		if err != nil {
 			return completed(op, nil, err)
 		}

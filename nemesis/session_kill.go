@@ -73,7 +73,7 @@ func (n *SessionKill) kill(ctx context.Context, op history.Op) history.Op {
 	var t Target
 	for try := 1; ; try++ {
 		var err error
-		if t, err = pickFreshHolder(ctx, n.env, n.rng, 2*time.Second); err != nil {
+		if t, _, err = aimFreshHolder(ctx, n.env, n.rng, 2*time.Second); err != nil {
 			return completed(op, nil, err)
 		}
 		if err := syscall.Kill(-t.Pid, syscall.SIGSTOP); err != nil {
@@ -167,32 +167,3 @@ func waitGranted(ctx context.Context, env Env, t Target, deadline time.Time) int
 
 // Heal has nothing to undo.
 func (n *SessionKill) Heal(context.Context) error { return nil }
-
-// pickFreshHolder waits up to wait for a worker that was granted a lock
-// after the call began, so the session ends early in its critical section
-// (the fault lands while the holder works, not as it lets go), and falls
-// back to any holder.
-func pickFreshHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Duration) (Target, error) {
-	before := make(map[int]bool)
-	for _, h := range env.Holders() {
-		before[h.Process] = true
-	}
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		var fresh []Target
-		for _, h := range env.Holders() {
-			if !before[h.Process] {
-				fresh = append(fresh, h)
-			}
-		}
-		if len(fresh) > 0 {
-			return fresh[rng.IntN(len(fresh))], nil
-		}
-		select {
-		case <-ctx.Done():
-			return Target{}, ctx.Err()
-		case <-time.After(time.Millisecond):
-		}
-	}
-	return pickHolder(ctx, env, rng, time.Millisecond)
-}
