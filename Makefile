@@ -26,11 +26,15 @@ $(SHIM): clusters/clockshim/clockshim.c
 # Container images of the lock services, built with no registry: a Debian
 # bookworm base from debootstrap, then docker/<service>/Dockerfile on it
 # (scripts/images.sh, docs/docker.md). Cached: a second run takes seconds.
-# IMAGES="redis zookeeper" builds only those.
+# IMAGES="redis zookeeper" builds only those. Where `docker compose` (v2)
+# is missing, it is built from the Go module proxy and installed as the
+# Docker CLI plugin (scripts/compose-plugin.sh), so that
+# `docker compose --profile redis up -d --wait` works.
 .PHONY: images
 IMAGES ?=
 images: shim
 	bash scripts/images.sh build $(IMAGES)
+	GO=$(GO) bash scripts/compose-plugin.sh
 
 # The matrix cell image lockcheck/check:dev: this checkout's check binary on
 # the zookeeper image, for `check matrix --docker-host` (docs/scale.md).
