@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
@@ -217,6 +218,55 @@ func aimFreshHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Dura
 	}
 	t, _, err := aimHolder(ctx, env, rng, aimWait, true)
 	return t, time.Since(began), err
+}
+
+// holding returns t's worker as a holder of t's lock right now, if it is.
+func holding(env Env, t Target) (Target, bool) {
+	for _, h := range env.Holders() {
+		if h.Process == t.Process && h.Key == t.Key {
+			return h, true
+		}
+	}
+	return Target{}, false
+}
+
+// stopTries bounds how many holders stopInCS stops before it keeps one that
+// is no longer inside its critical section.
+const stopTries = 5
+
+// stopInCS picks a holder with pick and stops its process group (SIGSTOP),
+// waiting until the stop took effect. A worker may write its critical
+// section's reply just before the stop lands: then the stop found the
+// critical section done, and a fault on that holder tests only its release.
+// So when pick had found the holder inside its critical section and the
+// controller has its reply a moment after the stop, stopInCS continues it
+// and picks again, up to stopTries times. It returns the stopped target
+// (InCS as it stood once stopped) and how long pick waited in all.
+func stopInCS(ctx context.Context, env Env, pick func() (Target, time.Duration, error)) (Target, time.Duration, error) {
+	var waited time.Duration
+	for try := 1; ; try++ {
+		t, w, err := pick()
+		waited += w
+		if err != nil {
+			return Target{}, waited, err
+		}
+		if err := syscall.Kill(-t.Pid, syscall.SIGSTOP); err != nil {
+			return Target{}, waited, fmt.Errorf("SIGSTOP worker pid %d: %w", t.Pid, err)
+		}
+		waitStopped(t.Pid, 500*time.Millisecond)
+		// A reply written just before the stop reaches the controller
+		// within moments; after that, a holder still in its critical
+		// section is stopped inside it.
+		time.Sleep(2 * time.Millisecond)
+		now, ok := holding(env, t)
+		if ok && now.InCS || !t.InCS || try == stopTries {
+			t.InCS = ok && now.InCS
+			return t, waited, nil
+		}
+		if err := resume(ctx, t.Pid); err != nil {
+			return Target{}, waited, err
+		}
+	}
 }
 
 // nodeAimWait bounds how long a fault on a lock node waits for a holder.

@@ -59,12 +59,11 @@ func (p *Pause) Fs() (string, string) { return history.FPause, history.FResume }
 func (p *Pause) Invoke(ctx context.Context, op history.Op) history.Op {
 	switch op.F {
 	case history.FPause:
-		t, waited, err := aimHolder(ctx, p.env, p.rng, aimWait, true)
+		t, waited, err := stopInCS(ctx, p.env, func() (Target, time.Duration, error) {
+			return aimHolder(ctx, p.env, p.rng, aimWait, true)
+		})
 		if err != nil {
 			return completed(op, nil, err)
-		}
-		if err := syscall.Kill(-t.Pid, syscall.SIGSTOP); err != nil {
-			return completed(op, nil, fmt.Errorf("SIGSTOP worker pid %d: %w", t.Pid, err))
 		}
 		p.paused.add(t.Pid, struck{process: t.Process, at: time.Now()})
 		hit := holderHit("pause", t, leaseOf(p.env))

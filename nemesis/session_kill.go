@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
@@ -55,10 +54,6 @@ func (n *SessionKill) Invoke(ctx context.Context, op history.Op) history.Op {
 	return completed(op, nil, fmt.Errorf("session-kill nemesis cannot %q", op.F))
 }
 
-// killTries bounds how many holders kill stops before it takes one that is
-// not inside its critical section.
-const killTries = 5
-
 // kill ends the sessions of a holder inside its critical section. Ending a
 // session takes the server a few milliseconds, longer on a loaded machine
 // than a short critical section: a holder left running would often be done
@@ -70,28 +65,11 @@ const killTries = 5
 // timeouts, so it cannot release a lock on its own; the detail says how
 // long it lasted.
 func (n *SessionKill) kill(ctx context.Context, op history.Op) history.Op {
-	var t Target
-	for try := 1; ; try++ {
-		var err error
-		if t, _, err = aimFreshHolder(ctx, n.env, n.rng, 2*time.Second); err != nil {
-			return completed(op, nil, err)
-		}
-		if err := syscall.Kill(-t.Pid, syscall.SIGSTOP); err != nil {
-			return completed(op, nil, fmt.Errorf("SIGSTOP worker pid %d: %w", t.Pid, err))
-		}
-		// The stop takes effect asynchronously: wait until the process
-		// is stopped (bounded). A reply written just before the stop
-		// reaches the controller within moments; after that, a holder
-		// still in its critical section is stopped inside it.
-		waitStopped(t.Pid, 500*time.Millisecond)
-		time.Sleep(2 * time.Millisecond)
-		if now, ok := holding(n.env, t); ok && now.InCS || try == killTries {
-			t.InCS = ok && now.InCS
-			break
-		}
-		if err := resume(ctx, t.Pid); err != nil {
-			return completed(op, nil, err)
-		}
+	t, _, err := stopInCS(ctx, n.env, func() (Target, time.Duration, error) {
+		return aimFreshHolder(ctx, n.env, n.rng, 2*time.Second)
+	})
+	if err != nil {
+		return completed(op, nil, err)
 	}
 	stopped := time.Now()
 	defer func() { _ = resume(ctx, t.Pid) }()
@@ -135,16 +113,6 @@ func inCS(t Target) string {
 		return " in its critical section"
 	}
 	return ""
-}
-
-// holding returns t's worker as a holder of t's lock right now, if it is.
-func holding(env Env, t Target) (Target, bool) {
-	for _, h := range env.Holders() {
-		if h.Process == t.Process && h.Key == t.Key {
-			return h, true
-		}
-	}
-	return Target{}, false
 }
 
 // waitGranted waits until another worker than t holds t's lock, or until
