@@ -118,10 +118,10 @@ acceptance-db: deps build
 	$(MATRIX) --cells scripts/db-matrix.txt --junit store/acceptance-db.xml --markdown store/acceptance-db.md
 
 # The etcd rows (etcd-mutex unfenced, fenced and guarded) under none, pause,
-# partition, leader kill, leader isolation and a server clock jump; seeds
-# 1..3 unless SEEDS is given.
+# partition, leader kill and leader isolation (docs/verdicts.md: seeds
+# 1..10, JOBS=2).
 acceptance-etcd: deps build
-	./$(BIN) matrix --seeds $(if $(filter command line,$(origin SEEDS)),$(SEEDS),1..3) --jobs $(JOBS) --cells scripts/etcd-matrix.txt --junit store/acceptance-etcd.xml --markdown store/acceptance-etcd.md
+	$(MATRIX) --cells scripts/etcd-matrix.txt --junit store/acceptance-etcd.xml --markdown store/acceptance-etcd.md
 
 # The Redis Cluster row (none, pause, partition, failover; docs/verdicts.md
 # was measured with SEEDS=1..3 JOBS=1).
