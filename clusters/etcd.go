@@ -125,9 +125,10 @@ type Etcd struct {
 	tmp     string
 	members []*etcdMember
 	storage *RedisServer
-	proxies *Proxies
 	proxyLg *os.File
 	demuxWG sync.WaitGroup
+	// memberLinks gives Partition, Heal, Isolate and Rejoin.
+	memberLinks
 
 	mu       sync.Mutex
 	torn     bool
@@ -152,7 +153,24 @@ func NewEtcd(cfg EtcdConfig) *Etcd {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &Etcd{cfg: cfg, ids: make(map[uint64]string)}
+	e := &Etcd{cfg: cfg, ids: make(map[uint64]string)}
+	e.memberLinks = memberLinks{workers: cfg.Workers, client: etcdClientProxy,
+		memberIDs: func() []int {
+			ids := make([]int, len(e.members))
+			for i, m := range e.members {
+				ids[i] = m.id
+			}
+			return ids
+		},
+		idOf: func(name string) (int, error) {
+			m, err := e.member(name)
+			if err != nil {
+				return 0, err
+			}
+			return m.id, nil
+		},
+		peer: func(from, to int) []string { return []string{etcdPeerProxy(from, to)} }}
+	return e
 }
 
 func etcdClientProxy(slot, id int) string { return fmt.Sprintf("w%d-etcd%d", slot, id) }
@@ -569,58 +587,6 @@ func (e *Etcd) Restart(ctx context.Context, name string) error {
 		}
 	}
 	return e.proxies.EnableAll(e.clientLinks(m.id))
-}
-
-// Partition cuts every link of a worker slot to the cluster.
-func (e *Etcd) Partition(ctx context.Context, slot int) error {
-	return e.proxies.CutAll(e.slotLinks(slot))
-}
-
-// Heal restores every link of a worker slot.
-func (e *Etcd) Heal(ctx context.Context, slot int) error {
-	return e.proxies.RestoreAll(ctx, e.slotLinks(slot))
-}
-
-func (e *Etcd) slotLinks(slot int) []string {
-	return LinkNames(len(e.members), func(i int) string { return etcdClientProxy(slot, e.members[i].id) })
-}
-
-func (e *Etcd) clientLinks(id int) []string {
-	return LinkNames(e.cfg.Workers, func(slot int) string { return etcdClientProxy(slot, id) })
-}
-
-func (e *Etcd) peerLinks(name string) ([]string, error) {
-	m, err := e.member(name)
-	if err != nil {
-		return nil, err
-	}
-	var links []string
-	for _, p := range e.members {
-		if p.id != m.id {
-			links = append(links, etcdPeerProxy(m.id, p.id), etcdPeerProxy(p.id, m.id))
-		}
-	}
-	return links, nil
-}
-
-// Isolate cuts a member off from its peers, both ways: the proxies of its
-// peer links stop, so open connections close and new ones are refused.
-// Clients still reach it.
-func (e *Etcd) Isolate(ctx context.Context, name string) error {
-	links, err := e.peerLinks(name)
-	if err != nil {
-		return err
-	}
-	return e.proxies.DisableAll(links)
-}
-
-// Rejoin restores the links Isolate cut.
-func (e *Etcd) Rejoin(ctx context.Context, name string) error {
-	links, err := e.peerLinks(name)
-	if err != nil {
-		return err
-	}
-	return e.proxies.EnableAll(links)
 }
 
 // PauseNode stops a member with SIGSTOP.

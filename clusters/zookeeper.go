@@ -90,8 +90,15 @@ type ZooKeeper struct {
 	tmp     string
 	nodes   []*zkNode
 	storage *RedisServer
-	proxies *Proxies
 	proxyLg *os.File
+	// memberLinks gives Partition, Heal, Isolate and Rejoin. Isolate stops
+	// the quorum and election links' proxies rather than adding a timeout
+	// toxic: with a toxic the proxy still completes the TCP handshake
+	// upstream, and ZooKeeper's election listener reads a new peer's first
+	// message synchronously, so every silent connection from the isolated
+	// node would block it for its read timeout and keep the healthy nodes
+	// from electing, which no real partition does (the SYN never arrives).
+	memberLinks
 
 	mu       sync.Mutex
 	torn     bool
@@ -119,7 +126,26 @@ func NewZooKeeper(cfg ZooKeeperConfig) *ZooKeeper {
 	if cfg.Tick <= 0 {
 		cfg.Tick = 100 * time.Millisecond
 	}
-	return &ZooKeeper{cfg: cfg}
+	z := &ZooKeeper{cfg: cfg}
+	z.memberLinks = memberLinks{workers: cfg.Workers, client: clientProxy,
+		memberIDs: func() []int {
+			ids := make([]int, len(z.nodes))
+			for i, n := range z.nodes {
+				ids[i] = n.id
+			}
+			return ids
+		},
+		idOf: func(name string) (int, error) {
+			n, err := z.node(name)
+			if err != nil {
+				return 0, err
+			}
+			return n.id, nil
+		},
+		peer: func(from, to int) []string {
+			return []string{peerProxy(from, to, "quorum"), peerProxy(from, to, "election")}
+		}}
+	return z
 }
 
 func clientProxy(slot, id int) string { return fmt.Sprintf("w%d-zk%d", slot, id) }
@@ -456,70 +482,6 @@ func (z *ZooKeeper) Restart(ctx context.Context, name string) error {
 		}
 	}
 	return z.proxies.EnableAll(z.clientLinks(n.id))
-}
-
-// Partition cuts every link of a worker slot to the ensemble.
-func (z *ZooKeeper) Partition(ctx context.Context, slot int) error {
-	return z.proxies.CutAll(z.slotLinks(slot))
-}
-
-// Heal restores every link of a worker slot.
-func (z *ZooKeeper) Heal(ctx context.Context, slot int) error {
-	return z.proxies.RestoreAll(ctx, z.slotLinks(slot))
-}
-
-// slotLinks names the proxies of one worker slot, one per server.
-func (z *ZooKeeper) slotLinks(slot int) []string {
-	return LinkNames(len(z.nodes), func(i int) string { return clientProxy(slot, z.nodes[i].id) })
-}
-
-// clientLinks names the proxies of every worker slot to server id.
-func (z *ZooKeeper) clientLinks(id int) []string {
-	return LinkNames(z.cfg.Workers, func(slot int) string { return clientProxy(slot, id) })
-}
-
-func (z *ZooKeeper) peerLinks(name string) ([]string, error) {
-	n, err := z.node(name)
-	if err != nil {
-		return nil, err
-	}
-	var links []string
-	for _, p := range z.nodes {
-		if p.id == n.id {
-			continue
-		}
-		for _, kind := range []string{"quorum", "election"} {
-			links = append(links, peerProxy(n.id, p.id, kind), peerProxy(p.id, n.id, kind))
-		}
-	}
-	return links, nil
-}
-
-// Isolate cuts a node off from its peers (quorum and election links, both
-// ways); clients still reach it.
-//
-// Peer links are cut by stopping their proxies: open connections close and
-// new ones are refused. A timeout toxic would not do here: the proxy still
-// completes the TCP handshake upstream, and ZooKeeper's election listener
-// reads a new peer's first message synchronously, so every silent connection
-// from the isolated node would block it for its read timeout and keep the
-// healthy nodes from electing, which no real partition does (the SYN never
-// arrives).
-func (z *ZooKeeper) Isolate(ctx context.Context, name string) error {
-	links, err := z.peerLinks(name)
-	if err != nil {
-		return err
-	}
-	return z.proxies.DisableAll(links)
-}
-
-// Rejoin restores the links Isolate cut.
-func (z *ZooKeeper) Rejoin(ctx context.Context, name string) error {
-	links, err := z.peerLinks(name)
-	if err != nil {
-		return err
-	}
-	return z.proxies.EnableAll(links)
 }
 
 // PauseNode stops a node's JVM with SIGSTOP.
