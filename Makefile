@@ -124,7 +124,7 @@ acceptance-etcd: deps build
 	$(MATRIX) --cells scripts/etcd-matrix.txt --junit store/acceptance-etcd.xml --markdown store/acceptance-etcd.md
 
 # The Redis Cluster row (none, pause, partition, failover; docs/verdicts.md
-# was measured with SEEDS=1..3 JOBS=1).
+# was measured with SEEDS=1..10 JOBS=1).
 acceptance-redis-cluster: deps build
 	$(MATRIX) --cells scripts/redis-cluster-matrix.txt --junit store/acceptance-redis-cluster.xml --markdown store/acceptance-redis-cluster.md
 
