@@ -56,6 +56,12 @@ func TestRunReentrantWatchdogNoFault(t *testing.T) {
 func TestRunSetNXExpireCrash(t *testing.T) {
 	tt := quick(t, "redis-setnx-expire", "crash", false)
 	tt.Failpoint, tt.StuckBound = workloads.FailpointSetNXExpire, 1500*time.Millisecond
+	// A lease far longer than a loaded machine's scheduling delays: with
+	// quick's 300 ms, a worker held off the CPU between its grant and its
+	// write (make test-under-load) made a real double holder first, and
+	// --stop-on-anomaly stopped there, before the stuck lock this test is
+	// about. The stuck key has no TTL, so the lease does not change it.
+	tt.Lease = 3 * time.Second
 	// The first crash comes 1–3 s in, after some grants (a crash before any
 	// grant would leave a no-grants run instead).
 	tt.NemesisInterval, tt.NemesisDuration = 2*time.Second, 200*time.Millisecond
