@@ -209,13 +209,9 @@ func (e *Etcd) setupOnce(ctx context.Context) (err error) {
 			_ = e.Teardown(context.WithoutCancel(ctx))
 		}
 	}()
-	if err := os.MkdirAll(e.cfg.LogDir, 0o755); err != nil {
-		return fmt.Errorf("create log dir: %w", err)
+	if e.proxies, e.proxyLg, err = OpenProxies(e.cfg.LogDir); err != nil {
+		return err
 	}
-	if e.proxyLg, err = os.Create(filepath.Join(e.cfg.LogDir, "toxiproxy.log")); err != nil {
-		return fmt.Errorf("create proxy log: %w", err)
-	}
-	e.proxies = NewProxies(e.proxyLg)
 	for i := 1; i <= e.cfg.Members; i++ {
 		m := &etcdMember{id: i, name: fmt.Sprintf("etcd%d", i), dir: filepath.Join(e.tmp, fmt.Sprintf("etcd%d", i)),
 			logPath: filepath.Join(e.cfg.LogDir, fmt.Sprintf("etcd%d.log", i))}

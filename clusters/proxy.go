@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -205,4 +207,18 @@ func LinkNames(n int, name func(i int) string) []string {
 		names[i] = name(i)
 	}
 	return names
+}
+
+// OpenProxies makes logDir when missing, opens its toxiproxy.log (the
+// proxies' own log) and returns a Proxies that writes to it. Every service
+// keeps its proxies this way; the caller closes the log after the proxies.
+func OpenProxies(logDir string) (*Proxies, *os.File, error) {
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("create log dir: %w", err)
+	}
+	lg, err := os.Create(filepath.Join(logDir, "toxiproxy.log"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("create proxy log: %w", err)
+	}
+	return NewProxies(lg), lg, nil
 }

@@ -157,14 +157,9 @@ func (c *RedisCluster) Setup(ctx context.Context) (err error) {
 			_ = c.Teardown(context.WithoutCancel(ctx))
 		}
 	}()
-	if err := os.MkdirAll(c.cfg.LogDir, 0o755); err != nil {
-		return fmt.Errorf("create log dir: %w", err)
+	if c.proxies, c.proxyLg, err = OpenProxies(c.cfg.LogDir); err != nil {
+		return err
 	}
-	c.proxyLg, err = os.Create(filepath.Join(c.cfg.LogDir, "toxiproxy.log"))
-	if err != nil {
-		return fmt.Errorf("create proxy log: %w", err)
-	}
-	c.proxies = NewProxies(c.proxyLg)
 	c.gateName = c.tmp
 	c.gate = newBusGate(c.gateName)
 	shim := ""

@@ -111,11 +111,9 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	r.proxyLg, err = os.Create(filepath.Join(r.cfg.LogDir, "toxiproxy.log"))
-	if err != nil {
-		return fmt.Errorf("create proxy log: %w", err)
+	if r.proxies, r.proxyLg, err = OpenProxies(r.cfg.LogDir); err != nil {
+		return err
 	}
-	r.proxies = NewProxies(r.proxyLg)
 	r.slotAddr = make([][]string, r.cfg.Workers)
 	for slot := 0; slot < r.cfg.Workers; slot++ {
 		for j, s := range r.lock {

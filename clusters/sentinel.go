@@ -184,14 +184,9 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 			_ = s.Teardown(context.WithoutCancel(ctx))
 		}
 	}()
-	if err := os.MkdirAll(s.cfg.LogDir, 0o755); err != nil {
-		return fmt.Errorf("create log dir: %w", err)
+	if s.proxies, s.proxyLg, err = OpenProxies(s.cfg.LogDir); err != nil {
+		return err
 	}
-	s.proxyLg, err = os.Create(filepath.Join(s.cfg.LogDir, "toxiproxy.log"))
-	if err != nil {
-		return fmt.Errorf("create proxy log: %w", err)
-	}
-	s.proxies = NewProxies(s.proxyLg)
 	mk := func(name string, persist bool) *RedisServer {
 		return &RedisServer{Name: name, Persist: persist, Dir: filepath.Join(s.tmp, name),
 			LogPath: filepath.Join(s.cfg.LogDir, name+".log")}

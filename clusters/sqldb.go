@@ -149,10 +149,9 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 	if err := c.storage.Start(ctx); err != nil {
 		return err
 	}
-	if c.proxyLg, err = os.Create(filepath.Join(c.cfg.LogDir, "toxiproxy.log")); err != nil {
-		return fmt.Errorf("create proxy log: %w", err)
+	if c.proxies, c.proxyLg, err = OpenProxies(c.cfg.LogDir); err != nil {
+		return err
 	}
-	c.proxies = NewProxies(c.proxyLg)
 	c.slotAddr = make([][]string, c.cfg.Workers)
 	for slot := range c.slotAddr {
 		addr, err := c.proxies.Add(dbProxyName(slot, c.node), c.Addr())

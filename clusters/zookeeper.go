@@ -186,13 +186,9 @@ func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 			_ = z.Teardown(context.WithoutCancel(ctx))
 		}
 	}()
-	if err := os.MkdirAll(z.cfg.LogDir, 0o755); err != nil {
-		return fmt.Errorf("create log dir: %w", err)
+	if z.proxies, z.proxyLg, err = OpenProxies(z.cfg.LogDir); err != nil {
+		return err
 	}
-	if z.proxyLg, err = os.Create(filepath.Join(z.cfg.LogDir, "toxiproxy.log")); err != nil {
-		return fmt.Errorf("create proxy log: %w", err)
-	}
-	z.proxies = NewProxies(z.proxyLg)
 	for i := 1; i <= z.cfg.Nodes; i++ {
 		n := &zkNode{id: i, name: fmt.Sprintf("zk%d", i), dir: filepath.Join(z.tmp, fmt.Sprintf("zk%d", i)),
 			logPath: filepath.Join(z.cfg.LogDir, fmt.Sprintf("zk%d.log", i))}

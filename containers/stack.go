@@ -98,13 +98,9 @@ func (s *stack) open(ctx context.Context) (err error) {
 	if s.runID == "" {
 		s.runID = fmt.Sprintf("run%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
 	}
-	if err := os.MkdirAll(s.cfg.LogDir, 0o755); err != nil {
-		return fmt.Errorf("create log dir: %w", err)
+	if s.proxies, s.proxyLg, err = clusters.OpenProxies(s.cfg.LogDir); err != nil {
+		return err
 	}
-	if s.proxyLg, err = os.Create(filepath.Join(s.cfg.LogDir, "toxiproxy.log")); err != nil {
-		return fmt.Errorf("create proxy log: %w", err)
-	}
-	s.proxies = clusters.NewProxies(s.proxyLg)
 	if s.cfg.ClockShim {
 		if s.tmp, err = clusters.TempDir("docker-"); err != nil {
 			return fmt.Errorf("create clock dir: %w", err)
