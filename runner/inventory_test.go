@@ -50,7 +50,13 @@ func TestRunInventory(t *testing.T) {
 			// holds at 20; the slots then finish their cycles).
 			test.Time, test.Until = patient, untilSales(19)
 			if tt.oversold {
-				test.Until = untilSales(20)
+				// Only a pause that lands while stock is left can oversell:
+				// with 20 the stock sold out in about a second, often before
+				// a pause caught a holder between its read and its write
+				// (then no later pause could oversell, and the run waited
+				// its whole time). 60 gives several pauses the chance.
+				test.Stock = 60
+				test.Until = untilSales(60)
 			} else if tt.nem != "none" {
 				test.Until = all(untilSales(19), untilFaultEnded)
 			}
