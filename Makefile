@@ -42,13 +42,14 @@ images: shim
 cell-image: shim
 	bash scripts/images.sh build zookeeper check
 
-# The container tests of docker-compose.yml and check matrix --docker-host,
-# with their images built first (cached after the first time). make test
-# runs them too when the images exist (they skip, saying so, when not).
+# The container tests alone (every test with Docker in its name), with their
+# images built first (cached after the first time). make test runs them too,
+# building the images in the background while the rest of the suite runs
+# (scripts/test.sh).
 .PHONY: test-docker
 test-docker: shim
 	bash scripts/images.sh build redis zookeeper check
-	$(GO) test -count=1 -run 'TestCompose|TestExecutorDockerHosts' ./compose/ ./matrix/
+	LOCKCHECK_CLOCKSHIM=$(CURDIR)/$(SHIM) $(GO) test -count=1 -run Docker ./runner/ ./compose/ ./containers/ ./matrix/
 
 # The default scenario: a Redis SET NX PX lock whose holder is paused longer
 # than its lease. Exit 1 (invalid: a double holder was found) is the expected
@@ -74,7 +75,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzJudge -fuzztime $(FUZZN) ./conformance/
 
 test: deps vet shim
-	LOCKCHECK_CLOCKSHIM=$(CURDIR)/$(SHIM) $(GO) test -count=1 -timeout 20m ./...
+	GO=$(GO) bash scripts/test.sh
 	$(MAKE) --no-print-directory fuzz
 
 # The test suite while two busy loops keep both cores loaded (bounded in

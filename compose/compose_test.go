@@ -10,15 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/internal/dockertest"
 )
 
 // setup skips the test, saying why, unless a Docker engine answers, a
 // Compose tool is installed and the images of the named services exist.
 func setup(t *testing.T, ctx context.Context, services ...string) Tool {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: no containers")
-	}
+	dockertest.Skip(t)
 	if err := Engine(ctx); err != nil {
 		t.Skip(err.Error())
 	}
@@ -84,11 +84,11 @@ func ask(t *testing.T, addr, line string) string {
 	return b.String()
 }
 
-// TestComposeRedisAndZooKeeper brings the redis and zookeeper profiles of
+// TestDockerComposeRedisAndZooKeeper brings the redis and zookeeper profiles of
 // docker-compose.yml up healthy in one project, talks to a Redis node and a
 // ZooKeeper server through their ports on 127.0.0.1, and takes the project
 // down, leaving no container or network.
-func TestComposeRedisAndZooKeeper(t *testing.T) {
+func TestDockerComposeRedisAndZooKeeper(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	tool := setup(t, ctx, "redis", "zookeeper")

@@ -10,6 +10,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/internal/dockertest"
 )
 
 // TestLookNoEngine checks the no-engine path: one line, wrapping
@@ -74,6 +75,7 @@ func TestSanitize(t *testing.T) {
 // the reason.
 func engineOrSkip(t *testing.T) *engine {
 	t.Helper()
+	dockertest.Skip(t)
 	e, err := connect(context.Background())
 	if err != nil {
 		t.Skipf("no Docker engine: %v", err)
@@ -85,10 +87,10 @@ func engineOrSkip(t *testing.T) *engine {
 	return e
 }
 
-// TestSweep creates (without starting) three containers: one of a run
+// TestDockerSweep creates (without starting) three containers: one of a run
 // whose owner is gone, one of a run whose owner is this process, one
 // without lockcheck's labels. The sweep removes only the first.
-func TestSweep(t *testing.T) {
+func TestDockerSweep(t *testing.T) {
 	e := engineOrSkip(t)
 	ctx := context.Background()
 	me, err := clusters.OwnerRecord()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/internal/dockertest"
 )
 
 // fakeCheck is a stand-in for the check binary's `run` (not for any lock
@@ -113,9 +115,7 @@ func TestExecutorStopAndCancel(t *testing.T) {
 // local engine named twice (two "hosts", one slot each): each run's
 // directory is copied out of its container, and no cell container is left.
 func TestExecutorDockerHosts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: no containers")
-	}
+	dockertest.Skip(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, "docker", "version", "--format", "{{.Server.Version}}").CombinedOutput(); err != nil {

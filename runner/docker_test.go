@@ -9,12 +9,14 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/containers"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/dockertest"
 )
 
 // dockerOrSkip skips the test when no Docker engine answers or it lacks an
 // image the service's container topology runs (`make images` builds them).
 func dockerOrSkip(t *testing.T, service string) {
 	t.Helper()
+	dockertest.Skip(t)
 	b, err := containers.Find(service)
 	if err != nil {
 		t.Fatal(err)
