@@ -245,8 +245,13 @@ main() {
 		exit 0
 		;;
 	clean)
+		# By name first: an image id with dependent children (the base
+		# under the service images) is refused even with -f, while a name
+		# is only untagged and its image goes with its last child.
+		refs=$(docker images --filter "label=$LABEL" --format '{{.Repository}}:{{.Tag}}' | grep -v '<none>' | sort -u)
+		[ -z "$refs" ] || docker rmi -f $refs >/dev/null
 		ids=$(docker images -q --filter "label=$LABEL" | sort -u)
-		[ -z "$ids" ] || docker rmi -f $ids
+		[ -z "$ids" ] || docker rmi -f $ids >/dev/null
 		exit 0
 		;;
 	build) shift || true ;;
