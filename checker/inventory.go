@@ -115,7 +115,12 @@ func (c inventory) checkAnalysis(_ context.Context, a *analysis) Result {
 			if v == nil {
 				v = &history.Value{}
 			}
-			soldOut := v.Read != nil && v.Wrote == nil
+			// A sold-out read wrote nothing: an accepted one that read and
+			// did not write, or one of any outcome that read no item. A
+			// critical section in doubt (info) that read an item and did
+			// not say it wrote may have sold it: its write (an EXEC that
+			// timed out, say) was sent with an unknown outcome.
+			soldOut := v.Read != nil && v.Wrote == nil && (pr.Type() == history.OK || *v.Read <= 0)
 			switch {
 			case pr.Type() == history.OK && soldOut:
 				s.soldOut++

@@ -136,6 +136,15 @@ func TestInventory(t *testing.T) {
 		b.acquire(4, 0.1, 0.11, 0, "o4").csInfo(4, 0.12, 0.5).crash(4, 0.51)
 		return b.final(1.0, final).build()
 	}
+	// readInfo: a critical section in doubt that read 2 items and sent its
+	// write with an unknown outcome (redis-watch-inventory's EXEC timed
+	// out), so it did not say what it wrote.
+	readInfo := func(read, final int64) history.History {
+		b := (&builder{}).seed(0, 3).shop(1, 0.01, 3, 0)
+		b.acquire(4, 0.1, 0.11, 0, "o4").pair(4, history.FCS, "k", 0.12, 0.5, history.Info, nil,
+			&history.Value{Read: history.Int64(read)}).crash(4, 0.51)
+		return b.final(1.0, final).build()
+	}
 	noFinal := (&builder{}).seed(0, 3).shop(2, 0.01, 3, 0).build()
 	unseeded := (&builder{}).seed(0, 3).shop(1, 0.01, 3, 0).pair(5, history.FCS, "j", 0.2, 0.3, history.OK, nil,
 		&history.Value{Read: history.Int64(0), Detail: "sold out"}).final(1, 2).build()
@@ -166,6 +175,12 @@ func TestInventory(t *testing.T) {
 		{name: "info sale did not land", h: info(2), valid: Valid, sales: 1},
 		{name: "stock fell by more than the sales", h: info(0), valid: Invalid, kinds: []string{"stock-mismatch"}, sales: 1,
 			story: []string{"should be 1 to 2, but it is 0"}},
+		{name: "info sale with its read landed", h: readInfo(2, 1), valid: Valid, sales: 1},
+		{name: "info sale with its read did not land", h: readInfo(2, 2), valid: Valid, sales: 1},
+		{name: "info sale with its read, stock fell by more", h: readInfo(2, 0), valid: Invalid, kinds: []string{"stock-mismatch"}, sales: 1,
+			story: []string{"should be 1 to 2, but it is 0"}},
+		{name: "info sold-out read sold nothing", h: readInfo(0, 1), valid: Invalid, kinds: []string{"stock-mismatch"}, sales: 1,
+			story: []string{"should be 2, but it is 1"}},
 		{name: "no final stock", h: noFinal, valid: Unknown, sales: 2, errorText: "final stock of lock k was not read"},
 		{name: "key never seeded", h: unseeded, valid: Unknown, sales: 1, errorText: "no seed op for lock j"},
 		{name: "stock fell with no sale", h: shrunk, valid: Invalid, kinds: []string{"stock-mismatch"},

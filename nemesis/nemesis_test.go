@@ -43,7 +43,10 @@ func TestScheduleAlternatesAndHeals(t *testing.T) {
 	if err := s.Run(context.Background(), start.Add(400*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	if time.Since(start) > 400*time.Millisecond+100*time.Millisecond {
+	// Run stops by itself at its deadline. On a loaded machine it may
+	// return a scheduling delay late (642 ms for a 400 ms deadline was
+	// seen under make test-under-load), never a further fault later.
+	if time.Since(start) > 400*time.Millisecond+5*time.Second {
 		t.Errorf("schedule overran its deadline: %s", time.Since(start))
 	}
 	if len(f.calls) < 4 || len(f.calls)%2 != 0 {
