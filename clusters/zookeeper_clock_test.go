@@ -28,6 +28,7 @@ func TestZooKeeperClockShim(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	createWhenServing(t, conn, "/serving")
 	ctime := func(path string) time.Time {
 		t.Helper()
 		if _, err := conn.Create(path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
