@@ -140,8 +140,13 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 		return err
 	}
 	// Open the session-kill connection now, so that a kill lands within
-	// a query's round trip, not after a connection's handshake.
-	if _, err := c.engine.killSessions(ctx, c.Addr(), "lockcheck-none"); err != nil {
+	// a query's round trip, not after a connection's handshake. A server
+	// that has just answered SELECT 1 on a loaded machine can still miss a
+	// 2 s connect timeout, so this tries again for a while.
+	if err := Poll(ctx, 30*time.Second, func() error {
+		_, err := c.engine.killSessions(ctx, c.Addr(), "lockcheck-none")
+		return err
+	}, "the session-kill connection to "+c.node); err != nil {
 		return fmt.Errorf("connect to %s for session kills: %w", c.node, err)
 	}
 	c.storage = &RedisServer{Name: "storage", Dir: filepath.Join(c.tmp, "storage"),
