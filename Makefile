@@ -48,8 +48,7 @@ cell-image: shim
 # (scripts/test.sh).
 .PHONY: test-docker
 test-docker: shim
-	bash scripts/images.sh build redis zookeeper check
-	LOCKCHECK_CLOCKSHIM=$(CURDIR)/$(SHIM) $(GO) test -count=1 -run Docker ./runner/ ./compose/ ./containers/ ./matrix/
+	GO=$(GO) bash scripts/test.sh docker redis zookeeper check
 
 # The default scenario: a Redis SET NX PX lock whose holder is paused longer
 # than its lease. Exit 1 (invalid: a double holder was found) is the expected

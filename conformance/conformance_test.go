@@ -54,21 +54,20 @@ func example(name string) []string {
 // it, Curator's release under a partition retries for longer than the
 // default 10 s before it gives up, so they get 30 s to reply.
 func TestBundledWorkersConform(t *testing.T) {
-	const zkSession, zkReply = 3 * time.Second, 30 * time.Second
 	tests := []struct {
 		name, lock string
 		argv       []string
-		lease      time.Duration
+		zk         bool
 	}{
-		{"check-worker", "redis-set-px", nil, 0},
-		{"check-worker-zk", "zk-sequential", nil, zkSession},
-		{"redsync", "redsync", nil, 0},
-		{"redislock", "redislock", nil, 0},
-		{"go-zookeeper-lock", "go-zookeeper-lock", nil, zkSession},
-		{"redis-py-lock", "redis-py-lock", nil, 0},
-		{"kazoo-lock", "kazoo-lock", nil, zkSession},
-		{"curator-mutex", "curator-mutex", nil, zkSession},
-		{"docs-example", "redis-set-px", example("docs/examples/worker.py"), 0},
+		{"check-worker", "redis-set-px", nil, false},
+		{"check-worker-zk", "zk-sequential", nil, true},
+		{"redsync", "redsync", nil, false},
+		{"redislock", "redislock", nil, false},
+		{"go-zookeeper-lock", "go-zookeeper-lock", nil, true},
+		{"redis-py-lock", "redis-py-lock", nil, false},
+		{"kazoo-lock", "kazoo-lock", nil, true},
+		{"curator-mutex", "curator-mutex", nil, true},
+		{"docs-example", "redis-set-px", example("docs/examples/worker.py"), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,9 +75,9 @@ func TestBundledWorkersConform(t *testing.T) {
 			if argv == nil {
 				argv, env = workerOf(t, tt.lock)
 			}
-			o := Options{Worker: argv, Env: env, Lock: tt.lock, Lease: tt.lease, Dir: t.TempDir()}
-			if tt.lease == zkSession {
-				o.ReplyTimeout = zkReply
+			o := Options{Worker: argv, Env: env, Lock: tt.lock, Dir: t.TempDir()}
+			if tt.zk {
+				o.Lease, o.ReplyTimeout = 3*time.Second, 30*time.Second
 			}
 			rep, err := Check(context.Background(), o)
 			if err != nil {
