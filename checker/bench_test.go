@@ -153,12 +153,17 @@ func TestColdCheck(t *testing.T) {
 
 // BenchmarkPlainPorcupine checks the same histories with plain Porcupine
 // (the mutex model, every op with its real interval, nothing cut), up to
-// 10^5 ops: beyond, its memory grows past what the machine can spare.
-// decided is 1 when it answered within 60 s.
+// 10^5 ops, or LOCKCHECK_BENCH_PLAIN_MAX: beyond 10^5 ops on one key its
+// memory grows past what the machine can spare (run it under a memory
+// limit). decided is 1 when it answered within 60 s.
 func BenchmarkPlainPorcupine(b *testing.B) {
+	plainMax := 100_000
+	if v, err := strconv.ParseFloat(os.Getenv("LOCKCHECK_BENCH_PLAIN_MAX"), 64); err == nil && v > 0 {
+		plainMax = int(v)
+	}
 	for _, keys := range []int{1, 10} {
 		for _, n := range benchSizes() {
-			if n > 100_000 {
+			if n > plainMax {
 				continue
 			}
 			b.Run(fmt.Sprintf("keys=%d/ops=%d", keys, n), func(b *testing.B) {

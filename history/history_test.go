@@ -2,6 +2,8 @@ package history
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +154,13 @@ func TestDecodeTornLastLine(t *testing.T) {
 		{"malformed last line with its newline", good + "\n{oops\n", 1, 0, "line 2: malformed op"},
 		{"malformed line in the middle", good + "\n{oops\n" + good + "\n", 1, 0, "line 2: malformed op"},
 		{"valid JSON but not an op, torn", good + "\n" + `{"index":1,"time":2,"process":0,"type":"done","f":"x"}`, 1, 2, ""},
+		// Longer than one parsing batch: line numbers and ops still count
+		// from the start, and the first malformed line wins.
+		{"malformed line in a later batch", lines(good, decodeBatch+7) + "{oops\n" + lines(good, 3), decodeBatch + 7, 0,
+			fmt.Sprintf("line %d: malformed op", decodeBatch+8)},
+		{"first of two malformed lines", lines(good, 5) + "{oops\n" + lines(good, decodeBatch) + "{again\n", 5, 0, "line 6: malformed op"},
+		{"torn after two batches", lines(good, 2*decodeBatch+3) + `{"ind`, 2*decodeBatch + 3, 2*decodeBatch + 4, ""},
+		{"whole, three batches", lines(good, 3*decodeBatch), 3 * decodeBatch, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,4 +182,54 @@ func TestDecodeTornLastLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lines is n copies of line, each with its newline.
+func lines(line string, n int) string { return strings.Repeat(line+"\n", n) }
+
+// benchHistoryJSONL is n ops shaped as a harness run writes them: polling
+// acquires, grants with a token and owner, critical sections with their
+// read and write, releases.
+func benchHistoryJSONL(n int) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	read, wrote := int64(0), int64(0)
+	released := true
+	for i := 0; i < n; i++ {
+		op := Op{Index: i, Time: time.Duration(i) * 37 * time.Microsecond, Process: i % 10, Key: "k0"}
+		switch i % 6 {
+		case 0:
+			op.Type, op.F = Invoke, FAcquire
+		case 1:
+			op.Type, op.F, op.Value = OK, FAcquire, &Value{Token: int64(i), Owner: fmt.Sprintf("p%d-a52340028d65cecf", i%10)}
+		case 2:
+			op.Type, op.F, op.Value = Invoke, FCS, &Value{Owner: fmt.Sprintf("p%d-a52340028d65cecf", i%10)}
+		case 3:
+			read, wrote = wrote, wrote+1
+			op.Type, op.F, op.Value = OK, FCS, &Value{Read: &read, Wrote: &wrote}
+		case 4:
+			op.Type, op.F, op.Value = Invoke, FRelease, &Value{Owner: fmt.Sprintf("p%d-a52340028d65cecf", i%10), Token: int64(i)}
+		default:
+			op.Type, op.F, op.Value = OK, FRelease, &Value{Released: &released}
+		}
+		if err := enc.Encode(op); err != nil {
+			panic(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkDecode decodes a harness-shaped history of 10^5 ops, as check
+// analyze reads history.jsonl.
+func BenchmarkDecode(b *testing.B) {
+	data := benchHistoryJSONL(100_000)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		h, err := Decode(bytes.NewReader(data))
+		if err != nil || len(h) != 100_000 {
+			b.Fatalf("decoded %d ops: %v", len(h), err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100_000, "ns/line")
 }

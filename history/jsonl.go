@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -43,6 +44,10 @@ func (t *TornLine) String() string {
 // line that lacks its newline and does not parse is not an error but a
 // *TornLine, returned with the ops before it. A malformed line anywhere
 // else is still an error naming the line.
+//
+// Lines are parsed in batches of decodeBatch, spread over the processors:
+// each line is an op of its own, and parsing, not reading, is what a long
+// history's decode costs.
 func DecodeTorn(r io.Reader) (History, *TornLine, error) {
 	var h History
 	sc := bufio.NewScanner(r)
@@ -53,6 +58,13 @@ func DecodeTorn(r io.Reader) (History, *TornLine, error) {
 		unterminated = atEOF && tok != nil && adv == len(data) && data[len(data)-1] != '\n'
 		return adv, tok, err
 	})
+	var batch lineBatch
+	flush := func() error {
+		ops, err := batch.decode()
+		h = append(h, ops...)
+		batch.reset()
+		return err
+	}
 	line := 0
 	for sc.Scan() {
 		line++
@@ -60,14 +72,26 @@ func DecodeTorn(r io.Reader) (History, *TornLine, error) {
 		if len(b) == 0 {
 			continue
 		}
+		if !unterminated {
+			if batch.add(line, b) == decodeBatch {
+				if err := flush(); err != nil {
+					return h, nil, err
+				}
+			}
+			continue
+		}
+		// The last line, with no newline after it: torn if it does not parse.
+		if err := flush(); err != nil {
+			return h, nil, err
+		}
 		op, err := decodeOp(b)
-		if err != nil && unterminated {
+		if err != nil {
 			return h, &TornLine{Line: line, Err: err}, nil
 		}
-		if err != nil {
-			return h, nil, fmt.Errorf("line %d: %w", line, err)
-		}
 		h = append(h, op)
+	}
+	if err := flush(); err != nil {
+		return h, nil, err
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -76,6 +100,70 @@ func DecodeTorn(r io.Reader) (History, *TornLine, error) {
 		return h, nil, fmt.Errorf("line %d: %w", line+1, err)
 	}
 	return h, nil, nil
+}
+
+// decodeBatch is how many lines DecodeTorn parses at once.
+const decodeBatch = 1 << 14
+
+// lineBatch holds lines to parse: their bytes copied end to end into one
+// buffer, and each line's number and end.
+type lineBatch struct {
+	buf   []byte
+	ends  []int
+	lines []int
+}
+
+// add appends line number n with bytes b and returns the batch's size.
+func (l *lineBatch) add(n int, b []byte) int {
+	l.buf = append(l.buf, b...)
+	l.ends = append(l.ends, len(l.buf))
+	l.lines = append(l.lines, n)
+	return len(l.ends)
+}
+
+func (l *lineBatch) reset() {
+	l.buf, l.ends, l.lines = l.buf[:0], l.ends[:0], l.lines[:0]
+}
+
+// decode parses every line of the batch, in parallel, and returns the ops
+// in order up to the first malformed line, with that line's error.
+func (l *lineBatch) decode() ([]Op, error) {
+	n := len(l.ends)
+	if n == 0 {
+		return nil, nil
+	}
+	ops := make([]Op, n)
+	errs := make([]error, n)
+	parse := func(from, to int) {
+		for i := from; i < to; i++ {
+			start := 0
+			if i > 0 {
+				start = l.ends[i-1]
+			}
+			ops[i], errs[i] = decodeOp(l.buf[start:l.ends[i]])
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), (n+1023)/1024)
+	if workers <= 1 {
+		parse(0, n)
+	} else {
+		var wg sync.WaitGroup
+		per := (n + workers - 1) / workers
+		for from := 0; from < n; from += per {
+			wg.Add(1)
+			go func(from, to int) {
+				defer wg.Done()
+				parse(from, to)
+			}(from, min(n, from+per))
+		}
+		wg.Wait()
+	}
+	for i, err := range errs {
+		if err != nil {
+			return ops[:i], fmt.Errorf("line %d: %w", l.lines[i], err)
+		}
+	}
+	return ops, nil
 }
 
 // decodeOp parses and validates one line.

@@ -35,84 +35,150 @@ type Overhead struct {
 	// process and of every child it waited for during each measurement
 	// (workers, servers, the in-process proxies; cluster setup included).
 	HarnessCPU, PlainCPU time.Duration
-	// PlainCommands is how many commands the lock and storage nodes served
-	// during the plain loop (INFO total_commands_processed).
-	PlainCommands int64
+	// HarnessWorkerCPU is the part of HarnessCPU the worker processes used;
+	// HarnessServerCPU and PlainServerCPU the part the lock service and
+	// storage servers used (every other child). The rest is this process:
+	// the controller or the plain loop, with the proxies.
+	HarnessWorkerCPU, HarnessServerCPU, PlainServerCPU time.Duration
+	// HarnessCommands and PlainCommands are how many commands the Redis
+	// lock nodes served during each measurement (INFO
+	// total_commands_processed; the storage node's GET and SET are not
+	// counted); 0 for other services. LockNodes is how many there are.
+	HarnessCommands, PlainCommands int64
+	LockNodes                      int
+	// ServerRate is how many commands per second one lock node served to
+	// t.Workers plain clients of its own, each sending SET NX PX and waiting
+	// for the reply, flat out for serverRateTime, with no proxy between: the
+	// Redis server's own rate on this machine. 0 for other services.
+	ServerRate float64
 }
 
-// cpuTime returns the user + system time of this process and of its
+// serverRateTime is how long BenchOverhead drives the lock node flat out.
+const serverRateTime = 2 * time.Second
+
+// cpuTimes returns the user + system time of this process, and of its
 // children that have been waited for.
-func cpuTime() time.Duration {
-	var total time.Duration
-	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+func cpuTimes() (self, children time.Duration) {
+	get := func(who int) time.Duration {
 		var ru syscall.Rusage
-		if err := syscall.Getrusage(who, &ru); err == nil {
-			total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		if err := syscall.Getrusage(who, &ru); err != nil {
+			return 0
 		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	return total
+	return get(syscall.RUSAGE_SELF), get(syscall.RUSAGE_CHILDREN)
 }
 
 // BenchOverhead runs t (with no nemesis) through the harness, then the same
-// cycles in one process against a fresh cluster for the same time.
+// cycles in one process against a fresh cluster for the same time, and
+// then, on a third cluster, drives a lock node flat out (ServerRate).
 func BenchOverhead(ctx context.Context, t Test, log io.Writer) (Overhead, error) {
 	t.Nemesis = "none"
 	t.Defaults()
-	cpu0 := cpuTime()
+	t.countCommands = true
+	self0, child0 := cpuTimes()
 	out, err := Run(ctx, t, log)
 	if err != nil {
 		return Overhead{}, err
 	}
-	harnessCPU := cpuTime() - cpu0
+	self1, child1 := cpuTimes()
 	h, err := history.ReadFile(out.Dir + "/history.jsonl")
 	if err != nil {
 		return Overhead{}, err
 	}
-	o := Overhead{HarnessCPU: harnessCPU}
+	o := Overhead{HarnessCPU: self1 - self0 + child1 - child0, HarnessWorkerCPU: out.WorkerCPU,
+		HarnessServerCPU: max(0, child1-child0-out.WorkerCPU), HarnessCommands: out.Commands}
 	for _, op := range h {
 		if op.F == history.FAcquire && op.Type == history.OK {
 			o.HarnessGrants++
 		}
 	}
 	o.HarnessRate = float64(o.HarnessGrants) / t.Time.Seconds()
-	cpu0 = cpuTime()
-	o.PlainGrants, o.PlainCommands, err = plainLoop(ctx, t)
+	self0, child0 = cpuTimes()
+	var plain plainResult
+	plain, err = plainLoop(ctx, t)
 	if err != nil {
 		return o, err
 	}
-	o.PlainCPU = cpuTime() - cpu0
+	self1, child1 = cpuTimes()
+	o.PlainGrants, o.PlainCommands, o.LockNodes = plain.grants, plain.commands, plain.lockNodes
+	o.PlainCPU, o.PlainServerCPU = self1-self0+child1-child0, child1-child0
 	o.PlainRate = float64(o.PlainGrants) / t.Time.Seconds()
 	if o.PlainRate > 0 {
 		o.Ratio = o.HarnessRate / o.PlainRate
 	}
+	if o.PlainCommands > 0 {
+		if o.ServerRate, err = lockNodeRate(ctx, t); err != nil {
+			return o, err
+		}
+	}
 	return o, nil
+}
+
+// plainResult is what one plain loop measured.
+type plainResult struct {
+	grants    int
+	commands  int64 // served by the Redis lock nodes during the loop
+	lockNodes int
+}
+
+// withCluster sets up a fresh cluster for t (with no nemesis), runs f on
+// it, and tears it down.
+func withCluster(ctx context.Context, t Test, f func(p plan, c topology) error) error {
+	p, err := resolve(t)
+	if err != nil {
+		return err
+	}
+	logDir, err := clusters.TempDir("bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(logDir)
+	c := p.topology(t, logDir)
+	if err := c.Setup(ctx); err != nil {
+		return err
+	}
+	defer c.Teardown(context.WithoutCancel(ctx))
+	return f(p, c)
 }
 
 // plainLoop runs t.Workers goroutines, each with its own lock client and
 // resource, cycling acquire -> cs -> release for t.Time, and counts grants
 // and the commands the servers processed meanwhile.
-func plainLoop(ctx context.Context, t Test) (int, int64, error) {
-	p, err := resolve(t)
+func plainLoop(ctx context.Context, t Test) (plainResult, error) {
+	var res plainResult
+	err := withCluster(ctx, t, func(p plan, c topology) error {
+		cmds0 := lockCommands(c)
+		var err error
+		if p.design.New == nil {
+			// A library in another language: its own plain loop.
+			res.grants, err = plainCommand(ctx, t, p.design, c)
+		} else {
+			res.grants, err = plainGoroutines(ctx, t, p.design, c)
+		}
+		res.commands, res.lockNodes = lockCommands(c)-cmds0, lockNodes(c)
+		return err
+	})
 	if err != nil {
-		return 0, 0, err
+		return plainResult{}, err
 	}
-	design := p.design
-	logDir, err := clusters.TempDir("bench-")
-	if err != nil {
-		return 0, 0, err
-	}
-	defer os.RemoveAll(logDir)
-	c := p.topology(t, logDir)
-	if err := c.Setup(ctx); err != nil {
-		return 0, 0, err
-	}
-	cmds0 := serverCommands(c)
-	defer c.Teardown(context.WithoutCancel(ctx))
-	if design.New == nil {
-		// A library in another language: its own plain loop.
-		n, err := plainCommand(ctx, t, design, c)
-		return n, serverCommands(c) - cmds0, err
-	}
+	return res, nil
+}
+
+// lockNodeRate sets up a fresh cluster for t and returns its first lock
+// node's own rate (serverRate), so that the plain loop's CPU figures do not
+// include it.
+func lockNodeRate(ctx context.Context, t Test) (float64, error) {
+	var rate float64
+	err := withCluster(ctx, t, func(_ plan, c topology) error {
+		rate = serverRate(ctx, c, t.Workers, serverRateTime)
+		return nil
+	})
+	return rate, err
+}
+
+// plainGoroutines is the plain loop of a design run by check worker.
+func plainGoroutines(ctx context.Context, t Test, design workloads.Design, c topology) (int, error) {
 	var grants atomic.Int64
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(t.Time)
@@ -142,22 +208,80 @@ func plainLoop(ctx context.Context, t Test) (int, int64, error) {
 		}()
 	}
 	wg.Wait()
-	cmds := serverCommands(c) - cmds0
 	close(errs)
 	for err := range errs {
-		return 0, 0, fmt.Errorf("plain loop: %w", err)
+		return 0, fmt.Errorf("plain loop: %w", err)
 	}
-	return int(grants.Load()), cmds, nil
+	return int(grants.Load()), nil
 }
 
-// serverCommands sums INFO's total_commands_processed over the cluster's
-// Redis nodes (0 for nodes that are not Redis).
-func serverCommands(c topology) int64 {
+// lockCommands sums INFO's total_commands_processed over the cluster's
+// lock nodes (0 for nodes that are not Redis).
+func lockCommands(c topology) int64 {
 	var n int64
 	for _, node := range c.Nodes() {
-		n += redisCommands(node.Addr)
+		if node.Role == "lock" {
+			n += redisCommands(node.Addr)
+		}
 	}
 	return n
+}
+
+// lockNodes counts the cluster's lock nodes.
+func lockNodes(c topology) int {
+	n := 0
+	for _, node := range c.Nodes() {
+		if node.Role == "lock" {
+			n++
+		}
+	}
+	return n
+}
+
+// serverRate drives the first lock node of c directly (no proxy) with
+// clients connections, each sending SET NX PX on one key (as a polling
+// acquire does) and waiting for its reply, for d; it returns the commands
+// per second the node served, or 0 when the node does not answer as Redis
+// does.
+func serverRate(ctx context.Context, c topology, clients int, d time.Duration) float64 {
+	addr := ""
+	for _, n := range c.Nodes() {
+		if n.Role == "lock" {
+			addr = n.Addr
+			break
+		}
+	}
+	if addr == "" || redisCommands(addr) == 0 {
+		return 0
+	}
+	var served atomic.Int64
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(d)
+	for i := 0; i < clients; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := net.DialTimeout("tcp", addr, time.Second)
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(deadline.Add(time.Second))
+			r := bufio.NewReader(conn)
+			cmd := []byte(fmt.Sprintf("SET lockcheck-bench-server-rate %d NX PX 5\r\n", i))
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				if _, err := conn.Write(cmd); err != nil {
+					return
+				}
+				if _, err := r.ReadString('\n'); err != nil {
+					return
+				}
+				served.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(served.Load()) / d.Seconds()
 }
 
 // redisCommands asks the Redis server at addr how many commands it has

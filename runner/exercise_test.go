@@ -104,6 +104,11 @@ func TestRunStopOnAnomaly(t *testing.T) {
 	if first <= 0 || stopped < first || workload < stopped || verdict < workload {
 		t.Fatalf("stats %v: want 0 < first_anomaly_s <= stopped_s <= workload_s <= verdict_s", st)
 	}
+	// The check runs between the workload's end and the verdict (times
+	// are cut to the millisecond).
+	if check, ok := st["check_s"].(float64); !ok || check < 0 || check > verdict-workload+0.002 {
+		t.Fatalf("stats %v: want 0 <= check_s <= verdict_s - workload_s", st)
+	}
 	// The workload ends within a cycle of the stop (acquire timeout 600 ms,
 	// a healed pause); generous for a loaded machine, far below --time.
 	if workload-first > 5 || time.Since(start) > tt.Time {

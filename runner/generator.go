@@ -49,6 +49,7 @@ func (r *run) slotLoop(ctx context.Context, index int) {
 	defer func() {
 		if s.w != nil {
 			s.w.close(2 * time.Second)
+			r.workerCPU.Add(int64(s.w.cpuTime()))
 		}
 		r.setLive(index, nil)
 	}()
@@ -179,6 +180,7 @@ func (s *slot) op(ctx context.Context, f, key string, v *history.Value) history.
 func (s *slot) retire(key string) {
 	if s.w != nil {
 		s.w.kill()
+		s.r.workerCPU.Add(int64(s.w.cpuTime()))
 		s.w = nil
 	}
 	s.r.setLive(s.index, nil)

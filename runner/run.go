@@ -36,6 +36,12 @@ type Outcome struct {
 	// Stopped is set when Test.StopOnAnomaly stopped the workload at its
 	// first anomaly, before its time was up.
 	Stopped bool
+	// WorkerCPU is the CPU time (user + system) of every worker process of
+	// the run that exited and was waited for.
+	WorkerCPU time.Duration
+	// Commands is how many commands the Redis lock nodes served during the
+	// workload, counted only for check bench (Test.countCommands).
+	Commands int64
 }
 
 // run is the state of one test run.
@@ -57,6 +63,8 @@ type run struct {
 	fault    string                 // the fault in force, for the progress line
 	grants   atomic.Int64
 	doubles  atomic.Int64 // grants made while another slot held the lock
+	// workerCPU sums the CPU time of the workers that have exited, in ns.
+	workerCPU atomic.Int64
 
 	slots     []*slot                 // worker slots, made by startWorkers
 	abort     context.CancelCauseFunc // ends the workload at once (fail)
@@ -148,8 +156,14 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	wctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
 	r.abort = abort
+	restoreProcs := limitProcs(t.Workers)
+	defer restoreProcs()
 	if err := r.startWorkers(wctx); err != nil {
 		return Outcome{Dir: dir}, r.aborted(err)
+	}
+	var cmds0 int64
+	if t.countCommands {
+		cmds0 = lockCommands(r.cluster)
 	}
 	r.deadline = time.Now().Add(t.Time)
 	nctx, endFaults := context.WithCancel(wctx)
@@ -177,6 +191,11 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	healErr := sched.Run(nctx, r.deadline)
 	healed := r.rec.Now()
 	workloadEnd := <-slotsDone
+	restoreProcs()
+	var cmds int64
+	if t.countCommands {
+		cmds = lockCommands(r.cluster) - cmds0
+	}
 	stopWatch()
 	var stoppedAt time.Duration
 	stopped := false
@@ -206,18 +225,21 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	if err := updateLatest(t.Store, dir); err != nil {
 		fmt.Fprintf(log, "store: %v\n", err)
 	}
+	checkStart := time.Now()
 	res, err := Check(context.WithoutCancel(ctx), dir, h, checkOptions(t, p))
 	if err != nil {
 		return Outcome{Dir: dir, Interrupted: interrupted}, err
 	}
 	runStats(&res, setup, stoppedAt, stopped, workloadEnd, healed, r.rec.Now())
+	res.Stats["check_s"] = seconds(time.Since(checkStart))
 	if err := writeJSON(filepath.Join(dir, "results.json"), res); err != nil {
 		return Outcome{Dir: dir, Interrupted: interrupted}, err
 	}
 	if err := writeReport(dir, t, p.design, h, res); err != nil {
 		fmt.Fprintf(log, "report: %v\n", err)
 	}
-	return Outcome{Dir: dir, Result: res, Interrupted: interrupted, Ops: len(h), Stopped: stopped}, nil
+	return Outcome{Dir: dir, Result: res, Interrupted: interrupted, Ops: len(h), Stopped: stopped,
+		WorkerCPU: time.Duration(r.workerCPU.Load()), Commands: cmds}, nil
 }
 
 func describeNodes(nodes []clusters.Node) string {

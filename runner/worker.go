@@ -48,6 +48,7 @@ type workerProc struct {
 	done          chan struct{} // closed when the process has exited and been waited for
 	readErr       error         // why the reader stopped: a protocol error, or nil at the end of stdout
 	exitErr       error         // the process's exit status, once done
+	cpu           time.Duration // the process's user + system time, once done
 	nextID        int64
 	mu            sync.Mutex
 	onEvent       func(workloads.Reply)
@@ -213,7 +214,19 @@ func (w *workerProc) read(stdout io.Reader) {
 		_, _ = io.Copy(io.Discard, stdout)
 	}
 	w.exitErr = w.cmd.Wait()
+	if ps := w.cmd.ProcessState; ps != nil {
+		w.cpu = ps.UserTime() + ps.SystemTime()
+	}
 	w.stderr.flush()
+}
+
+// cpuTime returns the CPU time the worker process used, once it has exited
+// and been waited for; 0 before.
+func (w *workerProc) cpuTime() time.Duration {
+	if !w.exited() {
+		return 0
+	}
+	return w.cpu
 }
 
 // quoteShort quotes s, cut to 120 bytes.

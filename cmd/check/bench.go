@@ -67,13 +67,34 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 			return exitError, err
 		}
 		ratios = append(ratios, o.Ratio)
-		fmt.Fprintf(stdout, "round %d: harness %d grants (%.1f/s, %s CPU/grant), plain loop %d grants (%.1f/s, %s CPU/grant, %.1f commands/grant), ratio %.2f\n",
-			i+1, o.HarnessGrants, o.HarnessRate, perGrant(o.HarnessCPU, o.HarnessGrants),
-			o.PlainGrants, o.PlainRate, perGrant(o.PlainCPU, o.PlainGrants), perGrantN(o.PlainCommands, o.PlainGrants), o.Ratio)
+		printOverhead(stdout, i+1, t.Time, o)
 	}
 	fmt.Fprintf(stdout, "harness/plain grants per second: median ratio %.2f over %d rounds (%s, %d workers, think %s)\n",
 		median(ratios), len(ratios), t.Lock, t.Workers, t.Think)
 	return exitValid, nil
+}
+
+// printOverhead prints one round of check bench: the rates and their ratio,
+// where the CPU went per grant, and what the Redis nodes served.
+func printOverhead(w io.Writer, round int, d time.Duration, o runner.Overhead) {
+	fmt.Fprintf(w, "round %d: harness %d grants (%.1f/s), plain loop %d grants (%.1f/s), ratio %.2f\n",
+		round, o.HarnessGrants, o.HarnessRate, o.PlainGrants, o.PlainRate, o.Ratio)
+	controller := o.HarnessCPU - o.HarnessWorkerCPU - o.HarnessServerCPU
+	fmt.Fprintf(w, "  CPU per grant: harness %s (controller and proxies %s, workers %s, servers %s), plain loop %s (loop and proxies %s, servers %s)\n",
+		perGrant(o.HarnessCPU, o.HarnessGrants), perGrant(controller, o.HarnessGrants),
+		perGrant(o.HarnessWorkerCPU, o.HarnessGrants), perGrant(o.HarnessServerCPU, o.HarnessGrants),
+		perGrant(o.PlainCPU, o.PlainGrants), perGrant(o.PlainCPU-o.PlainServerCPU, o.PlainGrants), perGrant(o.PlainServerCPU, o.PlainGrants))
+	if o.HarnessCommands == 0 && o.PlainCommands == 0 {
+		return
+	}
+	nodes := float64(max(1, o.LockNodes))
+	harness, plain := float64(o.HarnessCommands)/d.Seconds()/nodes, float64(o.PlainCommands)/d.Seconds()/nodes
+	fmt.Fprintf(w, "  Redis lock node commands per grant: harness %.1f, plain loop %.1f; per second and lock node: harness %.0f, plain loop %.0f",
+		perGrantN(o.HarnessCommands, o.HarnessGrants), perGrantN(o.PlainCommands, o.PlainGrants), harness, plain)
+	if o.ServerRate > 0 {
+		fmt.Fprintf(w, ", the node's own rate %.0f (harness at %.0f%% of it)", o.ServerRate, 100*harness/o.ServerRate)
+	}
+	fmt.Fprintln(w)
 }
 
 // perGrant is d per grant, in milliseconds.
