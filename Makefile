@@ -83,12 +83,15 @@ test: deps vet shim
 test-under-load: deps vet shim
 	GO=$(GO) bash scripts/test-under-load.sh
 
-# Benchmarks: checker scale on harness-shaped histories (10^4..10^6 ops,
-# warm and cold, next to plain Porcupine; BENCH_MAX=1e7 for 10^7, which needs
-# about 5 GiB) and harness overhead.
+# Benchmarks (docs/performance.md): checker scale on harness-shaped
+# histories (10^4..10^6 ops, warm and cold, next to plain Porcupine;
+# BENCH_MAX=1e7 for 10^7, which needs about 6 GiB), history decoding, and
+# harness overhead at think 0 and 1 ms.
 BENCH_MAX ?= 1e6
 bench: deps build
 	LOCKCHECK_BENCH_MAX=$(BENCH_MAX) $(GO) test -run '^$$' -bench 'BenchmarkCheck|BenchmarkPlainPorcupine' -benchtime 1x -count 3 -timeout 60m ./checker/
+	$(GO) test -run '^$$' -bench Decode -count 3 ./history/
+	./$(BIN) bench --rounds 3 --time 10s --think 0
 	./$(BIN) bench --rounds 3 --time 10s
 
 # The verdict matrices of docs/verdicts.md: long, not part of make test.
