@@ -308,6 +308,18 @@ func (c *RedisCluster) announce(ctx context.Context, j int, r *RedisServer) erro
 // their proxies, each master takes a third of the slots, and once every
 // node knows the others, redis3..5 replicate redis0..2.
 func (c *RedisCluster) join(ctx context.Context) error {
+	// Each fresh node gets its own config epoch first, as redis-cli
+	// --cluster create does. Left at 0, the nodes resolve their collisions
+	// by gossip, slowly, and a replica can keep the same epoch as its
+	// master: a takeover then claims the slots at an epoch no higher than
+	// the old master's (CLUSTER FAILOVER TAKEOVER bumps only an epoch that
+	// is not already the greatest), and on heal the old master could win
+	// them back and make the new one its replica again.
+	for j, r := range c.nodes {
+		if err := redisDo(ctx, r.Addr(), "CLUSTER", "SET-CONFIG-EPOCH", j+1); err != nil {
+			return fmt.Errorf("config epoch of %s: %w", r.Name, err)
+		}
+	}
 	// Every pair meets, so no node waits for gossip to learn of another.
 	for i := 0; i < clusterSize; i++ {
 		for j := i + 1; j < clusterSize; j++ {

@@ -76,7 +76,15 @@ func TestRedisClusterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%s took over from %s %s after the cut", promoted, old, time.Since(cut).Round(time.Millisecond))
-	pj, _, _ := c.node(promoted)
+	pj, newServer, _ := c.node(promoted)
+	_, oldServer, _ := c.node(old)
+	// The takeover must claim the slots at a higher config epoch than the
+	// old master's, or the old master may win them back on heal.
+	oe, ne := myEpoch(t, oldServer.Addr()), myEpoch(t, newServer.Addr())
+	t.Logf("config epochs: %s %d, %s %d", old, oe, promoted, ne)
+	if ne <= oe {
+		t.Errorf("%s took over at config epoch %d, not above %s's %d", promoted, ne, old, oe)
+	}
 	if got, err := roundTrip(c.LockAddrs(1)[pj], "GET lock0", okWait); err != nil || got != "$-1" {
 		t.Errorf("the new master has the write made after the cut: %q %v", got, err)
 	}
@@ -94,7 +102,6 @@ func TestRedisClusterFailover(t *testing.T) {
 	// means). Its resynchronisation from the new master is Redis's own
 	// business: it is logged, and a slow one (once, in a CI run with the
 	// database tests' fsyncs beside it) does not fail the test.
-	_, oldServer, _ := c.node(old)
 	if err := Poll(ctx, patientWait, func() error {
 		info, err := roundTrip(oldServer.Addr(), "INFO replication", okWait)
 		if err != nil {
@@ -123,6 +130,24 @@ func TestRedisClusterFailover(t *testing.T) {
 	if got, err := roundTrip(c.LockAddrs(0)[pj], "GET lock0", okWait); err != nil || got != "$3\r\nnew" {
 		t.Errorf("after the heal lock0 on %s is %q %v, want new", promoted, got, err)
 	}
+}
+
+// myEpoch reads cluster_my_epoch from the node at addr.
+func myEpoch(t *testing.T, addr string) int {
+	t.Helper()
+	info, err := roundTrip(addr, "CLUSTER INFO", okWait)
+	if err != nil {
+		t.Fatalf("CLUSTER INFO of %s: %v", addr, err)
+	}
+	_, rest, ok := strings.Cut(info, "cluster_my_epoch:")
+	if !ok {
+		t.Fatalf("CLUSTER INFO of %s has no cluster_my_epoch: %q", addr, info)
+	}
+	e, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(rest, "\r\n", 2)[0]))
+	if err != nil {
+		t.Fatalf("cluster_my_epoch of %s: %v", addr, err)
+	}
+	return e
 }
 
 // TestRedisClusterSetupInterrupted cancels a Redis Cluster setup half-way
