@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 )
@@ -60,8 +61,8 @@ func DecodeTorn(r io.Reader) (History, *TornLine, error) {
 	})
 	var batch lineBatch
 	flush := func() error {
-		ops, err := batch.decode()
-		h = append(h, ops...)
+		var err error
+		h, err = batch.decodeInto(h)
 		batch.reset()
 		return err
 	}
@@ -106,11 +107,12 @@ func DecodeTorn(r io.Reader) (History, *TornLine, error) {
 const decodeBatch = 1 << 14
 
 // lineBatch holds lines to parse: their bytes copied end to end into one
-// buffer, and each line's number and end.
+// buffer, each line's number and end, and room for each line's error.
 type lineBatch struct {
 	buf   []byte
 	ends  []int
 	lines []int
+	errs  []error
 }
 
 // add appends line number n with bytes b and returns the batch's size.
@@ -125,22 +127,26 @@ func (l *lineBatch) reset() {
 	l.buf, l.ends, l.lines = l.buf[:0], l.ends[:0], l.lines[:0]
 }
 
-// decode parses every line of the batch, in parallel, and returns the ops
-// in order up to the first malformed line, with that line's error.
-func (l *lineBatch) decode() ([]Op, error) {
+// decodeInto parses every line of the batch, in parallel, straight into h's
+// tail, and returns h with the ops in order up to the first malformed line,
+// with that line's error.
+func (l *lineBatch) decodeInto(h History) (History, error) {
 	n := len(l.ends)
 	if n == 0 {
-		return nil, nil
+		return h, nil
 	}
-	ops := make([]Op, n)
-	errs := make([]error, n)
+	base := len(h)
+	h = slices.Grow(h, n)[:base+n]
+	ops := h[base:]
+	l.errs = slices.Grow(l.errs[:0], n)[:n]
+	clear(l.errs)
 	parse := func(from, to int) {
 		for i := from; i < to; i++ {
 			start := 0
 			if i > 0 {
 				start = l.ends[i-1]
 			}
-			ops[i], errs[i] = decodeOp(l.buf[start:l.ends[i]])
+			ops[i], l.errs[i] = decodeOp(l.buf[start:l.ends[i]])
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), (n+1023)/1024)
@@ -158,12 +164,12 @@ func (l *lineBatch) decode() ([]Op, error) {
 		}
 		wg.Wait()
 	}
-	for i, err := range errs {
+	for i, err := range l.errs {
 		if err != nil {
-			return ops[:i], fmt.Errorf("line %d: %w", l.lines[i], err)
+			return h[:base+i], fmt.Errorf("line %d: %w", l.lines[i], err)
 		}
 	}
-	return ops, nil
+	return h, nil
 }
 
 // decodeOp parses and validates one line.
