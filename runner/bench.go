@@ -156,7 +156,7 @@ func plainLoop(ctx context.Context, t Test) (plainResult, error) {
 		} else {
 			res.grants, err = plainGoroutines(ctx, t, p.design, c)
 		}
-		res.commands, res.lockNodes = lockCommands(c)-cmds0, lockNodes(c)
+		res.commands, res.lockNodes = lockCommands(c)-cmds0, len(lockAddrs(c))
 		return err
 	})
 	if err != nil {
@@ -215,45 +215,38 @@ func plainGoroutines(ctx context.Context, t Test, design workloads.Design, c top
 	return int(grants.Load()), nil
 }
 
+// lockAddrs lists the addresses of the cluster's lock nodes.
+func lockAddrs(c topology) []string {
+	var addrs []string
+	for _, node := range c.Nodes() {
+		if node.Role == "lock" {
+			addrs = append(addrs, node.Addr)
+		}
+	}
+	return addrs
+}
+
 // lockCommands sums INFO's total_commands_processed over the cluster's
 // lock nodes (0 for nodes that are not Redis).
 func lockCommands(c topology) int64 {
 	var n int64
-	for _, node := range c.Nodes() {
-		if node.Role == "lock" {
-			n += redisCommands(node.Addr)
-		}
+	for _, addr := range lockAddrs(c) {
+		n += redisCommands(addr)
 	}
 	return n
 }
 
-// lockNodes counts the cluster's lock nodes.
-func lockNodes(c topology) int {
-	n := 0
-	for _, node := range c.Nodes() {
-		if node.Role == "lock" {
-			n++
-		}
-	}
-	return n
-}
-
-// serverRate drives the first lock node of c directly (no proxy) with
+// serverRate drives the first lock node of c directly (no proxy) over
 // clients connections, each sending SET NX PX on one key (as a polling
 // acquire does) and waiting for its reply, for d; it returns the commands
 // per second the node served, or 0 when the node does not answer as Redis
 // does.
 func serverRate(ctx context.Context, c topology, clients int, d time.Duration) float64 {
-	addr := ""
-	for _, n := range c.Nodes() {
-		if n.Role == "lock" {
-			addr = n.Addr
-			break
-		}
-	}
-	if addr == "" || redisCommands(addr) == 0 {
+	addrs := lockAddrs(c)
+	if len(addrs) == 0 || redisCommands(addrs[0]) == 0 {
 		return 0
 	}
+	addr := addrs[0]
 	var served atomic.Int64
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(d)

@@ -66,8 +66,8 @@ type Test struct {
 	// then the upper bound. Tests use it to wait for the event they need
 	// instead of counting on a rate of grants in fixed time.
 	Until func(history.History) bool `json:"-"`
-	// countCommands asks Run for the commands the Redis lock nodes served during
-	// the workload (Outcome.Commands); set by check bench only.
+	// countCommands asks Run for the commands the Redis lock nodes served
+	// during the workload (Outcome.Commands); set by check bench only.
 	countCommands bool
 	// Started is when the run began (set by Run, stored in test.json).
 	Started time.Time `json:"started"`
