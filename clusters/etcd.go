@@ -241,7 +241,7 @@ func (e *Etcd) setupOnce(ctx context.Context) (err error) {
 		go e.demux(to)
 	}
 	for _, m := range e.members {
-		if err := e.startMember(m); err != nil {
+		if err := e.startMember(ctx, m); err != nil {
 			return err
 		}
 	}
@@ -278,7 +278,7 @@ func (e *Etcd) initialCluster() string {
 
 // startMember starts one member in its own process group. A member started
 // again finds its data dir and rejoins with it.
-func (e *Etcd) startMember(m *etcdMember) error {
+func (e *Etcd) startMember(ctx context.Context, m *etcdMember) error {
 	log, err := os.OpenFile(m.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("open %s log: %w", m.name, err)
@@ -292,7 +292,7 @@ func (e *Etcd) startMember(m *etcdMember) error {
 		"--initial-cluster-token", filepath.Base(e.tmp),
 		"--heartbeat-interval", strconv.Itoa(etcdHeartbeatMS), "--election-timeout", strconv.Itoa(etcdElectionMS),
 		"--logger", "zap", "--log-outputs", "stderr", "--enable-v2=false"}
-	proc, err := StartProcEnv(m.name, argv, nil, m.dir, log)
+	proc, err := StartProcEnv(ctx, m.name, argv, nil, m.dir, log)
 	if err != nil {
 		log.Close()
 		return err
@@ -575,7 +575,7 @@ func (e *Etcd) Restart(ctx context.Context, name string) error {
 		return err
 	}
 	if m.running() == nil {
-		if err := e.startMember(m); err != nil {
+		if err := e.startMember(ctx, m); err != nil {
 			return fmt.Errorf("restart %s: %w", name, err)
 		}
 		if err := e.waitReady(ctx, []*etcdMember{m}, etcdReadyWait); err != nil {

@@ -142,7 +142,7 @@ func (e *mariadbEngine) start(ctx context.Context, port int, log *os.File) (*Pro
 		"--wait-timeout=" + secs, "--interactive-timeout=" + secs, "--idle-transaction-timeout=" + secs,
 		"--net-read-timeout=" + secs, "--net-write-timeout=" + secs,
 	}
-	proc, err := StartProcAs("maria0", argv, nil, e.dir, log, e.cred)
+	proc, err := StartProcAs(ctx, "maria0", argv, nil, e.dir, log, e.cred)
 	if err != nil {
 		return nil, err
 	}

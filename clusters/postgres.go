@@ -159,7 +159,7 @@ func (e *postgresEngine) start(ctx context.Context, port int, log *os.File) (*Pr
 	for _, kv := range e.settings() {
 		argv = append(argv, "-c", kv)
 	}
-	proc, err := StartProcAs("pg0", argv, nil, e.data, log, e.cred)
+	proc, err := StartProcAs(ctx, "pg0", argv, nil, e.data, log, e.cred)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -19,24 +20,28 @@ type Proc struct {
 	done chan struct{}
 	mu   sync.Mutex
 	err  error
+	// stopping is set once the harness has asked the process to end
+	// (Kill, Stop, a terminating Signal): its exit is then expected.
+	stopping atomic.Bool
 }
 
 // StartProc starts argv in a new process group with stdout and stderr going
 // to log (which may be nil). The child is also sent SIGKILL if the controller
-// dies without cleaning up.
-func StartProc(name string, argv []string, dir string, log *os.File) (*Proc, error) {
-	return StartProcEnv(name, argv, nil, dir, log)
+// dies without cleaning up. When ctx carries an exit watch (WithExitWatch),
+// the watch is told if the process exits without the harness asking it to.
+func StartProc(ctx context.Context, name string, argv []string, dir string, log *os.File) (*Proc, error) {
+	return StartProcEnv(ctx, name, argv, nil, dir, log)
 }
 
 // StartProcEnv is StartProc with env added to the controller's environment
 // (a later entry overrides an earlier one of the same name).
-func StartProcEnv(name string, argv, env []string, dir string, log *os.File) (*Proc, error) {
-	return StartProcAs(name, argv, env, dir, log, nil)
+func StartProcEnv(ctx context.Context, name string, argv, env []string, dir string, log *os.File) (*Proc, error) {
+	return StartProcAs(ctx, name, argv, env, dir, log, nil)
 }
 
 // StartProcAs is StartProcEnv run as the user cred names (nil: as the
 // controller's user), for servers that refuse to run as root.
-func StartProcAs(name string, argv, env []string, dir string, log *os.File, cred *syscall.Credential) (*Proc, error) {
+func StartProcAs(ctx context.Context, name string, argv, env []string, dir string, log *os.File, cred *syscall.Credential) (*Proc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
@@ -49,12 +54,20 @@ func StartProcAs(name string, argv, env []string, dir string, log *os.File, cred
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	p := &Proc{Name: name, cmd: cmd, done: make(chan struct{})}
+	watch := exitWatchFrom(ctx)
+	logPath := ""
+	if log != nil {
+		logPath = log.Name()
+	}
 	go func() {
 		err := cmd.Wait()
 		p.mu.Lock()
 		p.err = err
 		p.mu.Unlock()
 		close(p.done)
+		if watch != nil && !p.stopping.Load() {
+			watch(ServerExit{Name: name, Pid: cmd.Process.Pid, Status: exitStatus(err), Log: logPath, Tail: logTail(logPath, tailLines)})
+		}
 	}()
 	return p, nil
 }
@@ -77,6 +90,9 @@ func (p *Proc) Exited() bool {
 
 // Signal sends sig to the process group.
 func (p *Proc) Signal(sig syscall.Signal) error {
+	if terminates(sig) {
+		p.stopping.Store(true)
+	}
 	if p.Exited() {
 		return nil
 	}
@@ -104,6 +120,7 @@ func (p *Proc) Kill() error {
 // Stop asks the group to exit with SIGTERM (continuing it first, in case it
 // is paused), and kills it when it has not exited within grace.
 func (p *Proc) Stop(ctx context.Context, grace time.Duration) error {
+	p.stopping.Store(true)
 	if p.Exited() {
 		return nil
 	}

@@ -109,7 +109,7 @@ func (s *RedisServer) startOnce(ctx context.Context, bin string) error {
 	if err != nil {
 		return fmt.Errorf("open %s log: %w", s.Name, err)
 	}
-	proc, err := StartProcEnv(s.Name, []string{bin, conf}, s.Env, s.Dir, log)
+	proc, err := StartProcEnv(ctx, s.Name, []string{bin, conf}, s.Env, s.Dir, log)
 	if err != nil {
 		log.Close()
 		return err

@@ -307,7 +307,7 @@ func (s *Sentinel) startSentinel(ctx context.Context, bin string, sp *sentinelPr
 		if err != nil {
 			return fmt.Errorf("open %s log: %w", sp.name, err)
 		}
-		proc, err := StartProc(sp.name, []string{bin, conf}, sp.dir, log)
+		proc, err := StartProc(ctx, sp.name, []string{bin, conf}, sp.dir, log)
 		if err != nil {
 			log.Close()
 			return err

@@ -214,7 +214,7 @@ func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 		}
 	}
 	for _, n := range z.nodes {
-		if err := z.startNode(n); err != nil {
+		if err := z.startNode(ctx, n); err != nil {
 			return err
 		}
 	}
@@ -297,7 +297,7 @@ func port(addr string) string {
 }
 
 // startNode starts one server's JVM in its own process group.
-func (z *ZooKeeper) startNode(n *zkNode) error {
+func (z *ZooKeeper) startNode(ctx context.Context, n *zkNode) error {
 	log, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("open %s log: %w", n.name, err)
@@ -310,7 +310,7 @@ func (z *ZooKeeper) startNode(n *zkNode) error {
 	if z.shim != "" {
 		env = ClockShimEnvFor(z.shim, n.clockFile())
 	}
-	proc, err := StartProcEnv(n.name, argv, env, n.dir, log)
+	proc, err := StartProcEnv(ctx, n.name, argv, env, n.dir, log)
 	if err != nil {
 		log.Close()
 		return err
@@ -470,7 +470,7 @@ func (z *ZooKeeper) Restart(ctx context.Context, name string) error {
 	running := n.proc != nil && !n.proc.Exited()
 	n.mu.Unlock()
 	if !running {
-		if err := z.startNode(n); err != nil {
+		if err := z.startNode(ctx, n); err != nil {
 			return fmt.Errorf("restart %s: %w", name, err)
 		}
 		if err := z.waitReady(ctx, []*zkNode{n}, zkReadyWait); err != nil {
