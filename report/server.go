@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -12,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,10 +33,25 @@ import (
 // every other path. Pages are sent with a Content-Security-Policy that
 // forbids loading anything from anywhere, so a report that named an
 // external URL would not load it.
-func NewServer(store string) http.Handler { return &server{store: store} }
+//
+// The index reads each run's summary.json (WriteSummary) when it is at
+// least as new as the run's results.json and test.json, and otherwise
+// test.json and results.json, decoding only the verdict and the anomalies'
+// kinds. The server remembers each run's row while the run's files keep
+// their modification times and sizes, and each results.json's summary
+// while the file does, so an unchanged results.json is decoded once;
+// index requests that arrive while the store is being read share the next
+// reading. The index shows indexPageSize runs a page (query parameter
+// page, from 1).
+func NewServer(store string) http.Handler {
+	return &server{store: store, cache: newRunCache(cacheLimit)}
+}
 
 // server implements NewServer.
-type server struct{ store string }
+type server struct {
+	store string
+	cache *runCache
+}
 
 // contentSecurity allows inline styles and scripts (every page is
 // self-contained) and nothing from the network.
@@ -265,7 +280,8 @@ type runInfo struct {
 	Report    bool // report.html exists
 	Results   bool
 	History   bool
-	Problem   string // why test.json or results.json could not be read
+	Problem   string        // why test.json or results.json could not be read
+	Row       template.HTML // the row of the index, rendered once
 }
 
 // testFile is the part of test.json the index shows.
@@ -287,84 +303,39 @@ type resultsFile struct {
 	Anomalies []checker.Anomaly `json:"anomalies"`
 }
 
-// listRuns reads every store/<test>/<run>/ that holds a test.json, newest
-// first. Symbolic links (store/latest) and hidden names are skipped, so
-// every run is listed once and none from outside the store.
-func listRuns(store string) ([]runInfo, error) {
-	tests, err := os.ReadDir(store)
-	if err != nil {
-		return nil, err
-	}
-	var runs []runInfo
-	for _, td := range tests {
-		if !td.IsDir() || strings.HasPrefix(td.Name(), ".") {
-			continue
-		}
-		rds, err := os.ReadDir(filepath.Join(store, td.Name()))
-		if err != nil {
-			continue
-		}
-		for _, rd := range rds {
-			if !rd.IsDir() || strings.HasPrefix(rd.Name(), ".") {
-				continue
-			}
-			dir := filepath.Join(store, td.Name(), rd.Name())
-			if st, err := os.Lstat(filepath.Join(dir, "test.json")); err != nil || !st.Mode().IsRegular() {
-				continue
-			}
-			runs = append(runs, readRun(dir, td.Name(), rd.Name()))
-		}
-	}
-	slices.SortStableFunc(runs, func(a, b runInfo) int {
-		if c := b.Started.Compare(a.Started); c != 0 {
-			return c
-		}
-		return strings.Compare(b.Test+"/"+b.Run, a.Test+"/"+a.Run)
-	})
-	return runs, nil
+// newRunInfo returns the row of run directory store/test/run before its
+// files are read.
+func newRunInfo(test, run string) runInfo {
+	return runInfo{Test: test, Run: run, Name: test, Verdict: "none",
+		Href: "/runs/" + url.PathEscape(test) + "/" + url.PathEscape(run) + "/"}
 }
 
-// readRun reads one run directory.
-func readRun(dir, test, run string) runInfo {
-	ri := runInfo{Test: test, Run: run, Name: test, Verdict: "none",
-		Href: "/runs/" + url.PathEscape(test) + "/" + url.PathEscape(run) + "/"}
-	var problems []string
-	var tf testFile
-	if b, err := os.ReadFile(filepath.Join(dir, "test.json")); err != nil {
-		problems = append(problems, err.Error())
-	} else if err := json.Unmarshal(b, &tf); err != nil {
-		problems = append(problems, "test.json: "+err.Error())
-	} else {
-		if tf.Name != "" {
-			ri.Name = tf.Name
-		}
-		ri.Lock, ri.Nemesis, ri.Seed, ri.Fencing, ri.Workers = tf.Lock, tf.Nemesis, tf.Seed, tf.Fencing, tf.Workers
-		ri.Started, ri.Command = tf.Started, strings.Join(tf.Command, " ")
-		if tf.Time > 0 {
-			ri.Duration = tf.Time.String()
-		}
+// setTest fills in the fields of test.json.
+func (ri *runInfo) setTest(tf testFile) {
+	if tf.Name != "" {
+		ri.Name = tf.Name
 	}
+	ri.Lock, ri.Nemesis, ri.Seed, ri.Fencing, ri.Workers = tf.Lock, tf.Nemesis, tf.Seed, tf.Fencing, tf.Workers
+	ri.Started, ri.Command = tf.Started, strings.Join(tf.Command, " ")
+	if tf.Time > 0 {
+		ri.Duration = tf.Time.String()
+	}
+}
+
+// finish sets the problems, the start time from the directory name when
+// test.json has none, and renders the row.
+func (ri *runInfo) finish(problems []string) {
 	if ri.Started.IsZero() { // the run directory is named by its start time
-		if t, err := time.Parse("20060102T150405", strings.SplitN(run, "-", 2)[0]); err == nil {
+		if t, err := time.Parse("20060102T150405", strings.SplitN(ri.Run, "-", 2)[0]); err == nil {
 			ri.Started = t
 		}
 	}
-	ri.Report = isFile(filepath.Join(dir, "report.html"))
-	ri.History = isFile(filepath.Join(dir, "history.jsonl"))
-	ri.Results = isFile(filepath.Join(dir, "results.json"))
-	if ri.Results {
-		var rf resultsFile
-		if b, err := os.ReadFile(filepath.Join(dir, "results.json")); err != nil {
-			problems = append(problems, err.Error())
-		} else if err := json.Unmarshal(b, &rf); err != nil || rf.Valid == nil {
-			problems = append(problems, "results.json has no verdict")
-		} else {
-			ri.Verdict = rf.Valid.String()
-			ri.Anomalies = anomalySummary(sortedAnomalies(rf.Anomalies))
-		}
-	}
 	ri.Problem = strings.Join(problems, "; ")
-	return ri
+	var b strings.Builder
+	if err := rowTemplate.Execute(&b, ri); err != nil {
+		b.WriteString("<!-- " + template.HTMLEscapeString(err.Error()) + " -->")
+	}
+	ri.Row = template.HTML(b.String())
 }
 
 // isFile reports whether path is a regular file (not a link).
@@ -376,33 +347,70 @@ func isFile(path string) bool {
 // verdicts are the values of the verdict filter.
 var verdicts = []string{"invalid", "unknown", "valid", "none"}
 
-// index serves the list of runs.
+// indexPageSize is how many runs a page of the index shows.
+const indexPageSize = 100
+
+// index serves the list of runs, a page of indexPageSize at a time.
 func (s *server) index(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	verdict, lock := q.Get("verdict"), q.Get("lock")
-	runs, err := listRuns(s.store)
+	runs, err := s.cache.list(s.store)
 	data := struct {
 		Store           string
 		Error           string
 		Verdict, Lock   string
 		Verdicts, Locks []string
-		Total           int
-		Runs            []runInfo
-	}{Store: s.store, Verdict: verdict, Lock: lock, Verdicts: verdicts, Total: len(runs)}
+		Total, Matching int
+		Page, Pages     int
+		Newer, Older    string
+		Rows            []template.HTML
+	}{Store: s.store, Verdict: verdict, Lock: lock, Verdicts: verdicts, Total: len(runs), Page: 1}
 	if err != nil {
 		data.Error = err.Error()
 	}
 	seen := make(map[string]bool)
-	for _, ri := range runs {
+	var match []*runInfo
+	for i := range runs {
+		ri := &runs[i]
 		if ri.Lock != "" && !seen[ri.Lock] {
 			seen[ri.Lock] = true
 			data.Locks = append(data.Locks, ri.Lock)
 		}
 		if (verdict == "" || ri.Verdict == verdict) && (lock == "" || ri.Lock == lock) {
-			data.Runs = append(data.Runs, ri)
+			match = append(match, ri)
 		}
 	}
 	slices.Sort(data.Locks)
+	data.Matching = len(match)
+	data.Pages = max(1, (len(match)+indexPageSize-1)/indexPageSize)
+	if p, err := strconv.Atoi(q.Get("page")); err == nil && p > 1 {
+		data.Page = min(p, data.Pages)
+	}
+	pageHref := func(p int) string {
+		v := url.Values{}
+		if verdict != "" {
+			v.Set("verdict", verdict)
+		}
+		if lock != "" {
+			v.Set("lock", lock)
+		}
+		if p > 1 {
+			v.Set("page", strconv.Itoa(p))
+		}
+		if len(v) == 0 {
+			return "/"
+		}
+		return "/?" + v.Encode()
+	}
+	if data.Page > 1 {
+		data.Newer = pageHref(data.Page - 1)
+	}
+	if data.Page < data.Pages {
+		data.Older = pageHref(data.Page + 1)
+	}
+	for _, ri := range match[min((data.Page-1)*indexPageSize, len(match)):min(data.Page*indexPageSize, len(match))] {
+		data.Rows = append(data.Rows, ri.Row)
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if err := indexTemplate.Execute(w, data); err != nil {
 		fmt.Fprintf(w, "<!-- %s -->", template.HTMLEscapeString(err.Error()))
@@ -421,7 +429,7 @@ th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;vertical-alig
 th{background:#f6f7fa}
 .v{font-weight:700;padding:1px 7px;border-radius:3px;color:#fff;font-size:12px}
 .v.valid{background:#2e7d32}.v.invalid{background:#c62828}.v.unknown{background:#f9a825;color:#1d1d1f}.v.none{background:#9e9e9e}
-.files a{margin-right:8px}.muted{color:#888}.problem{color:#b26a00;font-size:12px}
+.files a{margin-right:8px}.pager a{margin-right:16px}.muted{color:#888}.problem{color:#b26a00;font-size:12px}
 code{font-size:12px;word-break:break-all}
 `
 
@@ -441,11 +449,20 @@ var indexTemplate = template.Must(template.New("index").Parse(`<!doctype html>
 <label>verdict <select name="verdict"><option value="">all</option>{{range .Verdicts}}<option value="{{.}}"{{if eq . $.Verdict}} selected{{end}}>{{.}}</option>{{end}}</select></label>
 <label>lock <select name="lock"><option value="">all</option>{{range .Locks}}<option value="{{.}}"{{if eq . $.Lock}} selected{{end}}>{{.}}</option>{{end}}</select></label>
 <button type="submit">filter</button> <a href="/">clear</a>
-<span class="muted">{{len .Runs}} of {{.Total}} runs</span>
+<span class="muted">{{.Matching}} of {{.Total}} runs{{if gt .Pages 1}}, page {{.Page}} of {{.Pages}}{{end}}</span>
 </form>
 <table id="runs">
 <tr><th>started (UTC)</th><th>test</th><th>lock</th><th>nemesis</th><th>seed</th><th>fencing</th><th>time</th><th>verdict</th><th>anomalies</th><th>files</th></tr>
-{{range .Runs}}<tr class="run" data-verdict="{{.Verdict}}" data-lock="{{.Lock}}">
+{{range .Rows}}{{.}}
+{{else}}<tr><td colspan="10" class="muted">No runs{{if or .Verdict .Lock}} match the filter{{end}}.</td></tr>
+{{end}}</table>
+{{if or .Newer .Older}}<p class="pager">{{if .Newer}}<a href="{{.Newer}}" rel="prev">newer runs</a>{{end}}
+{{if .Older}}<a href="{{.Older}}" rel="next">older runs</a>{{end}}</p>{{end}}
+</body></html>
+`))
+
+// rowTemplate renders one run of the index.
+var rowTemplate = template.Must(template.New("row").Parse(`<tr class="run" data-verdict="{{.Verdict}}" data-lock="{{.Lock}}">
 <td>{{if not .Started.IsZero}}{{.Started.UTC.Format "2006-01-02 15:04:05"}}{{end}}</td>
 <td><a href="{{.Href}}">{{.Name}}</a><br><span class="muted">{{.Run}}</span></td>
 <td>{{.Lock}}</td><td>{{.Nemesis}}</td><td>{{.Seed}}</td><td>{{if .Fencing}}on{{else}}off{{end}}</td><td>{{.Duration}}</td>
@@ -453,11 +470,7 @@ var indexTemplate = template.Must(template.New("index").Parse(`<!doctype html>
 <td>{{.Anomalies}}{{if .Problem}}<br><span class="problem">{{.Problem}}</span>{{end}}</td>
 <td class="files">{{if .Report}}<a href="{{.Href}}report.html">report</a>{{else}}<span class="muted">no report</span>{{end}}{{if .Results}}<a href="{{.Href}}results.json">results.json</a>{{end}}{{if .History}}<a href="{{.Href}}history.jsonl">history.jsonl</a>{{end}}<a href="{{.Href}}">all files</a>
 {{if .Command}}<br><code>{{.Command}}</code>{{end}}</td>
-</tr>
-{{else}}<tr><td colspan="10" class="muted">No runs{{if or .Verdict .Lock}} match the filter{{end}}.</td></tr>
-{{end}}</table>
-</body></html>
-`))
+</tr>`))
 
 // listingTemplate renders a directory of the store.
 var listingTemplate = template.Must(template.New("listing").Parse(`<!doctype html>
