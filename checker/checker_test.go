@@ -337,15 +337,19 @@ func TestOverlap(t *testing.T) {
 func TestLiveness(t *testing.T) {
 	runCases(t, NewLiveness(Options{}), []checkerCase{
 		{name: "clean", h: clean(), want: Valid},
-		{name: "no grants", h: noGrants(), want: Invalid, kinds: []string{"no-grants"},
-			inspect: func(t *testing.T, r Result) {
-				a := find(t, r, "no-grants")
-				if !strings.HasPrefix(a.Explanation, "no process was ever granted a lock: the run proves nothing") {
-					t.Errorf("explanation: %s", a.Explanation)
-				}
-			}},
-		{name: "empty history", h: history.History{}, want: Invalid, kinds: []string{"no-grants"}},
-		{name: "stuck lock, bound disabled", h: stuckLockHistory(), want: Valid},
+		{name: "no grants", h: noGrants(), want: Unknown, kinds: []string{},
+			inspect: wantError("no process was ever granted a lock: the run proves nothing (10 acquire attempts: 10 failed, 0 indeterminate)")},
+		{name: "empty history", h: history.History{}, want: Unknown, kinds: []string{},
+			inspect: wantError("no process was ever granted a lock: the run proves nothing (0 acquire attempts: 0 failed, 0 indeterminate)")},
+		{name: "grants stopped, bound disabled", h: stuckLockHistory(), want: Unknown, kinds: []string{},
+			inspect: wantError("grants stopped at 1.01 s, 21.09 s before the end of the history, while 40 acquires failed or went unanswered and no fault was in force: " +
+				"a lock server or the workers stopped working, so the rest of the run tested nothing")},
+		{name: "grants stopped under a fault", h: grantsStoppedUnder(history.FPartition), want: Valid},
+		{name: "grants stopped, no acquire after", h: grantsStoppedIdle(), want: Valid},
+		{name: "stall of exactly the minimum", h: grantsStall(stallMin, 0), want: Valid},
+		{name: "stall just over the minimum", h: grantsStall(stallMin+time.Millisecond, 0), want: Unknown},
+		{name: "stall of exactly half the history", h: grantsStall(stallMin+time.Second, stallMin+time.Second), want: Valid},
+		{name: "stall just over half the history", h: grantsStall(stallMin+time.Second, stallMin+time.Second-time.Millisecond), want: Unknown},
 	})
 	runCases(t, NewLiveness(Options{StuckBound: 10 * time.Second}), []checkerCase{
 		{name: "stuck lock", h: stuckLockHistory(), want: Invalid, kinds: []string{"stuck-lock"},
@@ -630,4 +634,46 @@ func redlockClockJump() history.History {
 	b.release(1, 0.7, 0.75, true, "b").release(0, 0.9, 0.95, false, "a")
 	b.pair(history.NemesisProcess, history.FClockReset, "", 1.99, 2, history.Info, nil, nil)
 	return b.build()
+}
+
+// wantError returns an inspect function that wants r.Error to be msg.
+func wantError(msg string) func(t *testing.T, r Result) {
+	return func(t *testing.T, r Result) {
+		t.Helper()
+		if r.Error != msg {
+			t.Errorf("error:\n got %q\nwant %q", r.Error, msg)
+		}
+	}
+}
+
+// grantsStoppedUnder is stuckLockHistory with a fault of kind f in force
+// from 3 s to the end: the fault explains the missing grants.
+func grantsStoppedUnder(f string) history.History {
+	h := stuckLockHistory()
+	end := h[len(h)-1].Time
+	b := &builder{ops: h}
+	b.fault(f, 3, end.Seconds(), 1)
+	return b.build()
+}
+
+// grantsStoppedIdle: grants until 1 s, then no acquire at all until a last
+// op 20 s later (the workers stopped asking, nothing failed).
+func grantsStoppedIdle() history.History {
+	b := (&builder{}).cycles(5, 0, 1, 0, false)
+	b.add(21, 1, history.Invoke, history.FCS, "k", nil).add(21.01, 1, history.OK, history.FCS, "k", &history.Value{})
+	return b.build()
+}
+
+// grantsStall: one grant completed at pre, then one acquire that fails at
+// pre + stall, the end of the history: a stall of stall in a history of
+// pre + stall.
+func grantsStall(stall, pre time.Duration) history.History {
+	inv := max(pre-time.Millisecond, 0)
+	ops := []history.Op{
+		{Time: inv, Process: 0, Type: history.Invoke, F: history.FAcquire, Key: "k"},
+		{Time: pre, Process: 0, Type: history.OK, F: history.FAcquire, Key: "k", Value: &history.Value{Owner: "o0"}},
+		{Time: pre + time.Microsecond, Process: 1, Type: history.Invoke, F: history.FAcquire, Key: "k"},
+		{Time: pre + stall, Process: 1, Type: history.Fail, F: history.FAcquire, Key: "k"},
+	}
+	return (&builder{ops: ops}).build()
 }

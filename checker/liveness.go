@@ -11,7 +11,10 @@ import (
 )
 
 // NewLiveness returns the liveness checker. A history in which no acquire
-// ever succeeded proves nothing, so it is Invalid ("no-grants"). With
+// ever succeeded proves nothing, so it is Unknown, with the reason in
+// Error (unless a stuck bound finds it stuck); so is one whose grants
+// stopped long before its end with no fault in force to explain it (see
+// grantsStopped), unless a stuck bound is set. With
 // opts.StuckBound > 0, a lock key that had no holder for longer than the
 // bound, between the first acquire invoke (or the end of a hold) and the next
 // grant (or the end of the history), while at least one acquire of it failed,
@@ -76,13 +79,16 @@ func (c *liveness) checkAnalysis(_ context.Context, a *analysis) Result {
 	r.Stats["acquires_failed"] = failed
 	r.Stats["acquires_indeterminate"] = unknown
 	if grants == 0 {
-		r.Valid = Invalid
-		r.Anomalies = append(r.Anomalies, Anomaly{
-			Kind: "no-grants", Processes: []int{}, Start: 0, End: a.end,
-			Explanation: fmt.Sprintf("no process was ever granted a lock: the run proves nothing (%s: %d failed, %d indeterminate).",
-				plural(attempts, "acquire attempt", "acquire attempts"), failed, unknown),
-		})
-		return r
+		// Nothing was tested: a broken worker or a dead service is far
+		// likelier than a lock that refuses everyone, and neither is a
+		// finding about mutual exclusion.
+		r.Valid = Unknown
+		r.Error = fmt.Sprintf("no process was ever granted a lock: the run proves nothing (%s: %d failed, %d indeterminate)",
+			plural(attempts, "acquire attempt", "acquire attempts"), failed, unknown)
+	} else if c.opts.StuckBound <= 0 {
+		if why := grantsStopped(a); why != "" {
+			r.Valid, r.Error = Unknown, why
+		}
 	}
 	if c.opts.StuckBound <= 0 {
 		return r
@@ -242,4 +248,42 @@ func (b byFail) Swap(i, j int) {
 	b.at[i], b.at[j] = b.at[j], b.at[i]
 	b.ops[i], b.ops[j] = b.ops[j], b.ops[i]
 	b.procs[i], b.procs[j] = b.procs[j], b.procs[i]
+}
+
+// Grants that stop for longer than stallMin and stallShare of the history,
+// with acquires still failing and no fault in force, leave a run that
+// tested nothing for that long: a lock server or a worker setup that broke.
+const (
+	stallMin   = 5 * time.Second
+	stallShare = 2 // the stall is longer than 1/stallShare of the history
+)
+
+// grantsStopped returns why a history whose grants stopped is undecided,
+// or "" when they did not: the last grant was completed more than stallMin
+// and more than half the history before its end, acquires invoked after it
+// failed or went unanswered, and no fault was in force after it. With a
+// stuck bound set, the bound decides instead (a stuck lock is Invalid).
+func grantsStopped(a *analysis) string {
+	last := time.Duration(-1)
+	for _, pr := range a.pairs {
+		if pr.Invoke.F == history.FAcquire && pr.Type() == history.OK && pr.Complete.Time > last {
+			last = pr.Complete.Time
+		}
+	}
+	gap := a.end - last
+	if last < 0 || gap <= stallMin || gap*stallShare <= a.end {
+		return ""
+	}
+	tried := 0
+	for _, pr := range a.pairs {
+		if pr.Invoke.F == history.FAcquire && pr.Invoke.Time > last && pr.Type() != history.OK {
+			tried++
+		}
+	}
+	if tried == 0 || len(faultsDuring(a.getFaults(), last, a.end)) > 0 {
+		return ""
+	}
+	return fmt.Sprintf("grants stopped at %.2f s, %.2f s before the end of the history, while %s failed or went unanswered and no fault was in force: "+
+		"a lock server or the workers stopped working, so the rest of the run tested nothing",
+		last.Seconds(), gap.Seconds(), plural(tried, "acquire", "acquires"))
 }

@@ -89,8 +89,12 @@ func exitStatus(err error) string {
 	return err.Error()
 }
 
-// tailLines is how many log lines a ServerExit carries.
-const tailLines = 5
+// tailLines is how many log lines a ServerExit carries, and tailWidth how
+// many bytes of each.
+const (
+	tailLines = 5
+	tailWidth = 160
+)
 
 // logTail returns the last n non-empty lines of the file at path (read from
 // its last 8 KiB), or nil when it cannot be read.
@@ -116,6 +120,9 @@ func logTail(path string, n int) []string {
 	var out []string
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		if l := strings.TrimSpace(string(line)); l != "" {
+			if len(l) > tailWidth {
+				l = l[:tailWidth] + "..."
+			}
 			out = append(out, l)
 		}
 	}

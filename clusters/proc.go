@@ -64,10 +64,12 @@ func StartProcAs(ctx context.Context, name string, argv, env []string, dir strin
 		p.mu.Lock()
 		p.err = err
 		p.mu.Unlock()
-		close(p.done)
+		// The watch hears of the exit before Done closes, so whoever sees
+		// Done (a start-up that failed, Kill) knows the report was made.
 		if watch != nil && !p.stopping.Load() {
 			watch(ServerExit{Name: name, Pid: cmd.Process.Pid, Status: exitStatus(err), Log: logPath, Tail: logTail(logPath, tailLines)})
 		}
+		close(p.done)
 	}()
 	return p, nil
 }

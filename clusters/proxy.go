@@ -25,20 +25,26 @@ type Proxies struct {
 }
 
 // closableLog drops writes once closed: Toxiproxy's goroutines may still log
-// while the proxies shut down.
+// while the proxies shut down. It also drops every write after one fails
+// (a full disk): the proxy log is best-effort, and an error returned to
+// zerolog would be printed to stderr once per event.
 type closableLog struct {
 	mu     sync.Mutex
 	w      io.Writer
 	closed bool
+	failed bool
 }
 
 func (l *closableLog) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	if l.closed || l.failed {
 		return len(b), nil
 	}
-	return l.w.Write(b)
+	if _, err := l.w.Write(b); err != nil {
+		l.failed = true
+	}
+	return len(b), nil
 }
 
 func (l *closableLog) close() {

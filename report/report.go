@@ -67,9 +67,11 @@ func Write(path string, in Input) error {
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		_ = os.Remove(tmp) // no partial file left behind (a full disk)
 		return fmt.Errorf("write report: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil

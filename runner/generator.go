@@ -167,7 +167,11 @@ func (s *slot) op(ctx context.Context, f, key string, v *history.Value) history.
 	case reply.Type == history.OK || reply.Type == history.Fail || reply.Type == history.Info:
 		done.Type, done.Value, done.Error = reply.Type, reply.Value, reply.Error
 	default:
+		// A reply outside the protocol is the worker's bug, not an
+		// outcome of the lock: the run ends with a protocol error.
 		done.Type, done.Error = history.Info, fmt.Sprintf("worker replied with unknown type %q", reply.Type)
+		s.r.fail(&workerError{Process: s.process, Broken: true, Started: true, Stderr: s.w.stderr.Last(),
+			Err: fmt.Errorf("%w: a reply of type %q to %s (want ok, fail or info)", errProtocol, reply.Type, f)})
 	}
 	if errors.Is(err, errNoReply) && ctx.Err() != nil {
 		done.Error = "interrupted: " + done.Error

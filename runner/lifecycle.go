@@ -133,14 +133,12 @@ func (r *run) watchUntil() func() {
 	}
 }
 
-// aborted tears the cluster down after err ended the run, points the store's
-// latest at the run (its workers.log and partial history), and returns err.
+// aborted tears the cluster down after err ended the run and returns err.
+// The store's latest already names the run (its workers.log and partial
+// history).
 func (r *run) aborted(err error) error {
 	if terr := r.cluster.Teardown(context.Background()); terr != nil {
 		fmt.Fprintf(r.log, "teardown: %v\n", terr)
-	}
-	if lerr := updateLatest(r.test.Store, r.dir); lerr != nil {
-		fmt.Fprintf(r.log, "store: %v\n", lerr)
 	}
 	return err
 }

@@ -42,6 +42,11 @@ type Outcome struct {
 	// Commands is how many commands the Redis lock nodes served during the
 	// workload, counted only for check bench (Test.countCommands).
 	Commands int64
+	// Checked is set when Run returns an error and still checked the
+	// history it recorded (a server that died, a store that filled):
+	// Result is then that history's verdict, which an anomaly found
+	// before the failure makes Invalid.
+	Checked bool
 }
 
 // run is the state of one test run.
@@ -71,6 +76,9 @@ type run struct {
 	fatal     error                   // why the run was aborted, under mu
 	endFaults context.CancelFunc      // ends the nemesis schedule (stopEarly)
 	early     atomic.Bool             // the workload was stopped early (Until, StopOnAnomaly)
+	// watching is set while the workload runs: a server that exits then
+	// on its own ends the run (serverExited).
+	watching atomic.Bool
 }
 
 // Run executes t: it sets up the cluster, runs the workload and the nemesis
@@ -109,6 +117,11 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	// latest names the run from its start, so that whatever stops it
+	// (an error, SIGKILL) leaves latest at this run's partial history.
+	if err := updateLatest(t.Store, dir); err != nil {
+		fmt.Fprintf(log, "store: %v\n", err)
+	}
 	if err := writeTestJSON(dir, t); err != nil {
 		return Outcome{Dir: dir}, err
 	}
@@ -117,6 +130,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		return Outcome{Dir: dir}, fmt.Errorf("create history: %w", err)
 	}
 	defer hf.Close()
+	sink := &storeSink{f: hf}
 	workLog, err := os.Create(filepath.Join(dir, "workers.log"))
 	if err != nil {
 		return Outcome{Dir: dir}, fmt.Errorf("create worker log: %w", err)
@@ -125,6 +139,9 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 
 	r := &run{test: t, plan: p, design: p.design, dir: dir, argv: argv, workLog: workLog, log: log,
 		holders: make(map[int]nemesis.Target), live: make(map[int]nemesis.Target)}
+	// Every server the topology starts, now or on a restart, reports an
+	// exit that no fault asked for.
+	ctx = clusters.WithExitWatch(ctx, r.serverExited)
 	r.cluster = p.topology(t, filepath.Join(dir, "nodes"))
 	fmt.Fprintf(log, "lockcheck: %s, seed %d, %d workers, %s; run dir %s\n", t.Name, t.Seed, t.Workers, t.Time, dir)
 	setupStart := time.Now()
@@ -135,7 +152,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	setup := time.Since(setupStart)
 	fmt.Fprintf(log, "cluster ready in %s: %s\n", setup.Round(time.Millisecond), describeNodes(r.cluster.Nodes()))
 
-	r.rec = history.NewRecorder(hf)
+	r.rec = history.NewRecorder(sink)
 	r.deadline = time.Now().Add(t.Time)
 	var nems []nemesis.Nemesis
 	for i, k := range p.kinds {
@@ -171,6 +188,8 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	r.endFaults = endFaults
 	stopProgress := r.progress(t)
 	stopWatch := r.watchUntil()
+	r.watching.Store(true)
+	stopStore := r.watchStore()
 	var watch *watcher
 	if t.StopOnAnomaly {
 		watch = startWatch(r.rec, checkOptions(t, p), r.stopOnAnomaly)
@@ -191,6 +210,8 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	healErr := sched.Run(nctx, r.deadline)
 	healed := r.rec.Now()
 	workloadEnd := <-slotsDone
+	stopStore()
+	r.watching.Store(false)
 	restoreProcs()
 	var cmds int64
 	if t.countCommands {
@@ -203,11 +224,12 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		watch.close()
 		_, stoppedAt, stopped = watch.result()
 	}
-	if err := r.failure(); err != nil {
+	fatal := r.failure()
+	if fatal != nil && !checkable(fatal) {
 		stopProgress()
-		return Outcome{Dir: dir}, r.aborted(err)
+		return Outcome{Dir: dir}, r.aborted(fatal)
 	}
-	if t.Workload == workloads.WorkloadInventory {
+	if t.Workload == workloads.WorkloadInventory && fatal == nil {
 		r.finalStock(context.WithoutCancel(ctx), keyNames(t.Keys))
 	}
 	stopProgress()
@@ -218,28 +240,52 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	if healErr != nil {
 		fmt.Fprintf(log, "nemesis heal: %v\n", healErr)
 	}
-	if err := r.rec.Err(); err != nil {
-		return Outcome{Dir: dir}, err
+	if err := r.rec.Err(); err != nil && fatal == nil {
+		fatal = &storeError{err: err}
 	}
 	h := r.rec.History()
-	if err := updateLatest(t.Store, dir); err != nil {
-		fmt.Fprintf(log, "store: %v\n", err)
-	}
 	checkStart := time.Now()
 	res, err := Check(context.WithoutCancel(ctx), dir, h, checkOptions(t, p))
-	if err != nil {
-		return Outcome{Dir: dir, Interrupted: interrupted}, err
-	}
 	runStats(&res, setup, stoppedAt, stopped, workloadEnd, healed, r.rec.Now())
 	res.Stats["check_s"] = seconds(time.Since(checkStart))
-	if err := writeJSON(filepath.Join(dir, "results.json"), res); err != nil {
-		return Outcome{Dir: dir, Interrupted: interrupted}, err
+	out := Outcome{Dir: dir, Result: res, Interrupted: interrupted, Ops: len(h), Stopped: stopped,
+		WorkerCPU: time.Duration(r.workerCPU.Load()), Commands: cmds, Checked: fatal != nil}
+	if fatal != nil {
+		// The verdict of what was recorded stands beside the error: an
+		// anomaly found before it is still an anomaly, and the absence
+		// of one proves nothing.
+		out.Result = withFatal(res, fatal)
+		return out, errors.Join(fatal, saveResults(log, dir, t, p.design, h, out.Result, err))
 	}
-	if err := writeReport(dir, t, p.design, h, res); err != nil {
-		fmt.Fprintf(log, "report: %v\n", err)
+	if err := saveResults(log, dir, t, p.design, h, res, err); err != nil {
+		out.Checked = true
+		return out, err
 	}
-	return Outcome{Dir: dir, Result: res, Interrupted: interrupted, Ops: len(h), Stopped: stopped,
-		WorkerCPU: time.Duration(r.workerCPU.Load()), Commands: cmds}, nil
+	return out, nil
+}
+
+// saveResults writes results.json and the report for res, after Check
+// (whose error, if any, is checkErr: it wrote the first results.json). A
+// store that cannot take results.json is one error naming the files that
+// were not saved, not a line per file; a report that fails alone is a
+// line on log, as the verdict is saved.
+func saveResults(log io.Writer, dir string, t Test, d workloads.Design, h history.History, res checker.Result, checkErr error) error {
+	err := checkErr
+	if err == nil {
+		err = writeJSON(filepath.Join(dir, "results.json"), res)
+	}
+	rerr := writeReport(dir, t, d, h, res)
+	if err == nil {
+		if rerr != nil {
+			fmt.Fprintf(log, "report: %v\n", rerr)
+		}
+		return nil
+	}
+	se := &storeError{err: err, files: []string{"results.json"}}
+	if rerr != nil {
+		se.files = append(se.files, "report.html")
+	}
+	return se
 }
 
 func describeNodes(nodes []clusters.Node) string {
@@ -489,7 +535,8 @@ func Check(ctx context.Context, dir string, h history.History, opts checker.Opti
 	}
 	viz := filepath.Join(dir, "linearizability.html")
 	if res.Visualize != nil {
-		f, err := os.Create(viz)
+		tmp := viz + ".tmp"
+		f, err := os.Create(tmp)
 		if err != nil {
 			return res, fmt.Errorf("create %s: %w", viz, err)
 		}
@@ -497,7 +544,11 @@ func Check(ctx context.Context, dir string, h history.History, opts checker.Opti
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
+		if err == nil {
+			err = os.Rename(tmp, viz)
+		}
 		if err != nil {
+			_ = os.Remove(tmp) // no partial file under the final name
 			return res, fmt.Errorf("write %s: %w", viz, err)
 		}
 	} else if err := os.Remove(viz); err != nil && !errors.Is(err, os.ErrNotExist) {

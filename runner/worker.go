@@ -79,6 +79,14 @@ func builtinWorkerEnv() []string {
 // errNoReply means the worker did not answer in time or exited.
 var errNoReply = errors.New("no reply from worker")
 
+// replyTimeout is the errNoReply of a worker that did not answer within
+// its time: it may still be alive (as against one that exited or whose
+// pipe broke).
+type replyTimeout struct{ after time.Duration }
+
+func (e *replyTimeout) Error() string        { return fmt.Sprintf("%v within %s", errNoReply, e.after) }
+func (e *replyTimeout) Is(target error) bool { return target == errNoReply }
+
 // errProtocol means the worker wrote a line that is not a protocol reply or
 // event: a broken worker, never a fault's doing.
 var errProtocol = errors.New("wrote a line that is not protocol")
@@ -150,9 +158,13 @@ func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, 
 		replies: make(chan workloads.Reply, 16), done: make(chan struct{}), onEvent: onEvent}
 	go w.read(stdout)
 	reply, err := w.call(ctx, workloads.Request{F: workloads.FOpen, Config: &cfg}, timeout)
-	if err != nil && ctx.Err() == nil && !w.exited() {
+	var late *replyTimeout
+	timedOut := errors.As(err, &late)
+	if err != nil && !timedOut && !w.exited() {
 		// A failed write means the worker is exiting: let it finish, so
-		// the error says so and quotes its last words.
+		// the error says so and quotes its last words. This holds when
+		// another slot's failure cancelled ctx meanwhile too: a worker
+		// that exited is this slot's own failure, not a cancelled one.
 		select {
 		case <-w.done:
 		case <-time.After(500 * time.Millisecond):
@@ -160,17 +172,21 @@ func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, 
 	}
 	broken, refused := false, false
 	switch {
-	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		// Cancelled while waiting (another slot failed first, or an
-		// interrupt): not this worker's fault. A timeout that raced the
-		// cancel is still reported as this worker's timeout below.
 	case w.exited() && errors.Is(w.readErr, errProtocol):
 		broken, err = true, w.readErr
 	case err != nil && w.exited():
 		broken = true
 		err = fmt.Errorf("exited before answering open (%v)", w.exitErr)
-	case err != nil:
+	case err != nil && ctx.Err() != nil:
+		// Cancelled while waiting (another slot failed first, or an
+		// interrupt), its worker still alive: not this worker's fault.
+		if !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (%w)", err, ctx.Err())
+		}
+	case timedOut:
 		err = fmt.Errorf("no answer to open within %s", timeout)
+	case err != nil:
+		err = fmt.Errorf("open: %w", err)
 	case reply.Type != "ok":
 		refused, err = true, fmt.Errorf("open refused: %s", reply.Error)
 	case reply.Protocol != workloads.ProtocolVersion:
@@ -281,7 +297,7 @@ func (w *workerProc) call(ctx context.Context, req workloads.Request, timeout ti
 			}
 			return workloads.Reply{}, fmt.Errorf("%w: worker exited (%v)", errNoReply, w.exitErr)
 		case <-t.C:
-			return workloads.Reply{}, fmt.Errorf("%w within %s", errNoReply, timeout)
+			return workloads.Reply{}, &replyTimeout{timeout}
 		case <-ctx.Done():
 			return workloads.Reply{}, fmt.Errorf("%w: %w", errNoReply, ctx.Err())
 		}

@@ -58,6 +58,24 @@ func brokenWorker(mode string) int {
 		fmt.Printf(`{"id":%d,"type":"fail","error":"connection closed"}`+"\n", req.ID)
 		for sc.Scan() {
 		}
+	case "fail-acquire", "exit-acquire", "banana": // opens, then fails, exits on or misanswers every acquire
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			var req workloads.Request
+			if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+				return 1
+			}
+			switch {
+			case req.F == workloads.FOpen || req.F == workloads.FClose:
+				fmt.Printf(`{"id":%d,"type":"ok","protocol":%d}`+"\n", req.ID, workloads.ProtocolVersion)
+			case mode == "exit-acquire":
+				return 1
+			case mode == "banana":
+				fmt.Printf(`{"id":%d,"type":"banana"}`+"\n", req.ID)
+			default:
+				fmt.Printf(`{"id":%d,"type":"fail","error":"lock is held"}`+"\n", req.ID)
+			}
+		}
 	case "garbage-later": // serves, then writes a line that is not protocol
 		pr, pw := io.Pipe()
 		go func() {

@@ -1,0 +1,118 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/clusters"
+)
+
+// storePoll is how often the run looks whether the history could still be
+// written to the store.
+const storePoll = 100 * time.Millisecond
+
+// serverExited is the run's clusters.ExitFunc: a server process that exits
+// while the workload runs, with no fault of the run asking for it (a kill
+// fault stops its server through the topology, which marks the exit as
+// expected), ends the run at once with that server's exit as the error.
+// Exits during setup are the setup's to report (a port taken, a retry).
+func (r *run) serverExited(e clusters.ServerExit) {
+	if !r.watching.Load() {
+		return
+	}
+	r.fail(&e)
+}
+
+// watchStore ends the run when the history can no longer be written (a
+// full disk): going on would record ops that are lost. The returned
+// function ends the watch.
+func (r *run) watchStore() func() {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(storePoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if err := r.rec.Err(); err != nil {
+				r.fail(&storeError{err: err, files: []string{"history.jsonl"}})
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// checkable reports whether err, which ended a run, leaves a history worth
+// checking: a server died or the store filled, after the workload ran. A
+// broken worker or a failed setup leaves none.
+func checkable(err error) bool {
+	var se *clusters.ServerExit
+	var st *storeError
+	return errors.As(err, &se) || errors.As(err, &st)
+}
+
+// withFatal returns res for a run that err ended: a verdict of Valid
+// becomes Unknown with err as the reason (what was not run proves
+// nothing), Invalid stays Invalid (an anomaly found before err is real).
+func withFatal(res checker.Result, err error) checker.Result {
+	if res.Valid == checker.Valid {
+		res.Valid = checker.Unknown
+	}
+	msg := "the run ended early: " + err.Error()
+	if res.Error != "" {
+		msg += "; " + res.Error
+	}
+	res.Error = msg
+	return res
+}
+
+// storeError is a store that could not take the run's files (a full or
+// read-only disk). The run keeps its history in memory and is still
+// checked; files names what was not saved.
+type storeError struct {
+	err   error
+	files []string
+}
+
+func (e *storeError) Error() string {
+	return fmt.Sprintf("the store could not save %s: %v", strings.Join(e.files, ", "), e.err)
+}
+
+func (e *storeError) Unwrap() error { return e.err }
+
+// storeSink is the history's file. A write that fails (a full disk) is
+// cut back to the last whole line, so the file stays a readable history of
+// the ops before it; the recorder writes nothing after its first error.
+type storeSink struct {
+	mu   sync.Mutex
+	f    *os.File
+	good int64 // bytes of whole lines written
+}
+
+func (s *storeSink) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.f.Write(b)
+	if err == nil {
+		s.good += int64(n)
+		return n, nil
+	}
+	if n > 0 {
+		_ = s.f.Truncate(s.good)
+		_, _ = s.f.Seek(s.good, 0)
+	}
+	return 0, err
+}

@@ -1,0 +1,212 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// syncBuffer is a log writer a test can read while the run writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// nodeAddr returns the address the run's "cluster ready" line gives node.
+func nodeAddr(log, node string) string {
+	for _, line := range strings.Split(log, "\n") {
+		_, list, ok := strings.Cut(line, "cluster ready in ")
+		if !ok {
+			continue
+		}
+		_, list, _ = strings.Cut(list, ": ")
+		for _, n := range strings.Split(list, ", ") {
+			if name, addr, ok := strings.Cut(n, " "); ok && name == node {
+				return addr
+			}
+		}
+	}
+	return ""
+}
+
+// listenerPid returns the pid of this test's child process that listens on
+// addr (127.0.0.1:port), read from /proc, or 0.
+func listenerPid(addr string) int {
+	_, portStr, _ := strings.Cut(addr, ":")
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return 0
+	}
+	inode := ""
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		// sl local_address rem_address st ... inode (the 10th field)
+		if len(f) > 9 && strings.HasSuffix(f[1], fmt.Sprintf(":%04X", port)) && f[3] == "0A" {
+			inode = f[9]
+		}
+	}
+	if inode == "" {
+		return 0
+	}
+	self := strconv.Itoa(os.Getpid())
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 2 || fields[1] != self {
+			continue
+		}
+		fds, _ := os.ReadDir(filepath.Join("/proc", e.Name(), "fd"))
+		for _, fd := range fds {
+			if l, _ := os.Readlink(filepath.Join("/proc", e.Name(), "fd", fd.Name())); l == "socket:["+inode+"]" {
+				pid, _ := strconv.Atoi(e.Name())
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+// TestServerDeathEndsTheRun: a lock or storage server that is killed from
+// outside during a run with no fault (so nothing of the run asked for it)
+// ends the run at once with an error naming the server, its exit status
+// and its log; the history recorded so far is kept and checked, and the
+// verdict of a run with no anomaly is not valid. (TestRunKillAndPartition
+// shows that a kill fault of the run itself is not taken for one.)
+func TestServerDeathEndsTheRun(t *testing.T) {
+	for _, tc := range []struct{ name, lock, node string }{
+		{"lock node", "redis-set-px", "lock0"},
+		{"storage node", "redis-set-px", "storage"},
+		{"postgres", "pg-advisory", "pg0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			needService(t, tc.lock)
+			before := dbServers()
+			test := quick(t, tc.lock, "none", false)
+			test.Lease = safeLease
+			log := &syncBuffer{}
+			killed := 0
+			var killErr error
+			test.Time, test.Until = patient, func(h history.History) bool {
+				if killed != 0 || countGrants(h) < 5 {
+					return false
+				}
+				pid := listenerPid(nodeAddr(log.String(), tc.node))
+				if pid == 0 {
+					killErr = fmt.Errorf("no process of this test listens at %s's address", tc.node)
+					return true
+				}
+				killed, killErr = pid, syscall.Kill(pid, syscall.SIGKILL)
+				return false
+			}
+			start := time.Now()
+			out, err := Run(context.Background(), test, log)
+			if killErr != nil {
+				t.Fatalf("kill %s: %v", tc.node, killErr)
+			}
+			if killed == 0 {
+				t.Fatalf("the run ended before the server was killed: %v", err)
+			}
+			var se *clusters.ServerExit
+			if !errors.As(err, &se) || se.Name != tc.node || se.Pid != killed {
+				t.Fatalf("got %v, want the exit of %s (pid %d)", err, tc.node, killed)
+			}
+			for _, want := range []string{"server " + tc.node, "signal: killed", filepath.Join("nodes", tc.node)} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+			if took := time.Since(start); took > patient/2 {
+				t.Errorf("the run went on for %s after its server died", took)
+			}
+			if !out.Checked || out.Result.Valid == checker.Valid {
+				t.Errorf("checked %v, verdict %v: want the history checked and not valid", out.Checked, out.Result.Valid)
+			}
+			if out.Result.Valid == checker.Unknown && !strings.Contains(out.Result.Error, "server "+tc.node) {
+				t.Errorf("the unknown verdict's reason %q does not name the server", out.Result.Error)
+			}
+			if _, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl")); err != nil {
+				t.Errorf("history not kept: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(out.Dir, "results.json")); err != nil {
+				t.Errorf("results.json not written: %v", err)
+			}
+			assertNoChildren(t)
+			assertNoNewServers(t, before)
+		})
+	}
+}
+
+// TestBrokenWorkerIsNeverInvalid: a worker that opens and then fails every
+// acquire, or exits on every acquire, leaves a run that proves nothing
+// (unknown, never invalid); one that replies with a type outside the
+// protocol ends the run with a protocol error.
+func TestBrokenWorkerIsNeverInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		mode    string
+		wantErr string // "" for no error, an unknown verdict
+	}{
+		{"fail-acquire", ""},
+		{"exit-acquire", ""},
+		{"banana", `wrote a line that is not protocol: a reply of type "banana" to acquire`},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			test := quick(t, "redis-set-px", "none", false)
+			test.Time = 3 * time.Second
+			test.WorkerEnv = []string{"LOCKCHECK_TEST_WORKER=" + tc.mode}
+			out, err := Run(context.Background(), test, io.Discard)
+			if tc.wantErr != "" {
+				var we *workerError
+				if err == nil || !errors.As(err, &we) || !we.Broken || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want a broken-worker error with %q", err, tc.wantErr)
+				}
+				assertNoChildren(t)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Result.Valid != checker.Unknown || len(out.Result.Anomalies) != 0 {
+				t.Fatalf("verdict %v with %d anomalies, want unknown with none", out.Result.Valid, len(out.Result.Anomalies))
+			}
+			if !strings.Contains(out.Result.Error, "no process was ever granted a lock") {
+				t.Errorf("reason %q", out.Result.Error)
+			}
+			assertNoChildren(t)
+		})
+	}
+}
