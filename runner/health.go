@@ -88,7 +88,26 @@ type storeError struct {
 }
 
 func (e *storeError) Error() string {
-	return fmt.Sprintf("the store could not save %s: %v", strings.Join(e.files, ", "), e.err)
+	cause := e.err
+	var pe *os.PathError
+	if errors.As(cause, &pe) {
+		cause = pe.Err // "no space left on device", not the paths again
+	}
+	return fmt.Sprintf("the store could not save %s: %v", strings.Join(e.files, ", "), cause)
+}
+
+// joinFatal is the error of a run that fatal ended and whose results could
+// not all be saved (saveErr, nil when they were): one store error naming
+// every file when both are the store's.
+func joinFatal(fatal, saveErr error) error {
+	var a, b *storeError
+	if errors.As(fatal, &a) && errors.As(saveErr, &b) {
+		return &storeError{err: a.err, files: append(append([]string(nil), a.files...), b.files...)}
+	}
+	if saveErr == nil {
+		return fatal
+	}
+	return fmt.Errorf("%w; %w", fatal, saveErr)
 }
 
 func (e *storeError) Unwrap() error { return e.err }

@@ -210,3 +210,48 @@ func TestBrokenWorkerIsNeverInvalid(t *testing.T) {
 		})
 	}
 }
+
+// TestFullStoreStillGivesAVerdict: a store that fills during the run stops
+// the workload; the history held in memory is checked, the error names
+// what was not saved in one line, history.jsonl holds whole lines only and
+// no temporary file is left. It needs a small tmpfs (root).
+func TestFullStoreStillGivesAVerdict(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	if err := os.Mkdir(store, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", store, "tmpfs", 0, "size=160k"); err != nil {
+		t.Skipf("cannot mount a small tmpfs for the store (needs root): %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(store, syscall.MNT_DETACH) })
+	test := quick(t, "redis-set-px", "none", false)
+	test.Store, test.Lease, test.Time = store, safeLease, patient
+	start := time.Now()
+	out, err := Run(context.Background(), test, io.Discard)
+	var se *storeError
+	if !errors.As(err, &se) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("got %v, want a full store", err)
+	}
+	if took := time.Since(start); took > patient/2 {
+		t.Errorf("the run went on for %s after the store filled", took)
+	}
+	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "the store could not save history.jsonl") ||
+		!strings.HasSuffix(msg, ": no space left on device") {
+		t.Errorf("error %q: want one line naming history.jsonl and the cause", msg)
+	}
+	if !out.Checked || out.Ops == 0 || out.Result.Valid == checker.Valid || len(out.Result.Results) == 0 {
+		t.Errorf("checked %v, %d ops, verdict %v: want the held history checked, not valid", out.Checked, out.Ops, out.Result.Valid)
+	}
+	h, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl"))
+	if err != nil {
+		t.Errorf("history.jsonl does not read: %v", err)
+	}
+	if len(h) == 0 || len(h) >= out.Ops {
+		t.Errorf("history.jsonl holds %d of %d ops: want the ones before the disk filled", len(h), out.Ops)
+	}
+	tmps, _ := filepath.Glob(filepath.Join(out.Dir, "*.tmp"))
+	if len(tmps) > 0 {
+		t.Errorf("partial files left: %v", tmps)
+	}
+	assertNoChildren(t)
+}

@@ -241,7 +241,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		fmt.Fprintf(log, "nemesis heal: %v\n", healErr)
 	}
 	if err := r.rec.Err(); err != nil && fatal == nil {
-		fatal = &storeError{err: err}
+		fatal = &storeError{err: err, files: []string{"history.jsonl"}}
 	}
 	h := r.rec.History()
 	checkStart := time.Now()
@@ -255,7 +255,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		// anomaly found before it is still an anomaly, and the absence
 		// of one proves nothing.
 		out.Result = withFatal(res, fatal)
-		return out, errors.Join(fatal, saveResults(log, dir, t, p.design, h, out.Result, err))
+		return out, joinFatal(fatal, saveResults(log, dir, t, p.design, h, out.Result, err))
 	}
 	if err := saveResults(log, dir, t, p.design, h, res, err); err != nil {
 		out.Checked = true
