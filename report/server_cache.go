@@ -124,15 +124,17 @@ func (c *runCache) list(store string) ([]runInfo, error) {
 	return sc.runs, sc.err
 }
 
-// runScan runs sc and then the scan queued meanwhile, if any.
+// runScan runs sc, then starts the scan queued meanwhile, if any, in a
+// goroutine of its own (the caller's request is answered meanwhile).
 func (c *runCache) runScan(store string, sc *scanCall) {
-	for sc != nil {
-		sc.runs, sc.err = c.scan(store)
-		close(sc.done)
-		c.mu.Lock()
-		sc, c.queued = c.queued, nil
-		c.scanning = sc
-		c.mu.Unlock()
+	sc.runs, sc.err = c.scan(store)
+	close(sc.done)
+	c.mu.Lock()
+	next := c.queued
+	c.scanning, c.queued = next, nil
+	c.mu.Unlock()
+	if next != nil {
+		go c.runScan(store, next)
 	}
 }
 
