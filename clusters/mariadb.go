@@ -117,6 +117,9 @@ func (e *mariadbEngine) initialize(ctx context.Context, dir string, log *os.File
 			"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
 			"--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M")
 		cmd.Stdout, cmd.Stderr = log, log
+		// Its server's scratch files go into the run's directory, which
+		// the mysql user can write (the system's TMPDIR may be root's).
+		cmd.Env = append(os.Environ(), "TMPDIR="+e.dir)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: e.cred}
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("mariadb-install-db %s (log %s): %w", e.data, log.Name(), err)
@@ -131,6 +134,7 @@ func (e *mariadbEngine) start(ctx context.Context, port int, log *os.File) (*Pro
 	argv := []string{e.bin, "--no-defaults", "--datadir=" + e.data,
 		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
 		"--socket=" + filepath.Join(e.dir, "mysqld.sock"), "--pid-file=" + filepath.Join(e.dir, "mysqld.pid"),
+		"--tmpdir=" + e.dir,
 		"--skip-name-resolve", "--skip-log-bin",
 		// Durability: the redo log is flushed at every commit.
 		"--innodb-flush-log-at-trx-commit=1", "--innodb-doublewrite=1",

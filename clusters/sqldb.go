@@ -60,7 +60,7 @@ type SQLDBConfig struct {
 
 // SQLDB is a Cluster of one database server (PostgreSQL or MariaDB, a
 // local process in its own process group, its data in a temporary
-// directory) and a redis-server storage node. Every worker slot reaches the
+// directory made by TempDir, so a later run sweeps it after a SIGKILL) and a redis-server storage node. Every worker slot reaches the
 // server through its own Toxiproxy proxy.
 type SQLDB struct {
 	cfg     SQLDBConfig
@@ -115,7 +115,11 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 	if _, err := LookRedis(); err != nil {
 		return err
 	}
-	if c.tmp, err = os.MkdirTemp("", "lockcheck-"+c.kind+"-"); err != nil {
+	// The run's directory is this process's, with its owner record, so
+	// the sweep of a later run removes it (server data and all) after a
+	// SIGKILL; the server gets a directory of its own inside it, which
+	// initialize gives to the server's user when lockcheck runs as root.
+	if c.tmp, err = TempDir(c.kind + "-"); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
 	defer func() {
@@ -123,6 +127,17 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 			_ = c.Teardown(context.WithoutCancel(ctx))
 		}
 	}()
+	serverDir := filepath.Join(c.tmp, c.node)
+	if err := os.Mkdir(serverDir, 0o700); err != nil {
+		return fmt.Errorf("create %s dir: %w", c.node, err)
+	}
+	// Run as root, the server runs as its own user, who must pass through
+	// (not list) the run's directory to reach its own.
+	if os.Geteuid() == 0 {
+		if err := os.Chmod(c.tmp, 0o711); err != nil {
+			return fmt.Errorf("open data dir to the server's user: %w", err)
+		}
+	}
 	if err := os.MkdirAll(c.cfg.LogDir, 0o755); err != nil {
 		return fmt.Errorf("create log dir: %w", err)
 	}
@@ -133,7 +148,7 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 	c.mu.Lock()
 	c.log = log
 	c.mu.Unlock()
-	if err := c.engine.initialize(ctx, c.tmp, log); err != nil {
+	if err := c.engine.initialize(ctx, serverDir, log); err != nil {
 		return err
 	}
 	if err := c.startServer(ctx, true); err != nil {
@@ -352,7 +367,7 @@ func (c *SQLDB) Teardown(ctx context.Context) error {
 	if c.storage != nil {
 		errs = append(errs, c.storage.Stop(ctx))
 	}
-	if c.tmp != "" && strings.Contains(c.tmp, "lockcheck-"+c.kind+"-") {
+	if c.tmp != "" && strings.Contains(c.tmp, TempPrefix+c.kind+"-") {
 		errs = append(errs, os.RemoveAll(c.tmp))
 	}
 	return errors.Join(errs...)

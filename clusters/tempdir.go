@@ -58,45 +58,53 @@ func parseOwner(s string) (owner, error) {
 
 // processOwner returns the owner record of process pid.
 func processOwner(pid int) (owner, error) {
+	o, _, err := processStat(pid)
+	return o, err
+}
+
+// processStat returns the owner record of process pid and its state
+// (/proc/PID/stat field 3: R, S, D, T, Z for a zombie...).
+func processStat(pid int) (owner, byte, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return owner{}, err
+		return owner{}, 0, err
 	}
 	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return owner{}, fmt.Errorf("/proc/%d/stat: no command", pid)
+		return owner{}, 0, fmt.Errorf("/proc/%d/stat: no command", pid)
 	}
 	f := strings.Fields(s[i+1:])
 	if len(f) < 20 {
-		return owner{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+		return owner{}, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
 	}
 	start, err := strconv.ParseUint(f[19], 10, 64) // field 22: starttime
 	if err != nil {
-		return owner{}, fmt.Errorf("/proc/%d/stat starttime: %w", pid, err)
+		return owner{}, 0, fmt.Errorf("/proc/%d/stat starttime: %w", pid, err)
 	}
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
-		return owner{}, err
+		return owner{}, 0, fmt.Errorf("boot id: %w", err)
 	}
-	return owner{pid: pid, start: start, boot: strings.TrimSpace(string(boot))}, nil
+	return owner{pid: pid, start: start, boot: strings.TrimSpace(string(boot))}, f[0][0], nil
 }
 
 // alive reports whether the process o recorded still runs: same boot, the
-// pid exists (kill(pid, 0)), and it started at the recorded time, so a
-// reused pid does not count.
+// pid exists (kill(pid, 0)), it started at the recorded time, so a reused
+// pid does not count, and it is not a zombie (it has exited; its parent,
+// or an init that does not reap orphans, has not waited for it).
 func (o owner) alive() bool {
 	err := syscall.Kill(o.pid, 0)
 	if errors.Is(err, syscall.ESRCH) {
 		return false
 	}
-	now, perr := processOwner(o.pid)
+	now, state, perr := processStat(o.pid)
 	if perr != nil {
 		// Someone else's process we cannot read: keep its directory.
 		return err == nil || errors.Is(err, syscall.EPERM)
 	}
-	return now == o
+	return now == o && state != 'Z' && state != 'X'
 }
 
 // TempDir makes a fresh temporary directory named TempPrefix+name+random
@@ -121,37 +129,76 @@ func TempDir(name string) (string, error) {
 }
 
 // SweepTempDirs removes the directories TempPrefix* under root whose
-// recorded owner process is gone, and returns them. A directory with no
-// owner record (being made right now, or made by an older lockcheck) is
-// left alone, as is one that is not a plain directory of this user.
+// recorded owner process is gone, and returns them. The owner record must
+// be a regular file of this user; the directory itself may belong to
+// another (a database's data directory given to its system user after
+// root recorded itself as the owner). A directory with no owner record
+// (being made right now, a template, or made by an older lockcheck), with
+// a record that does not parse or that another user wrote, or whose owner
+// lives, is left alone. The record is removed last, so a sweep that fails
+// half-way (a server still writing) leaves a directory the next sweep
+// still recognises.
 func SweepTempDirs(root string) ([]string, error) {
 	dirs, err := filepath.Glob(filepath.Join(root, TempPrefix+"*"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sweep %s: %w", root, err)
 	}
 	var removed []string
 	var errs []error
 	for _, dir := range dirs {
-		st, err := os.Lstat(dir)
-		if err != nil || !st.IsDir() {
+		if !staleTempDir(dir) {
 			continue
 		}
-		if sys, ok := st.Sys().(*syscall.Stat_t); !ok || int(sys.Uid) != os.Getuid() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
-		if err != nil {
-			continue
-		}
-		o, err := parseOwner(string(b))
-		if err != nil || o.alive() {
-			continue
-		}
-		if err := os.RemoveAll(dir); err != nil {
+		if err := removeStale(dir); err != nil {
 			errs = append(errs, fmt.Errorf("remove stale %s: %w", dir, err))
 			continue
 		}
 		removed = append(removed, dir)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// staleTempDir reports whether dir is a plain directory holding an owner
+// record of this user that names a process that is gone.
+func staleTempDir(dir string) bool {
+	st, err := os.Lstat(dir)
+	if err != nil || !st.IsDir() {
+		return false
+	}
+	rec := filepath.Join(dir, ownerFile)
+	rst, err := os.Lstat(rec)
+	if err != nil || !rst.Mode().IsRegular() {
+		return false
+	}
+	if sys, ok := rst.Sys().(*syscall.Stat_t); !ok || int(sys.Uid) != os.Getuid() {
+		return false
+	}
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		return false
+	}
+	o, err := parseOwner(string(b))
+	return err == nil && !o.alive()
+}
+
+// removeAll is os.RemoveAll; a test makes it fail.
+var removeAll = os.RemoveAll
+
+// removeStale removes everything in dir but its owner record, then the
+// record and dir.
+func removeStale(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Name() != ownerFile {
+			errs = append(errs, removeAll(filepath.Join(dir, e.Name())))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return removeAll(dir)
 }

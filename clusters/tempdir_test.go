@@ -5,12 +5,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestSweepTempDirs removes exactly the directories whose owner is gone: a
 // dead process, or a live pid whose start time differs (pid reuse); it keeps
-// a live owner's, one without an owner record and names it does not own.
+// a live owner's, one without an owner record and names it does not own. A
+// zombie owner has exited: its directory goes.
 func TestSweepTempDirs(t *testing.T) {
 	self, err := processOwner(os.Getpid())
 	if err != nil {
@@ -26,6 +29,28 @@ func TestSweepTempDirs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A child that has exited and not been waited for: a zombie, as the
+	// orphans of a killed run stay under an init that does not reap.
+	zchild := exec.Command("true")
+	if err := zchild.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer zchild.Wait()
+	var zombie owner
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		o, state, err := processStat(zchild.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if state == 'Z' {
+			zombie = o
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("child %d not a zombie after 10 s (state %c)", o.pid, state)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	reused := self
 	reused.start++
 	otherBoot := self
@@ -38,6 +63,7 @@ func TestSweepTempDirs(t *testing.T) {
 	}{
 		{"lockcheck-redis-live", self.String(), false},
 		{"lockcheck-redis-dead", dead.String(), true},
+		{"lockcheck-redis-zombie", zombie.String(), true},
 		{"lockcheck-zk-reused", reused.String(), true},
 		{"lockcheck-zk-rebooted", otherBoot.String(), true},
 		{"lockcheck-sentinel-noowner", "", false},
@@ -109,4 +135,119 @@ func FuzzParseOwner(f *testing.F) {
 			t.Fatalf("%q -> %+v -> %q -> %+v, %v", s, o, o.String(), again, err)
 		}
 	})
+}
+
+// TestSweepTempDirsOfAnotherUser: run as root, lockcheck gives a database
+// server's directory to the server's user. The sweep goes by who wrote the
+// owner record, not who owns the directory: a directory of another uid
+// whose record this user wrote, naming a dead process, is removed, files
+// of that uid inside it too; one whose record the other uid wrote, or
+// whose owner lives, or whose record does not parse, stays.
+func TestSweepTempDirsOfAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to give directories to another uid")
+	}
+	const other = 65534 // nobody
+	self, err := processOwner(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command("true")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dead, err := processOwner(child.Process.Pid)
+	_ = child.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	tests := []struct {
+		name        string
+		owner       string
+		recordOwner int // uid of the owner record
+		remove      bool
+	}{
+		{"lockcheck-postgres-dead", dead.String(), 0, true},
+		{"lockcheck-postgres-live", self.String(), 0, false},
+		{"lockcheck-mariadb-garbled", "pid=1 start=x", 0, false},
+		{"lockcheck-mariadb-theirs", dead.String(), other, false},
+	}
+	for _, tt := range tests {
+		dir := filepath.Join(root, tt.name)
+		data := filepath.Join(dir, "data", "base")
+		if err := os.MkdirAll(data, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(data, "1"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rec := filepath.Join(dir, ownerFile)
+		if err := os.WriteFile(rec, []byte(tt.owner), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(rec, tt.recordOwner, tt.recordOwner); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{dir, filepath.Join(dir, "data"), data, filepath.Join(data, "1")} {
+			if err := os.Lchown(p, other, other); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	removed, err := SweepTempDirs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		_, err := os.Stat(filepath.Join(root, tt.name))
+		if gone := os.IsNotExist(err); gone != tt.remove {
+			t.Errorf("%s: removed %v, want %v (removed: %v)", tt.name, gone, tt.remove, removed)
+		}
+	}
+}
+
+// TestSweepKeepsTheRecordUntilLast: a sweep that cannot remove everything
+// (a server of the dead run still writing, a file it may not delete) keeps
+// the owner record, so a later sweep still knows the directory is stale.
+func TestSweepKeepsTheRecordUntilLast(t *testing.T) {
+	child := exec.Command("true")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dead, err := processOwner(child.Process.Pid)
+	_ = child.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "lockcheck-postgres-stuck")
+	for _, sub := range []string{"a", "b", "z"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub, "data"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(dead.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { removeAll = os.RemoveAll }()
+	removeAll = func(path string) error {
+		if filepath.Base(path) == "b" {
+			return &os.PathError{Op: "unlinkat", Path: path, Err: syscall.ENOTEMPTY}
+		}
+		return os.RemoveAll(path)
+	}
+	if removed, err := SweepTempDirs(root); err == nil || len(removed) != 0 {
+		t.Fatalf("a failing sweep: removed %v, error %v", removed, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ownerFile)); err != nil {
+		t.Fatalf("a failed sweep lost the owner record: %v", err)
+	}
+	removeAll = os.RemoveAll
+	if removed, err := SweepTempDirs(root); err != nil || len(removed) != 1 {
+		t.Fatalf("second sweep: removed %v, %v", removed, err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("%s still there: %v", dir, err)
+	}
 }

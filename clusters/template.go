@@ -20,7 +20,9 @@ const templateMarker = ".lockcheck-template-complete"
 // mariadb-install-db: seconds of work) and keeps a copy as a template in
 // the system's temporary directory, keyed by the server binary and the
 // user; later runs copy the template, which takes a fraction of that. The
-// template holds no run's data: it is the state right after init.
+// template holds no run's data: it is the state right after init. data's
+// parent must be inside the run's temporary directory (see TempDir): the
+// template is staged there.
 func initFromTemplate(ctx context.Context, kind, binary, data string, cred *syscall.Credential, init func(ctx context.Context) error) error {
 	tmpl, err := templateDir(kind, binary, cred)
 	if err != nil {
@@ -38,7 +40,11 @@ func initFromTemplate(ctx context.Context, kind, binary, data string, cred *sysc
 	if err := init(ctx); err != nil {
 		return err
 	}
-	staging, err := os.MkdirTemp(filepath.Dir(tmpl), filepath.Base(tmpl)+".tmp-")
+	// The copy is staged next to data, inside the run's own directory, so
+	// that a run killed half-way leaves no partial template behind: the
+	// sweep removes it with the run's directory. The rename then moves it
+	// into place (both are under the temporary directory).
+	staging, err := os.MkdirTemp(filepath.Dir(data), "template-")
 	if err != nil {
 		return nil // no template this time; the run goes on
 	}

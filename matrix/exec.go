@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -205,7 +206,7 @@ func (x *Executor) runOne(ctx context.Context, slot, n int, c Cell, seed uint64)
 		cmd.WaitDelay = time.Minute
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	err = cmd.Run()
+	err = runChild(cmd)
 	if x.Docker != nil {
 		if ferr := x.Docker.finish(cell, store); ferr != nil {
 			fmt.Fprintf(logf, "matrix: %v\n", ferr)
@@ -233,6 +234,23 @@ func (x *Executor) runOne(ctx context.Context, slot, n int, c Cell, seed uint64)
 		r.Error = lastLine(logPath)
 	}
 	return r
+}
+
+// runChild runs cmd so that it dies with the matrix: the kernel sends it
+// SIGKILL when the thread that started it ends (Pdeathsig), and a SIGKILLed
+// matrix ends every thread; a `check run` so killed takes its servers and
+// workers with it by the same means. The thread is this goroutine's, locked
+// to it until the child has been waited for, so that no goroutine that
+// locks and then ends an OS thread can take a running child with it.
+// cmd's own process-group settings, if any, are kept.
+func runChild(cmd *exec.Cmd) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	return cmd.Run()
 }
 
 // exitCode returns the process's exit code, 130 for a death by SIGINT, -1

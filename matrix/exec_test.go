@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,5 +154,116 @@ func TestExecutorDockerHosts(t *testing.T) {
 	left, err := exec.CommandContext(ctx, "docker", "ps", "-aq", "--filter", fmt.Sprintf("label=%s=%d", CellLabel, os.Getpid())).Output()
 	if err != nil || len(strings.TrimSpace(string(left))) > 0 {
 		t.Errorf("cell containers left: %q (err %v)", left, err)
+	}
+}
+
+// sleeperCheck is a `check run` stand-in that records its pid under
+// $PIDS/<seed> and then sleeps as that same process.
+const sleeperCheck = `#!/bin/sh
+for a in "$@"; do
+  case "$prev" in --seed) seed=$a;; esac
+  prev=$a
+done
+echo $$ > "$PIDS/$seed.tmp" && mv "$PIDS/$seed.tmp" "$PIDS/$seed"
+exec sleep 300
+`
+
+// TestExecutorChildrenDieWithIt: a matrix killed with SIGKILL takes its
+// runs in flight with it (issue 28). The matrix here is this test binary
+// run again as a helper (LOCKCHECK_MATRIX_HELPER), running two cells of a
+// stand-in that sleeps; once both have started, the test SIGKILLs the
+// helper and both runs must be gone within 5 s.
+func TestExecutorChildrenDieWithIt(t *testing.T) {
+	if dir := os.Getenv("LOCKCHECK_MATRIX_HELPER"); dir != "" {
+		store := filepath.Join(dir, "store")
+		mdir, err := NewDir(store, StoreDir, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := &Executor{Exe: filepath.Join(dir, "check"), Store: store, Dir: mdir, Jobs: 2}
+		x.Run(context.Background(), []Cell{{Row: "a", Column: "b", Args: []string{"--lock", "x"}}}, []uint64{1, 2})
+		t.Fatal("the runs ended: the test was to kill this helper first")
+	}
+	dir := t.TempDir()
+	pids := filepath.Join(dir, "pids")
+	if err := os.Mkdir(pids, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "check"), []byte(sleeperCheck), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	helper := exec.Command(os.Args[0], "-test.run=^TestExecutorChildrenDieWithIt$", "-test.count=1")
+	helper.Env = append(os.Environ(), "LOCKCHECK_MATRIX_HELPER="+dir, "PIDS="+pids)
+	out := &strings.Builder{}
+	helper.Stdout, helper.Stderr = out, out
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var runs []int
+	deadline := time.Now().Add(time.Minute)
+	for len(runs) < 2 {
+		runs = runs[:0]
+		for _, seed := range []string{"1", "2"} {
+			if b, err := os.ReadFile(filepath.Join(pids, seed)); err == nil {
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+					runs = append(runs, pid)
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			_ = helper.Process.Kill()
+			_ = helper.Wait()
+			t.Fatalf("the helper matrix did not start both runs within a minute:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Cleanup(func() { // should the test fail: stop what it started
+		for _, pid := range runs {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = helper.Wait()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		var left []int
+		for _, pid := range runs {
+			if running(pid) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runs %v still running 5 s after the SIGKILL of their matrix", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// running reports whether process pid exists and is not a zombie (an
+// orphan's zombie stays under an init that does not reap).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+// TestRunChildKeepsItsProcessGroup: runChild adds the parent-death signal
+// to a command's own attributes, keeping its process group.
+func TestRunChildKeepsItsProcessGroup(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "exit 0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := runChild(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if a := cmd.SysProcAttr; !a.Setpgid || a.Pdeathsig != syscall.SIGKILL {
+		t.Fatalf("attributes %+v: want Setpgid and Pdeathsig SIGKILL", a)
 	}
 }
