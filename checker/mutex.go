@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"time"
 
@@ -51,7 +52,9 @@ type mutex struct {
 // Name returns "mutex".
 func (c *mutex) Name() string { return "mutex" }
 
-// Check checks h.
+// Check checks h. A history it cannot read (see history.Pairs: a
+// completion before its invocation included) and a panic of its own are
+// Unknown with Error set, never a verdict.
 func (c *mutex) Check(ctx context.Context, h history.History) Result {
 	return c.checkAnalysis(ctx, newAnalysis(h))
 }
@@ -99,7 +102,13 @@ func mutexModel() porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return 0 },
 		Step: func(state, input, _ any) (bool, any) {
-			s, in := state.(int), input.(*mutexOp)
+			s, _ := state.(int)
+			in, ok := input.(*mutexOp)
+			if !ok {
+				// Not an op of this model: Porcupine's visualization
+				// passes nil for a completion it saw before its call.
+				return false, s
+			}
 			switch in.kind {
 			case mStart:
 				return true, in.holder
@@ -130,10 +139,16 @@ func mutexModel() porcupine.Model {
 			}
 			return false, s
 		},
-		Equal: func(a, b any) bool { return a.(int) == b.(int) },
-		Hash:  func(s any) uint64 { return uint64(s.(int)) },
+		Equal: func(a, b any) bool { return a == b },
+		Hash: func(s any) uint64 {
+			n, _ := s.(int)
+			return uint64(n)
+		},
 		DescribeOperation: func(input, _ any) string {
-			in := input.(*mutexOp)
+			in, ok := input.(*mutexOp)
+			if !ok {
+				return "?"
+			}
 			var s string
 			switch in.kind {
 			case mStart:
@@ -150,7 +165,13 @@ func mutexModel() porcupine.Model {
 			}
 			return s
 		},
-		DescribeState: func(s any) string { return mutexState(s.(int)) },
+		DescribeState: func(s any) string {
+			n, ok := s.(int)
+			if !ok {
+				return "?"
+			}
+			return mutexState(n)
+		},
 	}
 }
 
@@ -184,8 +205,17 @@ func (t *mutexTracker) settle() (any, bool) {
 	return s, true
 }
 
-// checkAnalysis implements analyzer.
-func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) Result {
+// checkAnalysis implements analyzer. A panic is recovered as Unknown with
+// Error set, and so is one of the Visualize it returns: a checker that
+// fails is an error, never a verdict.
+func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) (res Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = newResult(c.Name())
+			res.Valid, res.Error = Unknown, fmt.Sprintf("internal error: %v", p)
+		}
+		res.Visualize = safeVisualize(res.Visualize)
+	}()
 	r := newResult(c.Name())
 	if a.err != nil {
 		return malformed(c.Name(), a.err)
@@ -399,4 +429,20 @@ func (c *mutex) explain(ch chunk, s *stuck, faults []history.Fault) Anomaly {
 	an.Explanation = fmt.Sprintf("Process %d's %s of lock %s cannot be placed: %s. In the longest order that fits, %s. The overlap checker names the double holders.",
 		op.proc, what, ch.key, general, why)
 	return an
+}
+
+// safeVisualize returns v with a panic of its own (Porcupine's, on a
+// history it cannot draw) returned as an error; nil stays nil.
+func safeVisualize(v func(io.Writer) error) func(io.Writer) error {
+	if v == nil {
+		return nil
+	}
+	return func(w io.Writer) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("write porcupine visualization: internal error: %v", p)
+			}
+		}()
+		return v(w)
+	}
 }

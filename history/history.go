@@ -56,8 +56,9 @@ func (p Pair) Value() *Value {
 // Pairs matches every invocation with its completion, in invocation order.
 // The pairs point into h. Event ops (FEvent, info, no invocation) are not
 // operations and are skipped.
-// It returns an error when a process completes an op it never invoked or
-// invokes while another of its ops is still open.
+// It returns an error when a process completes an op it never invoked,
+// completes it before its invocation, or invokes while another of its ops
+// is still open.
 func (h History) Pairs() ([]Pair, error) {
 	pairs := make([]Pair, 0, len(h)/2+1)
 	open := make(map[int]int) // process -> index in pairs
@@ -81,6 +82,10 @@ func (h History) Pairs() ([]Pair, error) {
 		}
 		if pairs[j].Invoke.F != op.F {
 			return nil, fmt.Errorf("op %d: process %d completes %s but invoked %s", op.Index, op.Process, op.F, pairs[j].Invoke.F)
+		}
+		if inv := pairs[j].Invoke; op.Time < inv.Time {
+			return nil, fmt.Errorf("op %d: process %d completes %s at %s, before its invocation (op %d) at %s",
+				op.Index, op.Process, op.F, op.Time, inv.Index, inv.Time)
 		}
 		pairs[j].Complete = op
 		delete(open, op.Process)

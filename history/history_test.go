@@ -96,14 +96,22 @@ func TestPairs(t *testing.T) {
 	if pairs[1].Type() != Info || pairs[2].Type() != Info {
 		t.Errorf("open ops must count as info")
 	}
-	bad := []History{
-		{{Process: 0, Type: OK, F: FAcquire}},
-		{{Process: 0, Type: Invoke, F: FAcquire}, {Process: 0, Type: Invoke, F: FRelease}},
-		{{Process: 0, Type: Invoke, F: FAcquire}, {Process: 0, Type: OK, F: FRelease}},
+	if _, err := (History{{Process: 0, Type: Invoke, F: FAcquire, Time: 7}, {Index: 1, Process: 0, Type: OK, F: FAcquire, Time: 7}}).Pairs(); err != nil {
+		t.Errorf("a completion at its invocation's time: %v", err)
 	}
-	for i, h := range bad {
-		if _, err := h.Pairs(); err == nil {
-			t.Errorf("bad history %d: no error", i)
+	bad := []struct {
+		h    History
+		want string
+	}{
+		{History{{Process: 0, Type: OK, F: FAcquire}}, "op 0: process 0 completes acquire with no open invocation"},
+		{History{{Process: 0, Type: Invoke, F: FAcquire}, {Index: 1, Process: 0, Type: Invoke, F: FRelease}}, "op 1: process 0 invokes release while op 0 (acquire) is open"},
+		{History{{Process: 0, Type: Invoke, F: FAcquire}, {Index: 1, Process: 0, Type: OK, F: FRelease}}, "op 1: process 0 completes release but invoked acquire"},
+		{History{{Process: 0, Type: Invoke, F: FAcquire, Time: 7}, {Index: 1, Process: 0, Type: OK, F: FAcquire, Time: 6}},
+			"op 1: process 0 completes acquire at 6ns, before its invocation (op 0) at 7ns"},
+	}
+	for _, tt := range bad {
+		if _, err := tt.h.Pairs(); err == nil || err.Error() != tt.want {
+			t.Errorf("Pairs: %v, want %s", err, tt.want)
 		}
 	}
 }

@@ -1,11 +1,13 @@
 package matrix
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -30,7 +32,9 @@ const (
 )
 
 // Classify maps a `check run` exit code, and the not_exercised reason of
-// its results.json, to a verdict.
+// its results.json, to a verdict. A panic `check run` catches is exit 3,
+// an Error; one it cannot catch (in another goroutine) is exit 2, which
+// ClassifyRun tells from an unknown verdict by the run's output.
 func Classify(exit int, notExercised string) Verdict {
 	switch exit {
 	case 0:
@@ -144,4 +148,45 @@ func (r Run) AnomalyKinds() string {
 		s += fmt.Sprintf("%d %s", r.Anomalies[k], k)
 	}
 	return s
+}
+
+// ClassifyRun is Classify for a run whose output is at logPath: a run
+// that died of a panic (PanicIn) is an Error whatever its results.json
+// says, and its panic line is returned as the reason.
+func ClassifyRun(exit int, notExercised, logPath string) (Verdict, string) {
+	if line, ok := PanicIn(exit, logPath); ok {
+		return Error, line
+	}
+	return Classify(exit, notExercised), ""
+}
+
+// PanicIn reports whether a run that exited with exit died of a Go panic
+// or fatal error (exit 2, a "panic: " or "fatal error: " line followed by
+// a goroutine's trace in its output at logPath), and returns that line:
+// such a run is an Error, never Unknown.
+func PanicIn(exit int, logPath string) (string, bool) {
+	if exit != 2 {
+		return "", false
+	}
+	f, err := os.Open(logPath)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	first := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case first == "" && (strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ")):
+			first = line
+		case first != "" && strings.HasPrefix(line, "goroutine ") && strings.HasSuffix(line, ":"):
+			if len(first) > 400 {
+				first = first[:400] + "…"
+			}
+			return first, true
+		}
+	}
+	return "", false
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +46,41 @@ func TestReadResults(t *testing.T) {
 	}
 	if _, err := ReadResults(t.TempDir()); err == nil {
 		t.Fatal("no results.json read without an error")
+	}
+}
+
+func TestPanicIn(t *testing.T) {
+	trace := "panic: interface conversion: interface {} is nil, not *checker.mutexOp\n\ngoroutine 1 [running]:\nmain.main()\n\t/work/main/cmd/check/main.go:57 +0x5e\n"
+	long := "panic: " + strings.Repeat("x", 500) + "\n\ngoroutine 9 [running]:\n"
+	tests := []struct {
+		name   string
+		exit   int
+		output string
+		want   string
+	}{
+		{"a panic", 2, "run dir store/x\n" + trace, "panic: interface conversion: interface {} is nil, not *checker.mutexOp"},
+		{"a fatal error", 2, "fatal error: concurrent map writes\n\ngoroutine 12 gp=0xc000 m=3 mp=0xc001 [running]:\n", "fatal error: concurrent map writes"},
+		{"the first panic", 2, "panic: first [recovered]\n\tpanic: second\n\ngoroutine 1 [running]:\n", "panic: first [recovered]"},
+		{"a long panic", 2, long, "panic: " + strings.Repeat("x", 393) + "…"},
+		{"unknown, no panic", 2, "unknown: porcupine timed out\n", ""},
+		{"a panic line with no trace", 2, "panic: the word in a story\n", ""},
+		{"a trace before any panic line", 2, "goroutine 1 [running]:\npanic: x\n", ""},
+		{"exit 3 (a caught panic)", 3, "check: internal error: boom; stack in /tmp/check-panic-1.txt\n" + trace, ""},
+		{"exit 1", 1, trace, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "output.txt")
+			if err := os.WriteFile(path, []byte(tt.output), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, ok := PanicIn(tt.exit, path)
+			if got != tt.want || ok != (tt.want != "") {
+				t.Fatalf("PanicIn = %q, %v; want %q", got, ok, tt.want)
+			}
+		})
+	}
+	if got, ok := PanicIn(2, filepath.Join(t.TempDir(), "missing")); ok || got != "" {
+		t.Fatalf("PanicIn of a missing file = %q, %v", got, ok)
 	}
 }

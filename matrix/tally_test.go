@@ -1,6 +1,8 @@
 package matrix
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -153,5 +155,47 @@ func TestSummarize(t *testing.T) {
 		if s.String() != tt.line || s.ExitCode() != tt.exit {
 			t.Errorf("%s: %q exit %d, want %q exit %d", tt.letters, s.String(), s.ExitCode(), tt.line, tt.exit)
 		}
+	}
+}
+
+// TestCrashedRunsAreErrors: a run that exited 3 (check's own recovery of a
+// panic) or died of a Go panic (exit 2 with a trace, even with a
+// results.json written before it) counts as an error, never as unknown,
+// and misses its cell whatever it expects.
+func TestCrashedRunsAreErrors(t *testing.T) {
+	trace := "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 42 [running]:\n"
+	tests := []struct {
+		name         string
+		exit         int
+		notExercised string
+		output       string
+		want         Verdict
+		why          string
+	}{
+		{"exit 3, a caught panic", 3, "", "check: internal error: boom; stack in store/x/check-panic-1.txt\n", Error, ""},
+		{"exit 2, a panic in a goroutine", 2, "", "run dir store/x\n" + trace, Error, "panic: runtime error: index out of range [3] with length 3"},
+		{"exit 2, a panic after a not-exercised results.json", 2, "no pause hit a holder", trace, Error, "panic: runtime error"},
+		{"exit 2, unknown", 2, "", "unknown: porcupine timed out\n", Unknown, ""},
+		{"exit 2, not exercised", 2, "no pause hit a holder", "not exercised\n", NotExercised, ""},
+		{"exit 1", 1, "", trace, Invalid, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "output.txt")
+			if err := os.WriteFile(path, []byte(tt.output), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			v, why := ClassifyRun(tt.exit, tt.notExercised, path)
+			if v != tt.want || !strings.HasPrefix(why, tt.why) || (tt.why == "") != (why == "") {
+				t.Fatalf("ClassifyRun = %s %q, want %s %q", v, why, tt.want, tt.why)
+			}
+			tl := TallyRuns([]Run{{Exit: tt.exit, Verdict: v}})
+			if crashed := tt.want == Error; crashed && (tl.Error != 1 || tl.Unknown != 0) {
+				t.Fatalf("tally %+v: want one error, no unknown", tl)
+			}
+			if st, _ := Judge(Safe, tl); tt.want == Error && st != Missed {
+				t.Fatalf("a cell with a crashed run is %s, want missed", st)
+			}
+		})
 	}
 }

@@ -98,7 +98,8 @@ var registered []Kind
 func register(k Kind) { registered = append(registered, k) }
 
 // Parse turns a comma-separated --nemesis value into kinds. "none" or ""
-// gives no kinds.
+// gives no kinds; none in a list (with other nemeses, or twice) is an
+// error.
 func Parse(spec string) ([]Kind, error) {
 	if spec == "" || spec == "none" {
 		return nil, nil
@@ -107,6 +108,9 @@ func Parse(spec string) ([]Kind, error) {
 	seen := make(map[string]bool)
 	for _, name := range strings.Split(spec, ",") {
 		name = strings.TrimSpace(name)
+		if name == "none" {
+			return nil, fmt.Errorf("--nemesis %s: none (no faults) cannot be combined with other nemeses; give --nemesis none alone, or only the nemeses to combine", spec)
+		}
 		if seen[name] {
 			continue
 		}

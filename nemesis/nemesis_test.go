@@ -142,6 +142,11 @@ func TestParse(t *testing.T) {
 		{"pause,kill,pause", []string{"pause", "kill"}, ""},
 		// The list of known kinds grows as nemeses register themselves.
 		{"pause,flood", nil, `unknown nemesis "flood" (known: none, `},
+		{"none,pause", nil, `--nemesis none,pause: none (no faults) cannot be combined with other nemeses; give --nemesis none alone, or only the nemeses to combine`},
+		{"pause, none", nil, `--nemesis pause, none: none (no faults) cannot be combined with other nemeses`},
+		{"none,none", nil, `--nemesis none,none: none (no faults) cannot be combined`},
+		{"flood,none", nil, `unknown nemesis "flood" (known: none, `},
+		{"pause,", nil, `unknown nemesis "" (known: none, `},
 	} {
 		ks, err := Parse(tt.spec)
 		if tt.err != "" {

@@ -25,7 +25,7 @@ func cmdConformance(args []string, stdout, stderr io.Writer) (int, error) {
 	lock := fs.String("lock", "redis-set-px", "lock design the worker is opened with; it picks the lock service")
 	dir := fs.String("dir", "", "where node logs and workers.log go (default: a temporary directory, kept when a rule broke)")
 	if help, err := parseFlags(fs, args); help || err != nil {
-		return exitError, err
+		return helpOrError(help, err)
 	}
 	if fs.NArg() > 0 {
 		return exitError, fmt.Errorf("unexpected argument %q", fs.Arg(0))

@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +170,230 @@ func TestKilledRunsTempDirIsSweptByTheNextRun(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmpdir, "lockcheck-*")); len(left) != 0 {
 		t.Errorf("left in TMPDIR: %v", left)
+	}
+}
+
+// snapshot returns every file of dir with its mode, time and contents.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := make(map[string]string)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b := []byte(nil)
+		if !d.IsDir() {
+			if b, err = os.ReadFile(path); err != nil {
+				return err
+			}
+		}
+		files[path] = fmt.Sprintf("%s %d %s %q", info.Mode(), info.Size(), info.ModTime().Format(time.RFC3339Nano), b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestAnalyzeRefusesImpossibleHistories is the acceptance of issue 28
+// item 3: a history whose structure no run can record is refused with exit
+// 3 and one line naming its line, before any checker runs and without
+// writing or changing any file of the run directory.
+func TestAnalyzeRefusesImpossibleHistories(t *testing.T) {
+	holder, err := os.ReadFile("testdata/double-holder/history.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(holder), "\n")
+	edit := func(line int, from, to string) string {
+		l := append([]string(nil), lines...)
+		if !strings.Contains(l[line-1], from) {
+			t.Fatalf("line %d of the test history lacks %q", line, from)
+		}
+		l[line-1] = strings.Replace(l[line-1], from, to, 1)
+		return strings.Join(l, "")
+	}
+	drop := func(line int) string {
+		l := append([]string(nil), lines...)
+		return strings.Join(append(l[:line-1], l[line:]...), "")
+	}
+	tests := []struct {
+		name, history, want string
+	}{
+		{"completion before its invocation", edit(7, `"time":7000`, `"time":500`),
+			"history.jsonl: line 7: process 1's acquire completes at 500ns, before its invocation on line 6 at 6µs; not checked"},
+		{"completion with no open invocation", drop(6),
+			"history.jsonl: line 6: process 1 completes acquire (ok) with no open invocation; not checked"},
+		{"two open invocations", drop(2),
+			"history.jsonl: line 2: process 0 invokes cs while its acquire invoked on line 1 is open; not checked"},
+		{"unknown f", edit(8, `"f":"cs"`, `"f":"write"`),
+			`history.jsonl: line 8: unknown f "write" (worker ops: acquire, release, cs, crash, event; nemesis ops: seed, final, `},
+		{"blank lines", "\n" + edit(7, `"time":7000`, `"time":500`),
+			"history.jsonl: line 8: process 1's acquire completes at 500ns, before its invocation on line 7 at 6µs; not checked"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := map[string]string{
+				"history.jsonl": tt.history,
+				"test.json":     `{"name":"redis-set-px-pause","lock":"redis-set-px","nemesis":"pause","seed":7,"time":20000000000}`,
+				"results.json":  "{\"valid\": true}\n", // an earlier verdict, to be left alone
+				"report.html":   "<html></html>\n",
+			}
+			for name, text := range files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			old := time.Now().Add(-time.Hour)
+			for name := range files {
+				if err := os.Chtimes(filepath.Join(dir, name), old, old); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := snapshot(t, dir)
+			code, stdout, stderr := run("analyze", dir)
+			if code != exitError || stdout != "" || strings.Count(stderr, "\n") != 1 ||
+				!strings.HasPrefix(stderr, "check: "+filepath.Join(dir, tt.want)) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 3 and the one line\ncheck: %s", code, stdout, stderr, filepath.Join(dir, tt.want))
+			}
+			after := snapshot(t, dir)
+			for path, was := range before {
+				if after[path] != was {
+					t.Errorf("analyze changed %s", path)
+				}
+			}
+			for path := range after {
+				if _, ok := before[path]; !ok {
+					t.Errorf("analyze wrote %s", path)
+				}
+			}
+		})
+	}
+}
+
+// TestAnalyzeRefusesAnUnknownLock: a test.json naming a lock design this
+// build does not know is refused (exit 3, one line naming the lock),
+// since the design decides how the history is judged; the history alone is
+// still checked with defaults.
+func TestAnalyzeRefusesAnUnknownLock(t *testing.T) {
+	b, err := os.ReadFile("testdata/clean/history.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "history.jsonl"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "test.json"), []byte(`{"lock":"redis-gone","nemesis":"pause"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run("analyze", dir)
+	want := "check: " + filepath.Join(dir, "test.json") + `: unknown lock "redis-gone" (known: `
+	if code != exitError || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, want) ||
+		!strings.Contains(stderr, "analyze a copy of history.jsonl kept apart from test.json") {
+		t.Fatalf("exit %d, stderr %q; want exit 3 and one line starting %q", code, stderr, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "results.json")); !os.IsNotExist(err) {
+		t.Errorf("results.json written for a refused run (stat: %v)", err)
+	}
+	bare := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bare, "history.jsonl"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr := run("analyze", filepath.Join(bare, "history.jsonl")); code != exitValid {
+		t.Fatalf("the bare history: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// TestHelpExitsZero: -h and --help print the command's usage and exit 0,
+// for every command.
+func TestHelpExitsZero(t *testing.T) {
+	commands := []string{"run", "analyze", "list", "serve", "worker", "bench", "matrix", "repro", "conformance"}
+	for _, c := range commands {
+		if !strings.Contains(usage, "\n  "+c+" ") {
+			t.Fatalf("the usage does not list %s: the test's list is out of date", c)
+		}
+		for _, flag := range []string{"-h", "--help"} {
+			t.Run(c+" "+flag, func(t *testing.T) {
+				code, stdout, stderr := run(c, flag)
+				if code != exitValid || !strings.HasPrefix(stderr, "usage of check "+c) || strings.Contains(stderr, "check: ") {
+					t.Fatalf("exit %d, stdout %q, stderr %q; want exit 0 and the usage", code, stdout, stderr)
+				}
+			})
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+		if code, stdout, _ := run(args...); code != exitValid || !strings.HasPrefix(stdout, "usage: check") {
+			t.Errorf("%v: exit %d, stdout %q; want exit 0 and the usage", args, code, stdout)
+		}
+	}
+	if code, _, stderr := run("list", "extra"); code != exitError || stderr != "check: unexpected argument \"extra\"\n" {
+		t.Errorf("list extra: exit %d, stderr %q; want exit 3 naming the argument", code, stderr)
+	}
+}
+
+// panicWriter panics on every write.
+type panicWriter struct{}
+
+func (panicWriter) Write([]byte) (int, error) { panic("writer exploded\nsecond line") }
+
+// TestPanicIsAnInternalError: a panic in a command is exit 3 and one line
+// naming the file its stack went to: the run directory when the command
+// knows it, else the temporary directory.
+func TestPanicIsAnInternalError(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	b, err := os.ReadFile("testdata/clean/history.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(runDir, "history.jsonl"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		dir  string
+	}{
+		{"no run dir", []string{"list"}, tmp},
+		{"in the run dir", []string{"analyze", runDir}, runDir},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr strings.Builder
+			code := Main(tt.args, panicWriter{}, &stderr)
+			// check list writes through a tabwriter, which wraps the panic.
+			re := regexp.MustCompile(`^check: internal error: (tabwriter: panic during Write \()?writer exploded second line\)?; stack in (\S+)\n$`)
+			m := re.FindStringSubmatch(stderr.String())
+			if code != exitError || m == nil {
+				t.Fatalf("exit %d, stderr %q; want exit 3 and one line matching %s", code, stderr.String(), re)
+			}
+			if filepath.Dir(m[2]) != tt.dir {
+				t.Errorf("stack in %s, want it in %s", m[2], tt.dir)
+			}
+			stack, err := os.ReadFile(m[2])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"check " + strings.Join(tt.args, " ") + "\n", "\npanic: ", "writer exploded\nsecond line", "goroutine ", "panicWriter.Write"} {
+				if !strings.Contains(string(stack), want) {
+					t.Errorf("stack file lacks %q:\n%s", want, stack)
+				}
+			}
+		})
+	}
+	// A stack that cannot be written anywhere is still one line.
+	var stderr strings.Builder
+	t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
+	if code := internalError(&stderr, filepath.Join(tmp, "missing"), []string{"list"}, "boom", nil); code != exitError ||
+		!strings.HasPrefix(stderr.String(), "check: internal error: boom; stack not written: create stack file: ") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }

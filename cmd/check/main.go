@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -57,23 +58,59 @@ func main() {
 	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// Main runs the command line args and returns the exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
+// Main runs the command line args and returns the exit code. A panic of
+// the command is an error (exit 3), told in one line, its stack written to
+// a file (see internalError); -h or --help of any command is exit 0.
+func Main(args []string, stdout, stderr io.Writer) (code int) {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitError
 	}
+	inv := &invocation{}
+	defer func() {
+		if p := recover(); p != nil {
+			code = internalError(stderr, inv.dir, args, p, debug.Stack())
+		}
+	}()
+	out := &errOutput{Writer: stderr}
+	code, err := dispatch(inv, args, stdout, out)
+	if err != nil {
+		fmt.Fprintf(stderr, "check: %s\n", oneLine(err.Error()))
+	}
+	if out.help && err == nil && code == exitError {
+		// A command that printed its usage for -h or --help succeeded,
+		// whatever it returned.
+		code = exitValid
+	}
+	return code
+}
+
+// invocation is what Main learns while a command runs, for a panic's
+// report: the run directory, once the command knows it.
+type invocation struct {
+	dir string
+}
+
+// errOutput is the standard error Main hands a command; parseFlags marks
+// it when it printed the command's usage for -h or --help.
+type errOutput struct {
+	io.Writer
+	help bool
+}
+
+// dispatch runs the command args[0].
+func dispatch(inv *invocation, args []string, stdout, stderr io.Writer) (int, error) {
 	var code int
 	var err error
 	switch args[0] {
 	case "run":
 		code, err = cmdRun(args[1:], stdout, stderr)
 	case "analyze":
-		code, err = cmdAnalyze(args[1:], stdout, stderr)
+		code, err = cmdAnalyze(inv, args[1:], stdout, stderr)
 	case "list":
-		code, err = cmdList(args[1:], stdout)
+		code, err = cmdList(args[1:], stdout, stderr)
 	case "worker":
-		code, err = cmdWorker(args[1:])
+		code, err = cmdWorker(args[1:], stderr)
 	case "bench":
 		code, err = cmdBench(args[1:], stdout, stderr)
 	case "serve":
@@ -86,15 +123,53 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdConformance(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
-		return exitValid
+		return exitValid, nil
 	default:
 		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, serve, worker, bench, matrix, repro, conformance)", args[0])
 		code = exitError
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "check: %s\n", oneLine(err.Error()))
+	return code, err
+}
+
+// internalError reports panic p of the command args: one line on stderr,
+// and the stack in a file of the run directory dir, or of os.TempDir()
+// when dir is "" or cannot be written. It returns exitError: a panic is
+// never a verdict.
+func internalError(stderr io.Writer, dir string, args []string, p any, stack []byte) int {
+	text := fmt.Sprintf("check %s\npanic: %v\n\n%s", strings.Join(args, " "), p, stack)
+	var path string
+	var err error
+	for _, d := range []string{dir, os.TempDir()} {
+		if d == "" {
+			continue
+		}
+		if path, err = writeStack(d, text); err == nil {
+			break
+		}
 	}
-	return code
+	where := "stack in " + path
+	if err != nil {
+		where = "stack not written: " + err.Error()
+	}
+	fmt.Fprintf(stderr, "check: internal error: %s; %s\n", oneLine(fmt.Sprint(p)), oneLine(where))
+	return exitError
+}
+
+// writeStack writes text to a new check-panic-*.txt file in dir and
+// returns its path.
+func writeStack(dir, text string) (string, error) {
+	f, err := os.CreateTemp(dir, "check-panic-*.txt")
+	if err != nil {
+		return "", fmt.Errorf("create stack file: %w", err)
+	}
+	_, err = io.WriteString(f, text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", f.Name(), err)
+	}
+	return f.Name(), nil
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -116,6 +191,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (help bool, err error) {
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(out, "usage of %s:\n", fs.Name())
 		fs.PrintDefaults()
+		markHelp(out)
 		return true, nil
 	}
 	if err != nil {
@@ -211,6 +287,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out, err := runner.Run(ctx, t, stdout)
+	if err != nil && out.Checked {
+		// The run failed (a server died, the store filled) but its history
+		// was checked: the verdict is printed, and an anomaly found before
+		// the failure makes it invalid; otherwise it is an error.
+		printResult(stdout, out.Result)
+		fmt.Fprintf(stdout, "%s: %s; run dir %s\n", verdictText(out.Result), anomalyCounts(out.Result), out.Dir)
+		if out.Result.Valid == checker.Invalid {
+			return exitInvalid, err
+		}
+		return exitError, err
+	}
 	if err != nil {
 		code := exitError
 		if ctx.Err() != nil {
@@ -230,6 +317,29 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	return exitCode(out.Result.Valid), nil
 }
 
+// markHelp tells Main, through its errOutput, that a command printed its
+// usage for -h or --help.
+func markHelp(w io.Writer) {
+	if o, ok := w.(*errOutput); ok {
+		o.help = true
+	}
+}
+
+// noArgsHelp handles the arguments of a command that takes none: -h or
+// --help prints usage and gives help; any other argument is an error.
+func noArgsHelp(args []string, stderr io.Writer, usage string) (help bool, err error) {
+	if len(args) == 0 {
+		return false, nil
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		fmt.Fprint(stderr, usage)
+		markHelp(stderr)
+		return true, nil
+	}
+	return false, fmt.Errorf("unexpected argument %q", args[0])
+}
+
 // helpOrError is what a command returns when parseFlags says help (exit 0)
 // or fails (exit 3).
 func helpOrError(help bool, err error) (int, error) {
@@ -239,7 +349,11 @@ func helpOrError(help bool, err error) (int, error) {
 	return exitError, err
 }
 
-func cmdAnalyze(args []string, stdout, stderr io.Writer) (int, error) {
+// cmdAnalyze re-checks a stored run. What the checkers cannot judge is
+// refused with exit 3 before any file of the run is written: a history
+// whose structure is impossible (history.Validate), and a test.json naming
+// a lock design this build does not know.
+func cmdAnalyze(inv *invocation, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("analyze", stderr)
 	timeout := fs.Duration("check-timeout", 0, "time limit of each Porcupine check (default: the run's)")
 	if help, err := parseFlags(fs, args); help || err != nil {
@@ -257,6 +371,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) (int, error) {
 	} else if !st.IsDir() {
 		dir, path = filepath.Dir(dir), dir
 	}
+	inv.dir = dir
 	h, torn, err := history.ReadFileTorn(path)
 	if err != nil {
 		return exitError, err
@@ -269,12 +384,22 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) (int, error) {
 		// workers could not start leaves an empty history.
 		return exitError, fmt.Errorf("%s holds no operations: nothing to check", path)
 	}
+	if err := history.ValidateFile(path, h); err != nil {
+		return exitError, fmt.Errorf("%w; not checked", err)
+	}
 	t, err := runner.ReadTest(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return exitError, err
 	}
 	if err != nil { // a bare history: infer fencing from the tokens cs carried
 		t.Fencing = fencedHistory(h)
+	} else if _, derr := workloads.FindDesign(t.Lock); derr != nil {
+		// The design decides how the history is judged (a lock that
+		// fences by itself, the lease its service applies, a design with
+		// no lock at all); judged with defaults, the verdict could be wrong
+		// either way.
+		return exitError, fmt.Errorf("%s: %w: the checkers need the lock design to judge its history (to check it with defaults, analyze a copy of history.jsonl kept apart from test.json)",
+			filepath.Join(dir, "test.json"), derr)
 	}
 	t.Defaults()
 	opts := runner.CheckOptions(t)
@@ -302,9 +427,9 @@ func fencedHistory(h history.History) bool {
 	return false
 }
 
-func cmdList(args []string, stdout io.Writer) (int, error) {
-	if len(args) > 0 {
-		return exitError, fmt.Errorf("unexpected argument %q", args[0])
+func cmdList(args []string, stdout, stderr io.Writer) (int, error) {
+	if help, err := noArgsHelp(args, stderr, "usage of check list: check list (no flags) prints the lock designs, scenarios, failpoints, lock services, workloads and nemeses\n"); help || err != nil {
+		return helpOrError(help, err)
 	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	row := func(name, text string) { fmt.Fprintf(w, "  %s\t%s\n", name, text) }
@@ -340,9 +465,9 @@ func cmdList(args []string, stdout io.Writer) (int, error) {
 	return exitValid, nil
 }
 
-func cmdWorker(args []string) (int, error) {
-	if len(args) > 0 {
-		return exitError, fmt.Errorf("unexpected argument %q", args[0])
+func cmdWorker(args []string, stderr io.Writer) (int, error) {
+	if help, err := noArgsHelp(args, stderr, "usage of check worker: check worker (no flags) serves the worker protocol on stdin and stdout; check run starts it\n"); help || err != nil {
+		return helpOrError(help, err)
 	}
 	if err := workloads.ServeStdio(context.Background()); err != nil {
 		return exitError, err

@@ -35,6 +35,7 @@ func TestBadInputExitsThreeWithOneLine(t *testing.T) {
 		{"missing lock", []string{"run"}, "--lock is required"},
 		{"redlock fencing", []string{"run", "--lock", "redlock", "--fencing"}, "redlock hands out no fencing token: "},
 		{"unknown nemesis", []string{"run", "--lock", "redis-set-px", "--nemesis", "meteor"}, `unknown nemesis "meteor"`},
+		{"none with another nemesis", []string{"run", "--lock", "redis-set-px", "--nemesis", "none,pause"}, "--nemesis none,pause: none (no faults) cannot be combined with other nemeses"},
 		{"bad flag", []string{"run", "--lokc", "x"}, "flag provided but not defined"},
 		{"malformed history", []string{"analyze", dir}, "line 3: malformed op"},
 		{"missing run dir", []string{"analyze", filepath.Join(dir, "nope")}, "no such file"},

@@ -46,7 +46,7 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	dockerHosts := fs.String("docker-host", "", "run each cell in a container of --cell-image on these Docker hosts, comma-separated DOCKER_HOST values (job slot i on host i mod n; docs/scale.md)")
 	cellImage := fs.String("cell-image", matrix.DefaultCellImage, "with --docker-host: the cell image (scripts/images.sh build check)")
 	if help, err := parseFlags(fs, own); help || err != nil {
-		return exitError, err
+		return helpOrError(help, err)
 	}
 	var docker *matrix.Docker
 	if *dockerHosts != "" {

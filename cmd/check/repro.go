@@ -48,7 +48,7 @@ func cmdRepro(args []string, stdout, stderr io.Writer) (int, error) {
 	stopOnAnomaly := fs.Bool("stop-on-anomaly", true, "stop each run at its first double holder or stale write")
 	runTimeout := fs.Duration("run-timeout", time.Hour, "interrupt a run that has no verdict after this long (an error)")
 	if help, err := parseFlags(fs, own); help || err != nil {
-		return exitError, err
+		return helpOrError(help, err)
 	}
 	runDir, extra, err := reproRunDir(extra)
 	if err != nil {
