@@ -274,6 +274,11 @@ func saveResults(log io.Writer, dir string, t Test, d workloads.Design, h histor
 	if err == nil {
 		err = writeJSON(filepath.Join(dir, "results.json"), res)
 	}
+	if err == nil {
+		if serr := report.WriteSummary(dir, res); serr != nil {
+			fmt.Fprintf(log, "summary: %v\n", serr)
+		}
+	}
 	rerr := writeReport(dir, t, d, h, res)
 	if err == nil {
 		if rerr != nil {
@@ -533,6 +538,9 @@ func Check(ctx context.Context, dir string, h history.History, opts checker.Opti
 	if err := writeJSON(filepath.Join(dir, "results.json"), res); err != nil {
 		return res, err
 	}
+	// check serve's index reads summary.json; without it the index decodes
+	// results.json, so a summary that cannot be written is not an error.
+	_ = report.WriteSummary(dir, res)
 	viz := filepath.Join(dir, "linearizability.html")
 	if res.Visualize != nil {
 		tmp := viz + ".tmp"
