@@ -407,14 +407,22 @@ func cmdAnalyze(inv *invocation, args []string, stdout, stderr io.Writer) (int, 
 		opts.Timeout = *timeout
 	}
 	res, err := runner.Check(context.Background(), dir, h, opts)
-	if err != nil {
-		return exitError, err
+	if err == nil {
+		if rerr := runner.WriteReport(dir, t, h, res); rerr != nil {
+			fmt.Fprintf(stderr, "check: report: %s\n", oneLine(rerr.Error()))
+		}
 	}
-	if err := runner.WriteReport(dir, t, h, res); err != nil {
-		fmt.Fprintf(stderr, "check: report: %s\n", oneLine(err.Error()))
-	}
+	// The verdict is printed even when the run directory cannot take it
+	// (a full or read-only store): then the exit is 3, or 1 for an
+	// anomaly, with one line on what was not saved.
 	printResult(stdout, res)
 	fmt.Fprintf(stdout, "%s: %s; %d ops in %s\n", verdictText(res), anomalyCounts(res), len(h), path)
+	if err != nil {
+		if res.Valid == checker.Invalid {
+			return exitInvalid, fmt.Errorf("results not saved: %w", err)
+		}
+		return exitError, fmt.Errorf("results not saved: %w", err)
+	}
 	return exitCode(res.Valid), nil
 }
 
