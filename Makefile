@@ -96,7 +96,7 @@ bench: deps build
 	./$(BIN) bench --rounds 3 --time 10s
 
 # The verdict matrices of docs/verdicts.md: long, not part of make test.
-# Each is a cells file run by `check matrix` (README, "check matrix"): it
+# Each is a cells file run by `check matrix` (docs/matrix.md): it
 # prints the table, stores the matrix under store/matrix/ (browse it with
 # `bin/check serve`), writes JUnit to store/<target>.xml and exits 1 when a
 # cell misses its expectation. SEEDS and JOBS override the defaults.
@@ -110,8 +110,8 @@ acceptance: deps build
 acceptance-zk: deps build
 	$(MATRIX) --cells scripts/acceptance-zk.txt --junit store/acceptance-zk.xml
 
-# The Redis rows of shared/VERDICTS.md (none, pause, failover, clock jump,
-# client clock skew).
+# The Redis rows of docs/verdicts.md's expected table (none, pause,
+# failover, clock jump, client clock skew).
 acceptance-redis: deps build
 	$(MATRIX) --cells scripts/redis-matrix.txt --junit store/acceptance-redis.xml --markdown store/acceptance-redis.md
 

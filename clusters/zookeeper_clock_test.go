@@ -12,7 +12,7 @@ import (
 // an hour's jump of its wall clock shows in the ctime of the next znode (the
 // JVM reads CLOCK_REALTIME through libc, so the shim reaches it), and a
 // session with a 2 s timeout outlives 3 s of the jump, because ZooKeeper
-// times sessions on the monotonic clock (M10 of shared/VERDICTS.md).
+// times sessions on the monotonic clock (M10 in docs/verdicts.md).
 func TestZooKeeperClockShim(t *testing.T) {
 	if _, err := LookZooKeeper(); err != nil {
 		t.Fatalf("%v (make test installs it)", err)

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Expect is the verdict a cell expects, in the letters of
-// shared/VERDICTS.md.
+// Expect is the verdict a cell expects, in the letters of the expected
+// table in docs/verdicts.md.
 type Expect string
 
 // The expectations a cell can carry.

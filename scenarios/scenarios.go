@@ -17,8 +17,8 @@ type Scenario struct {
 	// Expect is the verdict the story should end in, in words, for the
 	// docs and `check list`.
 	Expect string
-	// Want is the expected verdict as data, in the letters of
-	// shared/VERDICTS.md, for `check matrix` and `check repro`: "U"
+	// Want is the expected verdict as data, in the letters of the expected
+	// table in docs/verdicts.md, for `check matrix` and `check repro`: "U"
 	// (invalid), "L" (invalid with a stuck lock) or "S" (valid).
 	Want string
 	// WantFenced is the expected verdict with --fencing added; "" when the
