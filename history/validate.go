@@ -135,7 +135,7 @@ func opLines(path string) ([]int, error) {
 	defer f.Close()
 	var lines []int
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), maxLine)
+	sc.Buffer(nil, maxLine)
 	for n := 1; sc.Scan(); n++ {
 		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
 			lines = append(lines, n)

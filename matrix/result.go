@@ -160,6 +160,13 @@ func ClassifyRun(exit int, notExercised, logPath string) (Verdict, string) {
 	return Classify(exit, notExercised), ""
 }
 
+// maxOutputLine bounds a line PanicIn reads; maxPanicLine is the most of
+// the panic line it returns.
+const (
+	maxOutputLine = 1 << 20
+	maxPanicLine  = 400
+)
+
 // PanicIn reports whether a run that exited with exit died of a Go panic
 // or fatal error (exit 2, a "panic: " or "fatal error: " line followed by
 // a goroutine's trace in its output at logPath), and returns that line:
@@ -174,7 +181,7 @@ func PanicIn(exit int, logPath string) (string, bool) {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	sc.Buffer(nil, maxOutputLine)
 	first := ""
 	for sc.Scan() {
 		line := sc.Text()
@@ -182,8 +189,8 @@ func PanicIn(exit int, logPath string) (string, bool) {
 		case first == "" && (strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ")):
 			first = line
 		case first != "" && strings.HasPrefix(line, "goroutine ") && strings.HasSuffix(line, ":"):
-			if len(first) > 400 {
-				first = first[:400] + "…"
+			if len(first) > maxPanicLine {
+				first = first[:maxPanicLine] + "…"
 			}
 			return first, true
 		}

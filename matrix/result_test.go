@@ -62,6 +62,7 @@ func TestPanicIn(t *testing.T) {
 		{"a fatal error", 2, "fatal error: concurrent map writes\n\ngoroutine 12 gp=0xc000 m=3 mp=0xc001 [running]:\n", "fatal error: concurrent map writes"},
 		{"the first panic", 2, "panic: first [recovered]\n\tpanic: second\n\ngoroutine 1 [running]:\n", "panic: first [recovered]"},
 		{"a long panic", 2, long, "panic: " + strings.Repeat("x", 393) + "…"},
+		{"a panic line of the most kept", 2, "panic: " + strings.Repeat("y", 393) + "\ngoroutine 1 [running]:\n", "panic: " + strings.Repeat("y", 393)},
 		{"unknown, no panic", 2, "unknown: porcupine timed out\n", ""},
 		{"a panic line with no trace", 2, "panic: the word in a story\n", ""},
 		{"a trace before any panic line", 2, "goroutine 1 [running]:\npanic: x\n", ""},
