@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/check
 SEED ?= 1
 
-.PHONY: deps build shim run test test-under-load vet fuzz bench acceptance acceptance-zk acceptance-redis acceptance-db acceptance-etcd acceptance-redis-cluster acceptance-redis-zk scenarios clean
+.PHONY: deps build shim run test test-under-load vet fuzz mutation bench acceptance acceptance-zk acceptance-redis acceptance-db acceptance-etcd acceptance-redis-cluster acceptance-redis-zk scenarios clean
 
 deps:
 	@bash scripts/deps.sh
@@ -77,6 +77,24 @@ fuzz:
 test: deps vet shim
 	GO=$(GO) bash scripts/test.sh
 	$(MAKE) --no-print-directory fuzz
+
+# Mutation testing of the checkers (docs/testing.md): gremlins mutates
+# checker/ and history/ one change at a time and runs each package's tests
+# against every mutant; the target fails when either package's efficacy
+# (killed / (killed + lived)) or mutant coverage falls below 90 %. Long
+# (about an hour on 2 busy cores), so not part of make test. One worker and
+# a generous timeout coefficient: under load, a mutant that times out counts
+# as neither killed nor lived; GOFLAGS=-count=1 keeps the coverage run,
+# whose time the timeout is a multiple of, out of the test cache.
+# GREMLINS_FLAGS adds flags (e.g. --diff, docs/testing.md).
+GREMLINS ?= $(or $(shell command -v gremlins 2>/dev/null),$(shell $(GO) env GOPATH 2>/dev/null)/bin/gremlins)
+GREMLINS_VERSION ?= v0.6.0
+MUTATION_FLAGS ?= --workers 1 --timeout-coefficient 20 --threshold-efficacy 90 --threshold-mcover 90
+GREMLINS_FLAGS ?=
+mutation:
+	@test -x $(GREMLINS) || $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
+	GOFLAGS=-count=1 $(GREMLINS) unleash $(MUTATION_FLAGS) $(GREMLINS_FLAGS) ./history
+	GOFLAGS=-count=1 $(GREMLINS) unleash $(MUTATION_FLAGS) $(GREMLINS_FLAGS) ./checker
 
 # The test suite while two busy loops keep both cores loaded (bounded in
 # time, stopped by pid when the tests end): the tests must hold on a busy

@@ -1,0 +1,362 @@
+package checker
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Tests that pin behaviour the mutation run (make mutation,
+// docs/testing.md) found unpinned: each case fails on at least one mutant
+// that survived the suite before. They are grouped by the file whose
+// mutants they kill.
+
+// sec is a whole number of seconds, for exact boundaries.
+func sec(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// ---- combined_explain.go
+
+func TestCombinedHalvesBoundaries(t *testing.T) {
+	e := hold{key: "k", proc: 3, start: sec(10)}
+	ev := func(at float64, detail string) *history.Op {
+		return &history.Op{Time: sec(at), Process: 3, Type: history.Info, F: history.FEvent, Value: &history.Value{Detail: detail}}
+	}
+	pause := func(from, to float64, targets ...int) history.Fault {
+		return history.Fault{F: history.FPause, Start: sec(from), End: sec(to), Targets: targets}
+	}
+	kill := history.Fault{F: history.FKill, Start: sec(10.5), End: sec(11), Nodes: []string{"lock0"}}
+	killTargeted := history.Fault{F: history.FKill, Start: sec(10.5), End: sec(11), Targets: []int{3}}
+	tests := []struct {
+		name      string
+		taken     float64
+		lease     time.Duration
+		faults    []history.Fault
+		events    []*history.Op
+		redis, zk string
+	}{
+		{"no lease", 12, 0, []history.Fault{pause(10, 12, 3)}, nil,
+			"its Redis key was gone by 12.00 s", ""},
+		{"expired exactly at the later grant", 12, 2 * time.Second, nil, nil,
+			"its Redis key expired by 12.00 s, its PX lease of 2.00 s after the grant", ""},
+		{"lost before its lease, with a node kill", 11, 2 * time.Second, []history.Fault{kill}, nil,
+			"its Redis key was gone by 11.00 s, before its PX lease of 2.00 s ran out at 12.00 s: lost, not expired (kill of node lock0 from 10.50 s to 11.00 s)", ""},
+		{"lost before its lease, a kill of a process is not named", 11, 2 * time.Second, []history.Fault{killTargeted}, nil,
+			"its Redis key was gone by 11.00 s, before its PX lease of 2.00 s ran out at 12.00 s: lost, not expired", ""},
+		{"pause longer than the session", 20, time.Second, []history.Fault{pause(10, 14, 3)}, nil,
+			"its Redis key expired by 11.00 s, its PX lease of 1.00 s after the grant",
+			"its ZooKeeper session expired on the servers within about one session timeout (1.00 s) of the pause's start, by 11.00 s"},
+		{"partition, the successor sooner than the timeout", 10.5, time.Second,
+			[]history.Fault{{F: history.FPartition, Start: sec(10), End: sec(14), Targets: []int{3}}}, nil,
+			"its Redis key was gone by 10.50 s, before its PX lease of 1.00 s ran out at 11.00 s: lost, not expired",
+			"its ZooKeeper session expired on the servers within about one session timeout (1.00 s) of the partition's start, by 10.50 s"},
+		{"pause exactly as long as the session", 20, time.Second, []history.Fault{pause(10, 11, 3)}, nil,
+			"its Redis key expired by 11.00 s, its PX lease of 1.00 s after the grant", ""},
+		{"pause of another process", 20, time.Second, []history.Fault{pause(10, 14, 4)}, nil,
+			"its Redis key expired by 11.00 s, its PX lease of 1.00 s after the grant", ""},
+		{"pause starting exactly one grace before the grant", 20, time.Second, []history.Fault{pause(8, 14, 3)}, nil,
+			"its Redis key expired by 11.00 s, its PX lease of 1.00 s after the grant",
+			"its ZooKeeper session expired on the servers within about one session timeout (1.00 s) of the pause's start, by 9.00 s"},
+		{"pause starting more than a grace before the grant", 20, time.Second, []history.Fault{pause(7.9, 14, 3)}, nil,
+			"its Redis key expired by 11.00 s, its PX lease of 1.00 s after the grant", ""},
+		{"pause starting exactly at the later grant", 20, time.Second, []history.Fault{pause(20, 24, 3)}, nil,
+			"its Redis key expired by 11.00 s, its PX lease of 1.00 s after the grant",
+			"its ZooKeeper session expired on the servers within about one session timeout (1.00 s) of the pause's start, by 20.00 s"},
+		{"pause starting after the later grant", 20, time.Second, []history.Fault{pause(20.5, 24, 3)}, nil,
+			"its Redis key expired by 11.00 s, its PX lease of 1.00 s after the grant", ""},
+		{"a kill is no pause", 20, time.Second, []history.Fault{{F: history.FKill, Start: sec(10), End: sec(14), Targets: []int{3}}}, nil,
+			"its Redis key expired by 11.00 s, its PX lease of 1.00 s after the grant", ""},
+		{"told, with a pause", 20, time.Second, []history.Fault{pause(10, 14, 3)},
+			[]*history.Op{ev(5, "session 0x1f connected"), ev(9, "session 0x1f expired"), ev(14.5, "session 0x1f expired")},
+			"its Redis key expired by 11.00 s, its PX lease of 1.00 s after the grant",
+			"its ZooKeeper session 0x1f expired on the servers within about one session timeout (1.00 s) of the pause's start, by 11.00 s (its client was told at 14.50 s)"},
+		{"told at the grant, no fault", 20, time.Second, nil,
+			[]*history.Op{ev(10, "session 0x1f expired")},
+			"its Redis key expired by 11.00 s, its PX lease of 1.00 s after the grant",
+			"its ZooKeeper session 0x1f expired (its client was told at 10.00 s)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := combinedHalves(e, sec(tt.taken), tt.lease, tt.faults, tt.events, "rel")
+			if got.redis != tt.redis {
+				t.Errorf("redis\n got %q\nwant %q", got.redis, tt.redis)
+			}
+			if got.zk != tt.zk {
+				t.Errorf("zk\n got %q\nwant %q", got.zk, tt.zk)
+			}
+			if got.release != "rel" {
+				t.Errorf("release %q", got.release)
+			}
+		})
+	}
+	// Told at time 0: a grant at 0 and an event at 0.
+	got := combinedHalves(hold{proc: 3}, sec(5), time.Second, nil, []*history.Op{ev(0, "session 0x2 expired")}, "")
+	if got.zk != "its ZooKeeper session 0x2 expired (its client was told at 0.00 s)" {
+		t.Errorf("told at 0: %q", got.zk)
+	}
+}
+
+// ---- compose.go
+
+// nameless is a checker (not an analyzer) whose results carry no name.
+type nameless struct{}
+
+func (nameless) Name() string { return "nameless" }
+func (nameless) Check(context.Context, history.History) Result {
+	return Result{Valid: Valid}
+}
+
+func TestComposeNamesANamelessResult(t *testing.T) {
+	r := Compose("all", nameless{}).Check(context.Background(), clean())
+	if len(r.Results) != 1 || r.Results[0].Checker != "nameless" || r.Results[0].Anomalies == nil {
+		t.Fatalf("results %+v", r.Results)
+	}
+}
+
+// ---- analysis.go
+
+func TestHoldsAcrossKeys(t *testing.T) {
+	// Process 0 holds keys a and b at once, releases a, then b; process 1
+	// is granted b after 0 released it: no double holder.
+	b := &builder{}
+	b.pair(0, history.FAcquire, "a", 0, 0.1, history.OK, nil, &history.Value{Owner: "a0"})
+	b.pair(0, history.FAcquire, "b", 0.2, 0.3, history.OK, nil, &history.Value{Owner: "b0"})
+	b.pair(0, history.FRelease, "a", 0.4, 0.5, history.OK, nil, &history.Value{Released: history.Bool(true)})
+	b.pair(0, history.FRelease, "b", 0.6, 0.7, history.OK, nil, &history.Value{Released: history.Bool(true)})
+	b.pair(1, history.FAcquire, "b", 0.8, 0.9, history.OK, nil, &history.Value{Owner: "b1"})
+	h := b.build()
+	a := newAnalysis(h)
+	holds := a.getHolds()
+	if len(holds) != 3 {
+		t.Fatalf("holds %+v", holds)
+	}
+	want := []struct {
+		key        string
+		proc       int
+		start, end time.Duration
+		kind       endKind
+		endOp      int
+	}{
+		{"a", 0, sec(0.1), sec(0.4), endRelease, 4},
+		{"b", 0, sec(0.3), sec(0.6), endRelease, 6},
+		{"b", 1, sec(0.9), sec(0.9), endHistory, -1},
+	}
+	for i, w := range want {
+		hd := holds[i]
+		if hd.key != w.key || hd.proc != w.proc || hd.start != w.start || hd.end != w.end || hd.endKind != w.kind || hd.endOp != w.endOp {
+			t.Errorf("hold %d: %+v, want %+v", i, hd, w)
+		}
+	}
+	if r := NewOverlap(Options{}).Check(context.Background(), h); r.Valid != Valid {
+		t.Fatalf("overlap %v %v", r.Valid, r.Anomalies)
+	}
+}
+
+func TestDoubleHolderNeverReleasedOps(t *testing.T) {
+	// Process 0 is granted the lock and never lets go; 1 is granted it
+	// too. The anomaly's ops are the two grants only: no end op.
+	b := &builder{}
+	b.acquire(0, 0, 0.1, 0, "o0").acquire(1, 0.2, 0.3, 0, "o1").release(1, 0.4, 0.5, true, "o1")
+	r := NewOverlap(Options{}).Check(context.Background(), b.build())
+	if r.Valid != Invalid || len(r.Anomalies) != 1 {
+		t.Fatalf("%v %v", r.Valid, r.Anomalies)
+	}
+	if an := r.Anomalies[0]; !slices.Equal(an.Ops, []int{1, 3}) || !slices.Equal(an.Processes, []int{0, 1}) ||
+		!strings.Contains(an.Explanation, "and still held it when the history ended at 0.50 s") {
+		t.Fatalf("anomaly %+v", an)
+	}
+}
+
+func TestSimultaneousGrantsKeepHistoryOrder(t *testing.T) {
+	// Processes 2 and 1 are granted the lock at the same instant (2's
+	// completion recorded first): the story keeps the history's order.
+	h := history.History{
+		{Index: 0, Time: 0, Process: 2, Type: history.Invoke, F: history.FAcquire, Key: "k"},
+		{Index: 1, Time: 0, Process: 1, Type: history.Invoke, F: history.FAcquire, Key: "k"},
+		{Index: 2, Time: sec(1), Process: 2, Type: history.OK, F: history.FAcquire, Key: "k"},
+		{Index: 3, Time: sec(1), Process: 1, Type: history.OK, F: history.FAcquire, Key: "k"},
+		{Index: 4, Time: sec(2), Process: 2, Type: history.Invoke, F: history.FRelease, Key: "k"},
+		{Index: 5, Time: sec(2), Process: 1, Type: history.Invoke, F: history.FRelease, Key: "k"},
+	}
+	r := NewOverlap(Options{}).Check(context.Background(), h)
+	if r.Valid != Invalid || len(r.Anomalies) != 1 || !slices.Equal(r.Anomalies[0].Processes, []int{2, 1}) {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+}
+
+func TestFaultsSortedByStart(t *testing.T) {
+	// A failover starts at its invoke (0.5 s), before a pause whose start
+	// op comes first in the history (1 s).
+	h := history.History{
+		{Index: 0, Time: sec(0.5), Process: history.NemesisProcess, Type: history.Invoke, F: history.FFailover},
+		{Index: 1, Time: sec(0.9), Process: history.NemesisProcess, Type: history.Invoke, F: history.FPause},
+		{Index: 2, Time: sec(1), Process: history.NemesisProcess, Type: history.Info, F: history.FPause, Value: &history.Value{Targets: []int{1}}},
+		{Index: 3, Time: sec(2), Process: history.NemesisProcess, Type: history.Info, F: history.FFailover, Value: &history.Value{Nodes: []string{"redis0"}}},
+	}
+	fs := newAnalysis(h).getFaults()
+	if len(fs) != 2 || fs[0].F != history.FFailover || fs[1].F != history.FPause {
+		t.Fatalf("faults %+v, want the failover first", fs)
+	}
+	// Equal starts keep the history's order.
+	h = history.History{
+		{Index: 0, Time: sec(1), Process: history.NemesisProcess, Type: history.Info, F: history.FPause, Value: &history.Value{Targets: []int{1}}},
+		{Index: 1, Time: sec(1), Process: history.NemesisProcess, Type: history.Info, F: history.FPartition, Value: &history.Value{Targets: []int{2}}},
+	}
+	fs = newAnalysis(h).getFaults()
+	if len(fs) != 2 || fs[0].F != history.FPause || fs[1].F != history.FPartition {
+		t.Fatalf("faults %+v, want the pause first", fs)
+	}
+}
+
+// ---- exercise.go
+
+func TestExerciseRunHelpers(t *testing.T) {
+	x := &exerciseRun{
+		grants: []time.Duration{sec(1), sec(2), sec(3)},
+		holds: []hold{
+			{proc: 0, start: 0, end: sec(0.5)},
+			{proc: 1, start: sec(1), end: sec(2)},
+		},
+	}
+	if g, ok := x.lastGrantBefore(sec(2)); !ok || g != sec(2) {
+		t.Errorf("lastGrantBefore(2 s) = %v %v, want the grant at 2 s", g, ok)
+	}
+	if _, ok := x.lastGrantBefore(sec(0.5)); ok {
+		t.Errorf("lastGrantBefore(0.5 s) found a grant")
+	}
+	if n := x.grantsBefore(sec(2)); n != 1 {
+		t.Errorf("grantsBefore(2 s) = %d, want 1", n)
+	}
+	if h := x.holdOf(1, sec(1)); h == nil || h.proc != 1 {
+		t.Errorf("holdOf(1, 1 s) = %v, want the hold granted then", h)
+	}
+	if h := x.holdOf(1, sec(2)); h != nil {
+		t.Errorf("holdOf(1, 2 s) = %v, want none: the hold ended then", h)
+	}
+	if h := x.holdOf(0, sec(1)); h != nil {
+		t.Errorf("holdOf(0, 1 s) = %v, want none: another process's hold", h)
+	}
+	if h := x.heldAt(sec(1)); h == nil || h.proc != 1 {
+		t.Errorf("heldAt(1 s) = %v, want 1's hold", h)
+	}
+	if h := x.heldAt(sec(2)); h != nil {
+		t.Errorf("heldAt(2 s) = %v, want none", h)
+	}
+	if h := x.heldAt(sec(0.7)); h != nil {
+		t.Errorf("heldAt(0.7 s) = %v, want none", h)
+	}
+	if s := x.leaseWords(); s != "the lease" {
+		t.Errorf("leaseWords with no lease: %q", s)
+	}
+	x.lease = 1500 * time.Millisecond
+	if s := x.leaseWords(); s != "the 1.5 s lease" {
+		t.Errorf("leaseWords: %q", s)
+	}
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{{999 * time.Millisecond, "999 ms"}, {time.Second, "1 s"}, {1250 * time.Millisecond, "1.25 s"}} {
+		if got := secsShort(tt.d); got != tt.want {
+			t.Errorf("secsShort(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+	// A fault with no known lease is not judged on its length, even one
+	// of no length at all.
+	if !outlasts(&fault{Fault: history.Fault{Start: sec(1), End: sec(1)}}) {
+		t.Errorf("a fault with no lease does not outlast it")
+	}
+	if outlasts(&fault{Fault: history.Fault{Start: sec(1), End: sec(1)}, Lease: 1}) {
+		t.Errorf("a zero-length fault outlasts a 1 ns lease")
+	}
+	if ExerciseRule("earthquake") || !ExerciseRule("pause") {
+		t.Errorf("ExerciseRule")
+	}
+}
+
+// nemAt adds a fault whose start op is invoked at inv and completes at t0,
+// and whose end op completes at t1, in exact durations.
+func nemAt(h history.History, f string, inv, t0, t1 time.Duration, v *history.Value) history.History {
+	end, _ := history.EndOf(f)
+	h = append(h,
+		history.Op{Time: inv, Process: history.NemesisProcess, Type: history.Invoke, F: f},
+		history.Op{Time: t0, Process: history.NemesisProcess, Type: history.Info, F: f, Value: v},
+		history.Op{Time: t1, Process: history.NemesisProcess, Type: history.Invoke, F: end},
+		history.Op{Time: t1, Process: history.NemesisProcess, Type: history.Info, F: end})
+	return renumber(h)
+}
+
+// renumber sorts h by time (stably) and numbers it.
+func renumber(h history.History) history.History {
+	slices.SortStableFunc(h, func(a, b history.Op) int { return int(a.Time - b.Time) })
+	for i := range h {
+		h[i].Index = i
+	}
+	return h
+}
+
+func TestExerciseBoundaries(t *testing.T) {
+	ctx := context.Background()
+	// Process 3 is granted the lock at 1 s and holds it until 9 s.
+	base := func() history.History {
+		return (&builder{}).acquire(3, 0.9, 1, 0, "o3").release(3, 9, 9.001, true, "o3").build()
+	}
+	pause := &history.Value{Targets: []int{3}}
+	t.Run("the last grant exactly one window before the fault", func(t *testing.T) {
+		h := nemAt(base(), history.FPause, sec(4), sec(4), sec(7), pause)
+		r := NewExercise(Options{Lease: time.Second}).Check(ctx, h)
+		if r.Valid != Valid {
+			t.Fatalf("%v, not exercised %q", r.Valid, r.NotExercised)
+		}
+		byKind, _ := r.Stats["by_nemesis"].(map[string]map[string]int)
+		if byKind["pause"]["exercised"] != 1 || byKind["pause"]["faults"] != 1 || r.Stats["exercised"] != 1 {
+			t.Fatalf("stats %v", r.Stats)
+		}
+	})
+	t.Run("a fault invoked at time 0 that waited for its target", func(t *testing.T) {
+		// Invoked at 0, it struck at 8 s: the service's last grant (1 s)
+		// was long before it struck.
+		h := nemAt(base(), history.FPause, 0, sec(8), sec(8.9), pause)
+		r := NewExercise(Options{Lease: 100 * time.Millisecond}).Check(ctx, h)
+		if r.Valid != Unknown || !strings.Contains(r.NotExercised, "struck with no grant in the 3 s before it") {
+			t.Fatalf("%v, not exercised %q", r.Valid, r.NotExercised)
+		}
+	})
+	t.Run("the lease of a later fault's hit", func(t *testing.T) {
+		// The first pause strikes a process that holds nothing and
+		// records no lease; the second records the lease.
+		h := nemAt(base(), history.FPause, sec(2), sec(2), sec(2.1), &history.Value{Targets: []int{5}})
+		h = nemAt(h, history.FPause, sec(3), sec(3), sec(3.1), &history.Value{Targets: []int{3}, Hit: &history.Hit{Nemesis: "pause", Lease: time.Second}})
+		r := NewExercise(Options{}).Check(ctx, h)
+		if r.Valid != Unknown || !strings.HasPrefix(r.NotExercised, "no pause lasted longer than the 1 s lease") {
+			t.Fatalf("%v, not exercised %q", r.Valid, r.NotExercised)
+		}
+	})
+	t.Run("a zero-length fault has no longest", func(t *testing.T) {
+		h := nemAt(base(), history.FPause, sec(2), sec(2), sec(2), pause)
+		r := NewExercise(Options{Lease: time.Second}).Check(ctx, h)
+		if r.Valid != Unknown || !strings.Contains(r.NotExercised, "(1 pause fault: 1 lasted no longer than the 1 s lease)") {
+			t.Fatalf("%v, not exercised %q", r.Valid, r.NotExercised)
+		}
+	})
+	t.Run("a fault that failed to start", func(t *testing.T) {
+		h := nemAt(base(), history.FPause, sec(2), sec(2), sec(2.1), pause)
+		h = append(h, history.Op{Time: sec(5), Process: history.NemesisProcess, Type: history.Invoke, F: history.FKill},
+			history.Op{Time: sec(5), Process: history.NemesisProcess, Type: history.Info, F: history.FKill, Error: "boom",
+				Value: &history.Value{Nodes: []string{"lock0"}}})
+		h = renumber(h)
+		r := NewExercise(Options{Lease: time.Second}).Check(ctx, h)
+		if r.Stats["failed_to_start"] != 1 || r.Stats["faults"] != 1 {
+			t.Fatalf("stats %v", r.Stats)
+		}
+		byKind, _ := r.Stats["by_nemesis"].(map[string]map[string]int)
+		if byKind["kill"]["faults"] != 1 || byKind["kill"]["exercised"] != 0 {
+			t.Fatalf("by nemesis %v", byKind)
+		}
+		if !strings.Contains(r.NotExercised, "(1 kill fault: 1 failed to start (boom))") {
+			t.Fatalf("not exercised %q", r.NotExercised)
+		}
+	})
+}
