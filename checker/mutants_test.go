@@ -360,3 +360,49 @@ func TestExerciseBoundaries(t *testing.T) {
 		}
 	})
 }
+
+// ---- exercise_rules.go
+
+func TestExerciseJudgesAtBoundaries(t *testing.T) {
+	f := func(start, end, invoked float64, targets ...int) *fault {
+		return &fault{Fault: history.Fault{Start: sec(start), End: sec(end), Targets: targets}, Invoked: sec(invoked)}
+	}
+	run := func(holds ...hold) *exerciseRun { return &exerciseRun{holds: holds} }
+	rel := func(p int, from, to float64) hold {
+		return hold{key: "k", proc: p, start: sec(from), end: sec(to), endKind: endRelease}
+	}
+	crash := func(p int, from, to float64) hold {
+		return hold{key: "k", proc: p, start: sec(from), end: sec(to), endKind: endCrash}
+	}
+	const noLock = "killed a worker that held no lock and was at no failpoint"
+	tests := []struct {
+		name  string
+		judge func(*exerciseRun, *fault) string
+		x     *exerciseRun
+		f     *fault
+		want  string
+	}{
+		{"crash: granted the instant it struck", judgeCrash, run(rel(3, 2, 3)), f(2, 2.5, 1.9, 3), ""},
+		{"crash: released the instant it struck", judgeCrash, run(rel(3, 1, 2)), f(2, 2.5, 1.9, 3), noLock},
+		{"crash: holding when it struck", judgeCrash, run(rel(3, 1, 3)), f(2, 2.5, 1.9, 3), ""},
+		{"crash: retired at the fault's invoke", judgeCrash, run(crash(3, 1, 1.9)), f(2, 2.5, 1.9, 3), ""},
+		{"crash: retired after the invoke, before it struck", judgeCrash, run(crash(3, 1, 1.95)), f(2, 2.5, 1.9, 3), ""},
+		{"crash: retired before the invoke", judgeCrash, run(crash(3, 1, 1.8)), f(2, 2.5, 1.9, 3), noLock},
+		{"crash: another process held", judgeCrash, run(rel(4, 1, 3)), f(2, 2.5, 1.9, 3), noLock},
+		{"node: the nemesis saw no holder", judgeNode, run(),
+			&fault{Fault: history.Fault{Start: sec(2), End: sec(3)}, Hit: &history.Hit{Holders: 0}}, "struck while no lock was held"},
+		{"node: the nemesis saw a holder", judgeNode, run(),
+			&fault{Fault: history.Fault{Start: sec(2), End: sec(3)}, Hit: &history.Hit{Holders: 1}}, ""},
+		{"clock: a hold granted the instant the jump ended", judgeClock, run(rel(3, 0, 0.5), rel(3, 3, 4)),
+			&fault{Fault: history.Fault{Start: sec(2), End: sec(3)}}, ""},
+		{"clock: a hold released the instant the jump began", judgeClock, run(rel(3, 1, 2)),
+			&fault{Fault: history.Fault{Start: sec(2), End: sec(3)}}, "jumped while no lock was held"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.judge(tt.x, tt.f); got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -170,5 +171,70 @@ func TestValidateOpFields(t *testing.T) {
 		if (err == nil) != (tt.want == "") || (err != nil && err.Error() != tt.want) {
 			t.Errorf("Validate(%v): %v, want %q", tt.op, err, tt.want)
 		}
+	}
+}
+
+func TestRecorderSince(t *testing.T) {
+	r := NewRecorder(nil)
+	for range 3 {
+		r.Record(Op{Process: 0, Type: Invoke, F: FAcquire, Key: "k"})
+	}
+	for _, tt := range []struct {
+		from int
+		want []int // indices
+	}{{-1, []int{0, 1, 2}}, {0, []int{0, 1, 2}}, {2, []int{2}}, {3, nil}, {4, nil}} {
+		got := r.Since(tt.from)
+		var idx []int
+		for _, op := range got {
+			idx = append(idx, op.Index)
+		}
+		if !slices.Equal(idx, tt.want) || (tt.want == nil && got != nil) {
+			t.Errorf("Since(%d) = %v, want %v", tt.from, idx, tt.want)
+		}
+	}
+}
+
+// failingWriter fails every write.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestRecorderSinkError(t *testing.T) {
+	var buf strings.Builder
+	ok := NewRecorder(&buf)
+	ok.Record(Op{Process: 0, Type: Invoke, F: FAcquire, Key: "k"})
+	if err := ok.Err(); err != nil || !strings.HasSuffix(buf.String(), "\n") {
+		t.Fatalf("good sink: %v %q", err, buf.String())
+	}
+	bad := NewRecorder(failingWriter{})
+	bad.Record(Op{Process: 0, Type: Invoke, F: FAcquire, Key: "k"})
+	bad.Record(Op{Process: 0, Type: OK, F: FAcquire, Key: "k"})
+	if err := bad.Err(); err == nil || err.Error() != "write history op 0: disk full" {
+		t.Fatalf("failing sink: %v", err)
+	}
+	if len(bad.History()) != 2 {
+		t.Fatalf("the ops are kept when the sink fails")
+	}
+}
+
+func TestReadFileTorn(t *testing.T) {
+	good := `{"index":0,"time":1,"process":0,"type":"invoke","f":"acquire","key":"k"}` + "\n"
+	path := t.TempDir() + "/history.jsonl"
+	if err := os.WriteFile(path, []byte(good+`{"index":1,"ti`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ReadFile(path)
+	if err == nil || !strings.HasPrefix(err.Error(), path+": line 2: ") || len(h) != 1 {
+		t.Fatalf("ReadFile of a torn file: %d ops, %v", len(h), err)
+	}
+	h, torn, err := ReadFileTorn(path)
+	if err != nil || torn == nil || torn.Line != 2 || len(h) != 1 {
+		t.Fatalf("ReadFileTorn: %d ops, torn %v, %v", len(h), torn, err)
+	}
+	if err := os.WriteFile(path, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := ReadFile(path); err != nil || len(h) != 1 {
+		t.Fatalf("ReadFile: %d ops, %v", len(h), err)
 	}
 }
