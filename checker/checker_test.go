@@ -345,6 +345,12 @@ func TestLiveness(t *testing.T) {
 			inspect: wantError("grants stopped at 1.01 s, 21.09 s before the end of the history, while 40 acquires failed or went unanswered and no fault was in force: " +
 				"a lock server or the workers stopped working, so the rest of the run tested nothing")},
 		{name: "grants stopped under a fault", h: grantsStoppedUnder(history.FPartition), want: Valid},
+		{name: "a server exited", h: withServerExit(clean(), 2.5), want: Unknown, kinds: []string{},
+			inspect: wantError("server lock0 exited at 2.50 s with no fault asking for it (pid 7, signal: killed): " +
+				"the run ended there, and what it recorded proves nothing about the lock")},
+		{name: "a server exited, no grants", h: withServerExit(noGrants(), 0.5), want: Unknown, kinds: []string{},
+			inspect: wantError("no process was ever granted a lock; server lock0 exited at 0.50 s with no fault asking for it (pid 7, signal: killed): " +
+				"the run ended there, and what it recorded proves nothing about the lock")},
 		{name: "grants stopped, no acquire after", h: grantsStoppedIdle(), want: Valid},
 		{name: "stall of exactly the minimum", h: grantsStall(stallMin, 0), want: Valid},
 		{name: "stall just over the minimum", h: grantsStall(stallMin+time.Millisecond, 0), want: Unknown},
@@ -367,6 +373,7 @@ func TestLiveness(t *testing.T) {
 			acquire(1, 20.2, 20.3, 2, "b").build()},
 		{name: "free but nobody asked", want: Valid, h: (&builder{}).
 			acquire(0, 0, 0.1, 1, "a").release(0, 0.2, 0.3, true, "a").acquire(1, 30, 30.1, 2, "b").build()},
+		{name: "stuck after its server exited is not stuck", h: withServerExit(stuckLockHistory(), 2.2), want: Unknown, kinds: []string{}},
 	})
 }
 
@@ -676,4 +683,12 @@ func grantsStall(stall, pre time.Duration) history.History {
 		{Time: pre + stall, Process: 1, Type: history.Fail, F: history.FAcquire, Key: "k"},
 	}
 	return (&builder{ops: ops}).build()
+}
+
+// withServerExit is h with a server-exit op (lock0, killed) at t seconds.
+func withServerExit(h history.History, t float64) history.History {
+	b := &builder{ops: h}
+	b.add(t, history.NemesisProcess, history.Info, history.FServerExit, "",
+		&history.Value{Nodes: []string{"lock0"}, Detail: "pid 7, signal: killed"})
+	return b.build()
 }

@@ -90,7 +90,16 @@ func (c *liveness) checkAnalysis(_ context.Context, a *analysis) Result {
 			r.Valid, r.Error = Unknown, why
 		}
 	}
-	if c.opts.StuckBound <= 0 {
+	why := serverExited(a.h)
+	if why != "" {
+		r.Valid, r.Error = Unknown, why
+		if grants == 0 {
+			r.Error = fmt.Sprintf("no process was ever granted a lock; %s", why)
+		}
+	}
+	// A lock is stuck only on a live service: one whose server died is
+	// undecided, not stuck.
+	if c.opts.StuckBound <= 0 || why != "" {
 		return r
 	}
 	// Per key, the holds in order of grant; the gaps between them (from the
@@ -286,4 +295,29 @@ func grantsStopped(a *analysis) string {
 	return fmt.Sprintf("grants stopped at %.2f s, %.2f s before the end of the history, while %s failed or went unanswered and no fault was in force: "+
 		"a lock server or the workers stopped working, so the rest of the run tested nothing",
 		last.Seconds(), gap.Seconds(), plural(tried, "acquire", "acquires"))
+}
+
+// serverExited returns why a history in which a server of the run exited
+// with no fault asking for it (history.FServerExit) is undecided, or ""
+// when none did: the run ended there, and a service that lost a server on
+// its own is not the service the test meant to judge.
+func serverExited(h history.History) string {
+	for i := range h {
+		op := &h[i]
+		if op.F != history.FServerExit || op.Type != history.Info {
+			continue
+		}
+		name, how := "a server", "it exited"
+		if v := op.Value; v != nil {
+			if len(v.Nodes) > 0 {
+				name = "server " + strings.Join(v.Nodes, ", ")
+			}
+			if v.Detail != "" {
+				how = v.Detail
+			}
+		}
+		return fmt.Sprintf("%s exited at %.2f s with no fault asking for it (%s): the run ended there, and what it recorded proves nothing about the lock",
+			name, op.Time.Seconds(), how)
+	}
+	return ""
 }

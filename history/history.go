@@ -54,7 +54,7 @@ func (p Pair) Value() *Value {
 }
 
 // Pairs matches every invocation with its completion, in invocation order.
-// The pairs point into h. Event ops (FEvent, info, no invocation) are not
+// The pairs point into h. Lone ops (IsLone: FEvent, FServerExit) are not
 // operations and are skipped.
 // It returns an error when a process completes an op it never invoked,
 // completes it before its invocation, or invokes while another of its ops
@@ -64,7 +64,7 @@ func (h History) Pairs() ([]Pair, error) {
 	open := make(map[int]int) // process -> index in pairs
 	for i := range h {
 		op := &h[i]
-		if op.F == FEvent && op.Type == Info {
+		if op.IsLone() {
 			continue
 		}
 		if op.Type == Invoke {

@@ -46,7 +46,20 @@ const (
 	// stopped. They let a checker judge the stock from the history alone.
 	FSeed  = "seed"
 	FFinal = "final"
+	// FServerExit is the controller's record that a server of the run
+	// exited while the workload ran with no fault asking for it
+	// (Value.Nodes names the server, Value.Detail says how it ended).
+	// Like FEvent it is a lone info op, here of the nemesis process; the
+	// run ended there, and a checker calls a history with one undecided
+	// unless it found an anomaly.
+	FServerExit = "server-exit"
 )
+
+// IsLone reports whether op is a lone info op with no invocation (FEvent,
+// FServerExit): not an operation, so Pairs skips it.
+func (op *Op) IsLone() bool {
+	return op.Type == Info && (op.F == FEvent || op.F == FServerExit)
+}
 
 // Op is one entry of a history.
 type Op struct {

@@ -32,14 +32,14 @@ var workerFs = []string{FAcquire, FRelease, FCS, FCrash, FEvent}
 // ops and the start and end op of every fault (EndOf).
 var nemesisFs = []string{FSeed, FFinal,
 	FPause, FResume, FPartition, FHeal, FKill, FRestart, FKillWorker, FRespawn,
-	FClock, FClockReset, FSkew, FUnskew, FFailover, FClockJump, FSessionKill, FReconnect}
+	FClock, FClockReset, FSkew, FUnskew, FFailover, FClockJump, FSessionKill, FReconnect, FServerExit}
 
 // Validate checks that h's structure is one a run can record, before any
 // checker reads it: every op has a known type and f (a worker op on a
 // worker process, a nemesis op on NemesisProcess), every completion
 // completes its process's open invocation of the same f no earlier than
-// it, and no process invokes while an op of its own is open. Event ops
-// (FEvent) are lone info ops. An invocation left open at the end (an
+// it, and no process invokes while an op of its own is open. Lone ops
+// (FEvent, FServerExit) are info ops with no invocation. An invocation left open at the end (an
 // interrupted run) is allowed. The error is a *StructureError naming the
 // first impossible op by its line, Pos + 1; ValidateFile names the line
 // of a file with blank lines.
@@ -72,7 +72,7 @@ func validate(h History, line func(pos int) int) error {
 		if err := checkOp(op); err != "" {
 			return fail("%s", err)
 		}
-		if op.F == FEvent {
+		if op.IsLone() {
 			continue
 		}
 		j, isOpen := open[op.Process]
@@ -117,6 +117,9 @@ func checkOp(op *Op) string {
 	case slices.Contains(nemesisFs, op.F):
 		if !op.IsNemesis() {
 			return fmt.Sprintf("%s is a nemesis op, recorded on process %d, not on process %d", op.F, NemesisProcess, op.Process)
+		}
+		if op.F == FServerExit && op.Type != Info {
+			return fmt.Sprintf("server-exit op of type %s (a server exit is a lone info op)", op.Type)
 		}
 	default:
 		return fmt.Sprintf("unknown f %q (worker ops: %s; nemesis ops: %s)", op.F,

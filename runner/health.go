@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // storePoll is how often the run looks whether the history could still be
@@ -25,6 +26,9 @@ func (r *run) serverExited(e clusters.ServerExit) {
 	if !r.watching.Load() {
 		return
 	}
+	// The history says so too, so that check analyze of it is not valid.
+	r.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: history.FServerExit,
+		Value: &history.Value{Nodes: []string{e.Name}, Detail: fmt.Sprintf("pid %d, %s", e.Pid, e.Status)}})
 	r.fail(&e)
 }
 

@@ -159,8 +159,25 @@ func TestServerDeathEndsTheRun(t *testing.T) {
 			if out.Result.Valid == checker.Unknown && !strings.Contains(out.Result.Error, "server "+tc.node) {
 				t.Errorf("the unknown verdict's reason %q does not name the server", out.Result.Error)
 			}
-			if _, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl")); err != nil {
+			h, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl"))
+			if err != nil {
 				t.Errorf("history not kept: %v", err)
+			}
+			// The history says so itself: analyze of it is not valid either.
+			exits := 0
+			for _, op := range h {
+				if op.F == history.FServerExit && op.Value != nil && len(op.Value.Nodes) == 1 && op.Value.Nodes[0] == tc.node {
+					exits++
+				}
+			}
+			if exits != 1 {
+				t.Errorf("%d server-exit ops for %s in the history, want 1", exits, tc.node)
+			}
+			if err := history.Validate(h); err != nil {
+				t.Errorf("the stored history is refused: %v", err)
+			}
+			if res := checker.Default(CheckOptions(test)).Check(context.Background(), h); res.Valid == checker.Valid {
+				t.Errorf("the stored history re-checks valid")
 			}
 			if _, err := os.Stat(filepath.Join(out.Dir, "results.json")); err != nil {
 				t.Errorf("results.json not written: %v", err)
