@@ -86,15 +86,21 @@ test: deps vet shim
 # a generous timeout coefficient: under load, a mutant that times out counts
 # as neither killed nor lived; GOFLAGS=-count=1 keeps the coverage run,
 # whose time the timeout is a multiple of, out of the test cache.
-# GREMLINS_FLAGS adds flags (e.g. --diff, docs/testing.md).
+# MUTATION_DIFF=<ref> mutates only the lines changed since ref: gremlins
+# runs from the package's own directory, and git diff is told (through
+# GIT_CONFIG_*) to name files relative to it (diff.relative), as gremlins
+# names the mutants, and to keep no context lines (diff.context=0), so that
+# gremlins' changed ranges are exact.
 GREMLINS ?= $(or $(shell command -v gremlins 2>/dev/null),$(shell $(GO) env GOPATH 2>/dev/null)/bin/gremlins)
 GREMLINS_VERSION ?= v0.6.0
 MUTATION_FLAGS ?= --workers 1 --timeout-coefficient 20 --threshold-efficacy 90 --threshold-mcover 90
-GREMLINS_FLAGS ?=
+MUTATION_DIFF ?=
+MUTATION_ENV = GOFLAGS=-count=1 GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=diff.relative GIT_CONFIG_VALUE_0=true \
+	GIT_CONFIG_KEY_1=diff.context GIT_CONFIG_VALUE_1=0
 mutation:
 	@test -x $(GREMLINS) || $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
-	GOFLAGS=-count=1 $(GREMLINS) unleash $(MUTATION_FLAGS) $(GREMLINS_FLAGS) ./history
-	GOFLAGS=-count=1 $(GREMLINS) unleash $(MUTATION_FLAGS) $(GREMLINS_FLAGS) ./checker
+	cd history && $(MUTATION_ENV) $(GREMLINS) unleash $(MUTATION_FLAGS) $(if $(MUTATION_DIFF),--diff $(MUTATION_DIFF)) "$$PWD"
+	cd checker && $(MUTATION_ENV) $(GREMLINS) unleash $(MUTATION_FLAGS) $(if $(MUTATION_DIFF),--diff $(MUTATION_DIFF)) "$$PWD"
 
 # The test suite while two busy loops keep both cores loaded (bounded in
 # time, stopped by pid when the tests end): the tests must hold on a busy
