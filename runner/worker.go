@@ -167,7 +167,7 @@ func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, 
 		// that exited is this slot's own failure, not a cancelled one.
 		select {
 		case <-w.done:
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(2 * time.Second):
 		}
 	}
 	broken, refused := false, false
