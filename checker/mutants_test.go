@@ -406,3 +406,96 @@ func TestExerciseJudgesAtBoundaries(t *testing.T) {
 		})
 	}
 }
+
+// ---- explain.go
+
+func TestExplainHelpers(t *testing.T) {
+	if got := span(sec(1), forever); got != "from 1.00 s on" {
+		t.Errorf("span to forever: %q", got)
+	}
+	if got := procs([]int{3}); got != "process 3" {
+		t.Errorf("procs: %q", got)
+	}
+	if got := procs([]int{3, 1}); got != "processes 3 and 1" {
+		t.Errorf("procs: %q", got)
+	}
+	for in, want := range map[string]string{"": "", "a b": "A b", "z": "Z", "`x": "`x", "{x": "{x", "Ab": "Ab", "1 s": "1 s"} {
+		if got := capitalize(in); got != want {
+			t.Errorf("capitalize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// ---- inventory.go
+
+func TestInventoryEdges(t *testing.T) {
+	ctx := context.Background()
+	keyed := func(b *builder, key string) *builder {
+		for i := range b.ops {
+			if b.ops[i].Key == "k" {
+				b.ops[i].Key = key
+			}
+		}
+		return b
+	}
+	t.Run("a final read of a key nobody sold from", func(t *testing.T) {
+		// Key a is seeded, sold from and read; key b is only read at the
+		// end (no seed, no critical section): nothing is unknown.
+		b := keyed((&builder{}).seed(0, 3).sale(0, 0.1, 0.2, 3, 0).soldOut(1, 0.3, 0.4).final(1, 2), "a")
+		b.pair(history.NemesisProcess, history.FFinal, "b", 1.1, 1.101, history.OK, nil, &history.Value{Read: history.Int64(0)})
+		r := NewInventory().Check(ctx, b.build())
+		if r.Valid != Valid || r.Error != "" {
+			t.Fatalf("%v %q", r.Valid, r.Error)
+		}
+		if r.Stats["sold_out_reads"] != int64(1) || r.Stats["final_stock"] != int64(2) || r.Stats["sales"] != int64(1) {
+			t.Fatalf("stats %v", r.Stats)
+		}
+	})
+	t.Run("a seeded key nobody sold from, not read at the end", func(t *testing.T) {
+		b := (&builder{}).seed(0, 3)
+		b.pair(history.NemesisProcess, history.FSeed, "b", 0.01, 0.011, history.OK, nil, &history.Value{Wrote: history.Int64(2)})
+		b.sale(0, 0.1, 0.2, 3, 0).final(1, 2)
+		r := NewInventory().Check(ctx, b.build())
+		if r.Valid != Valid || r.Error != "" {
+			t.Fatalf("%v %q", r.Valid, r.Error)
+		}
+		if _, ok := r.Stats["final_stock"]; ok {
+			t.Fatalf("final stock of a key not read: %v", r.Stats)
+		}
+	})
+	t.Run("a lost decrement only the final read shows", func(t *testing.T) {
+		// One sale from 5, but the final stock is still 5: its write was
+		// lost, and no two sales read the same stock.
+		r := NewInventory().Check(ctx, (&builder{}).seed(0, 5).sale(0, 1, 1.1, 5, 0).final(2, 5).build())
+		if r.Valid != Invalid || len(r.Anomalies) != 1 || r.Anomalies[0].Kind != "lost-decrement" || r.Stats["lost_decrements"] != int64(1) {
+			t.Fatalf("%v %v %v", r.Valid, r.Stats, r.Anomalies)
+		}
+		if an := r.Anomalies[0]; an.Start != sec(1) || an.End != sec(2.001) {
+			t.Fatalf("anomaly from %v to %v, want from the first critical section to the final read", an.Start, an.End)
+		}
+	})
+	t.Run("the stock fell by more than the sales", func(t *testing.T) {
+		r := NewInventory().Check(ctx, (&builder{}).seed(0, 5).sale(0, 1, 1.1, 5, 0).final(2, 2).build())
+		if r.Valid != Invalid || len(r.Anomalies) != 1 || r.Anomalies[0].Kind != "stock-mismatch" {
+			t.Fatalf("%v %v", r.Valid, r.Anomalies)
+		}
+		if an := r.Anomalies[0]; an.Start != sec(1) || !slices.Equal(an.Ops, []int{1, 5}) {
+			t.Fatalf("anomaly %+v", an)
+		}
+	})
+	t.Run("every item sold, none oversold", func(t *testing.T) {
+		r := NewInventory().Check(ctx, (&builder{}).seed(0, 2).sale(0, 1, 1.1, 2, 0).sale(1, 1.2, 1.3, 1, 0).final(2, 0).build())
+		if r.Valid != Valid || r.Stats["oversold"] != int64(0) {
+			t.Fatalf("%v %v %v", r.Valid, r.Stats, r.Anomalies)
+		}
+	})
+	t.Run("oversold with no final read", func(t *testing.T) {
+		r := NewInventory().Check(ctx, (&builder{}).seed(0, 1).sale(0, 1, 1.1, 1, 0).sale(1, 1.2, 1.3, 1, 0).build())
+		if r.Valid != Invalid || len(r.Anomalies) == 0 || r.Anomalies[0].Kind != "oversold" {
+			t.Fatalf("%v %v", r.Valid, r.Anomalies)
+		}
+		if an := r.Anomalies[0]; !slices.Equal(an.Ops, []int{1, 2, 3, 4, 5}) {
+			t.Fatalf("ops %v, want the seed and the two sales", an.Ops)
+		}
+	})
+}
