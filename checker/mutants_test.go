@@ -499,3 +499,72 @@ func TestInventoryEdges(t *testing.T) {
 		}
 	})
 }
+
+func TestDescribeFault(t *testing.T) {
+	for _, tt := range []struct {
+		f    history.Fault
+		want string
+	}{
+		{history.Fault{F: history.FKill, Start: sec(1), End: sec(2), Nodes: []string{"zk1", "zk2", "zk3"}},
+			"kill of nodes zk1, zk2 and zk3 from 1.00 s to 2.00 s"},
+		{history.Fault{F: history.FClockJump, Start: sec(1), End: sec(2), Detail: "lock2 +30s"},
+			"clock-jump (lock2 +30s) from 1.00 s to 2.00 s"},
+		{history.Fault{F: history.FSkew, Start: sec(1), End: sec(2), Targets: []int{1, 2}},
+			"client clock skew of processes 1 and 2 from 1.00 s to 2.00 s"},
+		{history.Fault{F: history.FClock, Start: sec(1), End: sec(2), Targets: []int{4}, Nodes: []string{"lock0"}},
+			"clock jump of process 4 and node lock0 from 1.00 s to 2.00 s"},
+		{history.Fault{F: history.FFailover, Start: sec(1), End: sec(2), Nodes: []string{"redis0"}},
+			"failover of master redis0 from 1.00 s to 2.00 s"},
+	} {
+		if got := describeFault(tt.f); got != tt.want {
+			t.Errorf("describeFault\n got %q\nwant %q", got, tt.want)
+		}
+	}
+	fs := []history.Fault{{F: history.FPause, Start: sec(1), End: sec(2)}}
+	for _, tt := range []struct {
+		from, to float64
+		n        int
+	}{{0, 1, 1}, {2, 3, 1}, {0, 0.9, 0}, {2.1, 3, 0}} {
+		if got := len(faultsDuring(fs, sec(tt.from), sec(tt.to))); got != tt.n {
+			t.Errorf("faultsDuring(%v, %v) = %d faults, want %d", tt.from, tt.to, got, tt.n)
+		}
+	}
+}
+
+func TestFaultSentencePartition(t *testing.T) {
+	part := []history.Fault{{F: history.FPartition, Start: sec(1), End: sec(3), Targets: []int{3}}}
+	for _, tt := range []struct {
+		lost, want string
+	}{
+		{"", "A partition of process 3 from 1.00 s to 3.00 s was in force."},
+		{"its session expired", "A partition of process 3 from 1.00 s to 3.00 s was in force: its session expired while it was cut off."},
+	} {
+		if got := faultSentence(part, 3, tt.lost); got != tt.want {
+			t.Errorf("faultSentence(lost %q)\n got %q\nwant %q", tt.lost, got, tt.want)
+		}
+	}
+	if got := faultSentence(part, 4, "x"); got != "A partition of process 3 from 1.00 s to 3.00 s was in force." {
+		t.Errorf("partition of another process: %q", got)
+	}
+}
+
+func TestInventoryFaultWindow(t *testing.T) {
+	ctx := context.Background()
+	kill := func(b *builder, t0, t1 float64) *builder {
+		return b.nem(history.FKill, t0, t1, &history.Value{Nodes: []string{"lock0"}})
+	}
+	// Two sales from the same read at 1 s, a fault at 3 s, the final read
+	// at 5 s: the fault came after the story and is not named.
+	b := (&builder{}).seed(0, 5).sale(0, 1, 1.1, 5, 0).sale(1, 1.05, 1.15, 5, 0).final(5, 4)
+	r := NewInventory().Check(ctx, kill(b, 3, 3.5).build())
+	if r.Valid != Invalid || len(r.Anomalies) != 1 || len(r.Anomalies[0].Nemesis) != 0 {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+	// No same-read story (the final read alone shows the lost write): any
+	// fault during the run is named.
+	b = (&builder{}).seed(0, 5).sale(0, 1, 1.1, 5, 0).final(5, 5)
+	r = NewInventory().Check(ctx, kill(b, 3, 3.5).build())
+	if r.Valid != Invalid || len(r.Anomalies) != 1 || len(r.Anomalies[0].Nemesis) != 1 {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+}
