@@ -58,8 +58,10 @@ func WithExitWatch(ctx context.Context, f ExitFunc) context.Context {
 	return context.WithValue(ctx, exitWatchKey{}, f)
 }
 
-// exitWatchFrom returns the ExitFunc ctx carries, or nil.
-func exitWatchFrom(ctx context.Context) ExitFunc {
+// ExitWatchFrom returns the ExitFunc ctx carries (WithExitWatch), or nil:
+// a topology whose servers are not local processes (containers) reports
+// their unasked exits to it itself.
+func ExitWatchFrom(ctx context.Context) ExitFunc {
 	if ctx == nil {
 		return nil
 	}

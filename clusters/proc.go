@@ -54,7 +54,7 @@ func StartProcAs(ctx context.Context, name string, argv, env []string, dir strin
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	p := &Proc{Name: name, cmd: cmd, done: make(chan struct{})}
-	watch := exitWatchFrom(ctx)
+	watch := ExitWatchFrom(ctx)
 	logPath := ""
 	if log != nil {
 		logPath = log.Name()

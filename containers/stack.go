@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -62,6 +63,9 @@ type node struct {
 	id        string
 	hostPort  int    // the service port, published on 127.0.0.1
 	clockFile string // host path of the clock offset file, "" when no shim
+	// stopping is set while the harness has the container down (a kill
+	// fault, the teardown): its exit then is expected.
+	stopping atomic.Bool
 }
 
 // addr is the node's published address on the host.
@@ -83,6 +87,13 @@ type stack struct {
 	torn  bool
 	nets  []*testcontainers.DockerNetwork
 	nodes []*node
+
+	// watchCtx lives until the teardown; the container watches (watch)
+	// wait under it.
+	watchCtx  context.Context
+	endWatch  context.CancelFunc
+	onExit    clusters.ExitFunc
+	watchOnce sync.Once
 }
 
 // open connects to the engine and prepares the run's labels, log
@@ -189,7 +200,70 @@ func (s *stack) start(ctx context.Context, spec nodeSpec) (*node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start container %s (%s): %w", spec.name, spec.image.Ref(), err)
 	}
+	s.watch(ctx, n)
 	return n, nil
+}
+
+// watch reports n's container to the exit watch ctx carries
+// (clusters.WithExitWatch) if it stops while the harness did not stop it:
+// the container counterpart of a local server process's exit. It waits on
+// the engine until the container is no longer running; a restart watches
+// it again.
+func (s *stack) watch(ctx context.Context, n *node) {
+	s.watchOnce.Do(func() {
+		wctx, end := context.WithCancel(context.WithoutCancel(ctx))
+		s.mu.Lock()
+		s.watchCtx, s.endWatch = wctx, end
+		s.mu.Unlock()
+		s.onExit = clusters.ExitWatchFrom(ctx)
+	})
+	if s.onExit == nil {
+		return
+	}
+	done, errc := s.eng.cli.ContainerWait(s.watchCtx, n.id, container.WaitConditionNotRunning)
+	go func() {
+		var status string
+		select {
+		case r := <-done:
+			status = fmt.Sprintf("container exited with status %d", r.StatusCode)
+		case err := <-errc:
+			if s.watchCtx.Err() != nil {
+				return // torn down
+			}
+			status = fmt.Sprintf("container wait failed: %v", err)
+		}
+		s.mu.Lock()
+		torn := s.torn
+		s.mu.Unlock()
+		if torn || n.stopping.Load() || s.watchCtx.Err() != nil {
+			return
+		}
+		s.onExit(clusters.ServerExit{Name: n.spec.name, Pid: 0, Status: status,
+			Log: filepath.Join(s.cfg.LogDir, n.spec.name+".log"), Tail: s.logTail(n)})
+	}()
+}
+
+// logTail returns the last lines of a container's output, for an exit
+// report.
+func (s *stack) logTail(n *node) []string {
+	ctx, cancel := context.WithTimeout(s.watchCtx, 5*time.Second)
+	defer cancel()
+	rc, err := s.eng.cli.ContainerLogs(ctx, n.id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: "5"})
+	if err != nil {
+		return nil
+	}
+	defer rc.Close()
+	var out strings.Builder
+	if _, err := stdcopy.StdCopy(&out, &out, io.LimitReader(rc, 64<<10)); err != nil {
+		return nil
+	}
+	var lines []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }
 
 // startAll starts every spec at once and returns the nodes in spec order.
@@ -241,6 +315,7 @@ func (s *stack) unpause(ctx context.Context, n *node) error {
 // kill crashes a container (SIGKILL to every process in it); a paused one
 // is thawed first, as the engine refuses to kill a paused container.
 func (s *stack) kill(ctx context.Context, n *node) error {
+	n.stopping.Store(true)
 	if err := s.unpause(ctx, n); err != nil {
 		return err
 	}
@@ -269,6 +344,8 @@ func (s *stack) restart(ctx context.Context, n *node) error {
 	if err := s.eng.cli.ContainerStart(ctx, n.id, container.StartOptions{}); err != nil {
 		return fmt.Errorf("docker start %s: %w", n.spec.name, err)
 	}
+	n.stopping.Store(false)
+	s.watch(ctx, n)
 	return nil
 }
 
@@ -327,7 +404,14 @@ func (s *stack) teardown(ctx context.Context) error {
 	}
 	s.torn = true
 	nodes, nets := s.nodes, s.nets
+	endWatch := s.endWatch
 	s.mu.Unlock()
+	for _, n := range nodes {
+		n.stopping.Store(true)
+	}
+	if endWatch != nil {
+		endWatch()
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), teardownWait)
 	defer cancel()
 	if s.proxies != nil {

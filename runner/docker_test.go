@@ -3,10 +3,15 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/containers"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/dockertest"
@@ -83,6 +88,74 @@ func TestRunDockerZooKeeperPauseLeader(t *testing.T) {
 	}
 	if !paused {
 		t.Errorf("no ZooKeeper container was paused (run dir %s)", out.Dir)
+	}
+	assertNoContainers(t)
+	assertNoChildren(t)
+}
+
+// TestRunDockerServerDeath: a lock node's container killed from outside
+// (not by a fault of the run) ends a --cluster docker run with an error
+// naming the node, as a local server's exit does; a kill fault of the run
+// itself does not (the kill cells of the container matrix).
+func TestRunDockerServerDeath(t *testing.T) {
+	dockerOrSkip(t, "redis")
+	tt := quick(t, "redis-set-px", "none", false)
+	tt.Cluster, tt.Lease = ClusterDocker, safeLease
+	killed := false
+	var killErr error
+	tt.Time, tt.Until = patient, func(h history.History) bool {
+		if killed || countGrants(h) < 5 {
+			return false
+		}
+		killed = true
+		ids, err := exec.Command("docker", "ps", "-q", "--filter", fmt.Sprintf("name=-%d-lock0$", os.Getpid())).Output()
+		if err != nil || len(strings.Fields(string(ids))) != 1 {
+			killErr = fmt.Errorf("find the lock0 container: %q, %v", ids, err)
+			return true
+		}
+		if out, err := exec.Command("docker", "kill", strings.TrimSpace(string(ids))).CombinedOutput(); err != nil {
+			killErr = fmt.Errorf("docker kill: %s: %v", out, err)
+			return true
+		}
+		return false
+	}
+	out, err := Run(context.Background(), tt, io.Discard)
+	if killErr != nil {
+		t.Fatal(killErr)
+	}
+	var se *clusters.ServerExit
+	if !killed || !errors.As(err, &se) || se.Name != "lock0" || !strings.Contains(err.Error(), "container exited with status 137") {
+		t.Fatalf("got %v, want lock0's container exit", err)
+	}
+	if !out.Checked || out.Result.Valid == checker.Valid {
+		t.Errorf("checked %v, verdict %v: want the history checked and not valid", out.Checked, out.Result.Valid)
+	}
+	assertNoContainers(t)
+	assertNoChildren(t)
+}
+
+// TestRunDockerKillFaultIsNoServerDeath: the run's own kill fault stops a
+// lock node's container, which the exit watch expects: the run goes on,
+// the node restarts and grants resume.
+func TestRunDockerKillFaultIsNoServerDeath(t *testing.T) {
+	dockerOrSkip(t, "redis")
+	tt := quick(t, "redis-set-px", "kill", false)
+	tt.Cluster = ClusterDocker
+	tt.Time, tt.Until = patient, func(h history.History) bool {
+		fs := h.Faults()
+		if len(fs) == 0 || len(fs[0].Ops) < 2 {
+			return false
+		}
+		for _, op := range h {
+			if op.F == history.FAcquire && op.Type == history.OK && op.Time > fs[0].End {
+				return true
+			}
+		}
+		return false
+	}
+	_, h := runValid(t, tt)
+	if len(h.Faults()) == 0 {
+		t.Error("no kill fault took effect")
 	}
 	assertNoContainers(t)
 	assertNoChildren(t)
