@@ -612,3 +612,50 @@ func TestFencingSweepBoundaries(t *testing.T) {
 		t.Fatalf("equal token granted concurrently: %v", r.Stats)
 	}
 }
+
+func TestFencingMismatchListsThree(t *testing.T) {
+	b := &builder{}
+	for i := range 4 {
+		t0 := float64(i)
+		b.pair(i, history.FCS, "k", t0, t0+0.5, history.OK, &history.Value{Token: 1}, &history.Value{Token: 2})
+	}
+	r := NewFencing().Check(context.Background(), b.build())
+	if r.Valid != Unknown || r.Stats["token_mismatches"] != 4 || strings.Count(r.Error, "contradict") != 1 || strings.Count(r.Error, "op ") != 3 {
+		t.Fatalf("%v %v %q", r.Valid, r.Stats, r.Error)
+	}
+}
+
+func TestInventoryStories(t *testing.T) {
+	ctx := context.Background()
+	// A stale write set the stock back: 5 and 4 were each sold twice, one
+	// run of sales told as one story.
+	b := (&builder{}).seed(0, 5).sale(0, 1, 1.1, 5, 0).sale(0, 1.2, 1.3, 4, 0).
+		sale(1, 1.05, 1.4, 5, 0).sale(1, 1.5, 1.6, 4, 0).final(2, 3)
+	r := NewInventory().Check(ctx, b.build())
+	if r.Valid != Invalid || len(r.Anomalies) != 1 || !strings.Contains(r.Anomalies[0].Explanation, "each stock from 5 down to 4 was sold from more than once (2 lost decrements)") {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+	// Four separate runs (10, 8, 6 and 4 each sold twice): three stories
+	// and a count, the highest stock first.
+	b = (&builder{}).seed(0, 10)
+	for i, s := range []int64{10, 8, 6, 4} {
+		t0 := 1 + float64(i)
+		b.sale(0, t0, t0+0.1, s, 0).sale(1, t0+0.05, t0+0.15, s, 0)
+	}
+	r = NewInventory().Check(ctx, b.final(9, 6).build())
+	if r.Valid != Invalid || len(r.Anomalies) == 0 {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+	ex := r.Anomalies[0].Explanation
+	if !strings.Contains(ex, "1 run of sales more like it.") || strings.Index(ex, "both read 10") > strings.Index(ex, "both read 8") ||
+		strings.Contains(ex, "both read 4 ") {
+		t.Fatalf("explanation %q", ex)
+	}
+	// No story: the fault sentence names no stale process.
+	b = (&builder{}).seed(0, 5).sale(0, 1, 1.1, 5, 0).final(5, 5)
+	b.fault(history.FPause, 2, 3, 1)
+	r = NewInventory().Check(ctx, b.build())
+	if r.Valid != Invalid || len(r.Anomalies) != 1 || strings.Contains(r.Anomalies[0].Explanation, "lease ran out") {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+}
