@@ -185,10 +185,13 @@ func PanicIn(exit int, logPath string) (string, bool) {
 	first := ""
 	for sc.Scan() {
 		line := sc.Text()
-		switch {
-		case first == "" && (strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ")):
-			first = line
-		case first != "" && strings.HasPrefix(line, "goroutine ") && strings.HasSuffix(line, ":"):
+		if first == "" {
+			if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
+				first = line
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "goroutine ") && strings.HasSuffix(line, ":") {
 			if len(first) > maxPanicLine {
 				first = first[:maxPanicLine] + "…"
 			}
