@@ -608,7 +608,7 @@ func TestFencingSweepBoundaries(t *testing.T) {
 	if r := NewFencing().Check(context.Background(), grants(2)); r.Stats["token_order_violations"] != 1 {
 		t.Fatalf("equal token granted later: %v", r.Stats)
 	}
-	if r := NewFencing().Check(context.Background(), grants(1)); r.Stats["token_order_violations"] != 0 {
+	if r := NewFencing().Check(context.Background(), grants(1)); r.Stats["token_order_violations"] != 0 || r.Stats["fenced"] != true {
 		t.Fatalf("equal token granted concurrently: %v", r.Stats)
 	}
 }
@@ -657,5 +657,37 @@ func TestInventoryStories(t *testing.T) {
 	r = NewInventory().Check(ctx, b.build())
 	if r.Valid != Invalid || len(r.Anomalies) != 1 || strings.Contains(r.Anomalies[0].Explanation, "lease ran out") {
 		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+}
+
+func TestFencingReadFrom(t *testing.T) {
+	// Process 0 (token 5) reads 10 and writes 11 from 1 s to 3 s; process
+	// 1 (token 4) overlaps it, reads 11 (0's write) and writes 12 with its
+	// older token: only who read whose write shows it.
+	base := func() *builder { return (&builder{}).cs(0, 1, 3, 10, 5).cs(1, 2, 4, 11, 4) }
+	doubt := func(b *builder, t0 float64, token int64) *builder {
+		return b.pair(2, history.FCS, "k", t0, t0+10, history.Info, &history.Value{Token: token}, nil)
+	}
+	tests := []struct {
+		name  string
+		b     *builder
+		stale int
+	}{
+		{"two critical sections", base(), 1},
+		{"a doubtful write invoked as the reader returned, lower token", doubt(base(), 4, 3), 0},
+		{"a doubtful write invoked after the reader returned", doubt(base(), 4.5, 3), 1},
+		{"a doubtful write with the same token", doubt(base(), 1.5, 5), 1},
+		{"a doubtful write with a lower token", doubt(base(), 1.5, 4), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewFencing().Check(context.Background(), tt.b.build())
+			if r.Stats["stale_writes_accepted"] != tt.stale {
+				t.Fatalf("stats %v, anomalies %v", r.Stats, r.Anomalies)
+			}
+			if tt.stale > 0 && !strings.Contains(r.Anomalies[0].Explanation, "read 11, which process 0 wrote with token 5") {
+				t.Fatalf("anomaly %+v", r.Anomalies[0])
+			}
+		})
 	}
 }
