@@ -678,6 +678,9 @@ func TestFencingReadFrom(t *testing.T) {
 		{"a doubtful write invoked after the reader returned", doubt(base(), 4.5, 3), 1},
 		{"a doubtful write with the same token", doubt(base(), 1.5, 5), 1},
 		{"a doubtful write with a lower token", doubt(base(), 1.5, 4), 0},
+		{"replies that name only what was read", (&builder{}).
+			pair(0, history.FCS, "k", 1, 3, history.OK, &history.Value{Token: 5}, &history.Value{Read: history.Int64(10)}).
+			pair(1, history.FCS, "k", 2, 4, history.OK, &history.Value{Token: 4}, &history.Value{Read: history.Int64(11)}), 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
