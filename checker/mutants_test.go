@@ -694,3 +694,25 @@ func TestFencingReadFrom(t *testing.T) {
 		})
 	}
 }
+
+func TestFencingNoTokensStats(t *testing.T) {
+	r := NewFencing().Check(context.Background(), (&builder{}).cycles(3, 0, 0, 0, false).build())
+	if r.Valid != Valid || len(r.Stats) != 2 || r.Stats["fenced"] != false {
+		t.Fatalf("%v %v", r.Valid, r.Stats)
+	}
+}
+
+func TestInventorySaleFromZero(t *testing.T) {
+	// A sale that read a stock of 0 and wrote -1: a sale needs an item.
+	b := (&builder{}).seed(0, 1).sale(0, 1, 1.1, 1, 0).sale(1, 2, 2.1, 0, 0).final(3, -1)
+	r := NewInventory().Check(context.Background(), b.build())
+	var odd []Anomaly
+	for _, an := range r.Anomalies {
+		if an.Kind == "stock-mismatch" && slices.Equal(an.Processes, []int{1}) {
+			odd = append(odd, an)
+		}
+	}
+	if r.Valid != Invalid || len(odd) != 1 || !strings.Contains(odd[0].Explanation, "read a stock of 0 and left -1") {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+}
