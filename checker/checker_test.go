@@ -348,6 +348,28 @@ func TestLiveness(t *testing.T) {
 		{name: "a server exited", h: withServerExit(clean(), 2.5), want: Unknown, kinds: []string{},
 			inspect: wantError("server lock0 exited at 2.50 s with no fault asking for it (pid 7, signal: killed): " +
 				"the run ended there, and what it recorded proves nothing about the lock")},
+		{name: "a server exit with no value", h: func() history.History {
+			h := withServerExit(clean(), 2.5)
+			for i := range h {
+				if h[i].F == history.FServerExit {
+					h[i].Value = nil
+				}
+			}
+			return h
+		}(), want: Unknown, kinds: []string{},
+			inspect: wantError("a server exited at 2.50 s with no fault asking for it (it exited): " +
+				"the run ended there, and what it recorded proves nothing about the lock")},
+		{name: "a server exit naming no node", h: func() history.History {
+			h := withServerExit(clean(), 2.5)
+			for i := range h {
+				if h[i].F == history.FServerExit {
+					h[i].Value = &history.Value{Detail: "pid 9, exit status 1"}
+				}
+			}
+			return h
+		}(), want: Unknown, kinds: []string{},
+			inspect: wantError("a server exited at 2.50 s with no fault asking for it (pid 9, exit status 1): " +
+				"the run ended there, and what it recorded proves nothing about the lock")},
 		{name: "a server exited, no grants", h: withServerExit(noGrants(), 0.5), want: Unknown, kinds: []string{},
 			inspect: wantError("no process was ever granted a lock; server lock0 exited at 0.50 s with no fault asking for it (pid 7, signal: killed): " +
 				"the run ended there, and what it recorded proves nothing about the lock")},

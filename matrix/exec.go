@@ -224,12 +224,17 @@ func (x *Executor) runOne(ctx context.Context, slot, n int, c Cell, seed uint64)
 			r.Fill(res)
 		}
 	}
-	r.Verdict = Classify(r.Exit, r.NotExercised)
+	// A run that panicked in a goroutine exits 2 with a trace, maybe
+	// after writing results.json: an error, never an unknown verdict.
+	verdict, panicLine := ClassifyRun(r.Exit, r.NotExercised, logPath)
+	r.Verdict = verdict
 	switch {
 	case rctx.Err() == context.DeadlineExceeded:
 		r.Verdict, r.Error = Error, fmt.Sprintf("no verdict within %s (interrupted)", limit)
 	case r.Exit == -1 && err != nil:
 		r.Verdict, r.Error = Error, err.Error()
+	case panicLine != "":
+		r.Error = panicLine
 	case r.Verdict == Error || r.Verdict == Unknown:
 		r.Error = lastLine(logPath)
 	}

@@ -244,6 +244,11 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		fatal = &storeError{err: err, files: []string{"history.jsonl"}}
 	}
 	h := r.rec.History()
+	if err := history.Validate(h); err != nil {
+		// The recorder wrote an impossible history: a harness bug, not a
+		// verdict. history.jsonl has one op a line, so the line matches.
+		return Outcome{Dir: dir, Interrupted: interrupted}, fmt.Errorf("recorded history: %w; not checked", err)
+	}
 	checkStart := time.Now()
 	res, err := Check(context.WithoutCancel(ctx), dir, h, checkOptions(t, p))
 	runStats(&res, setup, stoppedAt, stopped, workloadEnd, healed, r.rec.Now())
