@@ -716,3 +716,27 @@ func TestInventorySaleFromZero(t *testing.T) {
 		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
 	}
 }
+
+func TestFencingSweepOrder(t *testing.T) {
+	ctx := context.Background()
+	// The highest token (9) returned first, a lower one (3) after it: a
+	// write with 5 is stale against the 9, not excused by the 3.
+	r := NewFencing().Check(ctx, (&builder{}).write(0, 0, 1, 9).write(1, 1.5, 2, 3).write(2, 3, 4, 5).build())
+	if r.Stats["stale_writes_accepted"] != 2 {
+		t.Fatalf("stats %v", r.Stats)
+	}
+	// Two stale writes invoked at the same instant are told in history
+	// order; of two earlier writes with the same token returned at the
+	// same instant, the first is named.
+	r = NewFencing().Check(ctx, (&builder{}).write(0, 0, 1, 9).write(3, 0.5, 1, 9).write(1, 2, 3, 5).write(2, 2, 3.5, 4).build())
+	if len(r.Anomalies) != 2 || !slices.Equal(r.Anomalies[0].Processes, []int{1, 0}) || !slices.Equal(r.Anomalies[1].Processes, []int{2, 0}) {
+		t.Fatalf("anomalies %+v", r.Anomalies)
+	}
+}
+
+func TestInventoryOfARegisterHistory(t *testing.T) {
+	r := NewInventory().Check(context.Background(), noGrants())
+	if _, ok := r.Stats["final_stock"]; ok || r.Valid != Valid {
+		t.Fatalf("%v %v", r.Valid, r.Stats)
+	}
+}
