@@ -588,6 +588,7 @@ func TestFencingSweepBoundaries(t *testing.T) {
 		{"two writes, touching: concurrent", (&builder{}).write(0, 1, 2, 5).write(1, 2, 4, 4), 0, nil},
 		{"the first of two equal highest tokens is named", (&builder{}).write(0, 1, 2, 5).write(2, 1.5, 2.5, 5).write(1, 3, 4, 4), 1, []int{1, 0}},
 		{"concurrent writes that read the same value, touching", (&builder{}).cs(1, 1, 2, 10, 4).cs(0, 2, 3, 10, 5), 1, []int{1, 0}},
+		{"concurrent writes that read the same value, returned together", (&builder{}).cs(1, 1, 3, 10, 4).cs(0, 2, 3, 10, 5), 1, []int{1, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -715,6 +716,10 @@ func TestInventorySaleFromZero(t *testing.T) {
 	if r.Valid != Invalid || len(odd) != 1 || !strings.Contains(odd[0].Explanation, "read a stock of 0 and left -1") {
 		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
 	}
+	// Oversold by one, no decrement lost.
+	if an := r.Anomalies[0]; an.Kind != "oversold" || strings.Contains(an.Explanation, "lost") {
+		t.Fatalf("anomaly %+v", an)
+	}
 }
 
 func TestFencingSweepOrder(t *testing.T) {
@@ -738,5 +743,18 @@ func TestInventoryOfARegisterHistory(t *testing.T) {
 	r := NewInventory().Check(context.Background(), noGrants())
 	if _, ok := r.Stats["final_stock"]; ok || r.Valid != Valid {
 		t.Fatalf("%v %v", r.Valid, r.Stats)
+	}
+}
+
+func TestStaleConcurrentWording(t *testing.T) {
+	seen := tokened{proc: 0, token: 5, call: sec(2), ret: sec(3), read: 10}
+	after := tokened{proc: 1, token: 4, call: sec(1), ret: sec(3), read: 10}
+	an := staleConcurrent("k", seen, after, nil)
+	if !strings.HasPrefix(an.Explanation, "process 1's write with token 4 was accepted at 3.00 s, although process 0 held token 5") {
+		t.Fatalf("%q", an.Explanation)
+	}
+	after.ret = sec(3.5)
+	if an := staleConcurrent("k", seen, after, nil); !strings.HasPrefix(an.Explanation, "process 1 wrote with token 4 at 3.50 s after process 0's write") {
+		t.Fatalf("%q", an.Explanation)
 	}
 }
