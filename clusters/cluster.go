@@ -102,6 +102,19 @@ type Parted interface {
 	PartNodes(part string) []string
 }
 
+// Login is how a client logs in to a service's lock nodes: the user, its
+// password ("" for none) and the database to connect to.
+type Login struct {
+	User, Password, Database string
+}
+
+// LoginNeeder is a cluster whose lock nodes need a login (a database
+// server): the controller sends it to every worker in the open request.
+type LoginNeeder interface {
+	// Login returns the login the cluster's lock nodes accept.
+	Login() Login
+}
+
 // FaultVerber is a cluster whose server faults are not the local signals
 // (a container topology: `docker pause`, `docker kill`), and that names
 // them so the history says what was done.

@@ -240,3 +240,7 @@ func (e *mariadbEngine) killSessions(ctx context.Context, addr, name string) ([]
 	}
 	return ended, nil
 }
+
+// login implements dbEngine: root with no password (the server listens on
+// 127.0.0.1 only) and the database the cluster creates.
+func (e *mariadbEngine) login() Login { return Login{User: "root", Database: MariaDBDatabase} }

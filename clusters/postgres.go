@@ -267,3 +267,6 @@ func logSays(path string, offset int64, phrases ...string) bool {
 	}
 	return false
 }
+
+// login implements dbEngine: the role initdb made, trusted on 127.0.0.1.
+func (e *postgresEngine) login() Login { return Login{User: PostgresUser, Database: PostgresDB} }

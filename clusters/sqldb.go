@@ -42,6 +42,8 @@ type dbEngine interface {
 	stop(ctx context.Context, p *Proc, grace time.Duration) error
 	// killSessions ends the sessions named name (see SessionKiller).
 	killSessions(ctx context.Context, addr, name string) ([]int64, error)
+	// login is what a worker logs in with.
+	login() Login
 }
 
 // SQLDBConfig describes a database lock service: one server and a redis
@@ -220,6 +222,11 @@ func (c *SQLDB) Addr() string {
 	defer c.mu.Unlock()
 	return "127.0.0.1:" + strconv.Itoa(c.port)
 }
+
+var _ LoginNeeder = (*SQLDB)(nil)
+
+// Login implements LoginNeeder: the database's user and database.
+func (c *SQLDB) Login() Login { return c.engine.login() }
 
 // Nodes lists the database server, then the storage node.
 func (c *SQLDB) Nodes() []Node {

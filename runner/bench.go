@@ -187,7 +187,7 @@ func plainGoroutines(ctx context.Context, t Test, design workloads.Design, c top
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cfg := withSentinel(t.workerConfig(i, c.LockAddrs(i), c.StorageAddr()), c, i)
+			cfg := withLinks(t.workerConfig(i, c.LockAddrs(i), c.StorageAddr()), c, i)
 			l, err := design.New(cfg, rand.New(rand.NewPCG(t.Seed, uint64(i))), nil)
 			if err != nil {
 				errs <- err
@@ -317,7 +317,7 @@ func plainCommand(ctx context.Context, t Test, design workloads.Design, c topolo
 	}
 	cfgs := make([]workloads.Config, t.Workers)
 	for i := range cfgs {
-		cfgs[i] = withSentinel(t.workerConfig(i, c.LockAddrs(i), c.StorageAddr()), c, i)
+		cfgs[i] = withLinks(t.workerConfig(i, c.LockAddrs(i), c.StorageAddr()), c, i)
 	}
 	in, err := json.Marshal(struct {
 		Seconds float64            `json:"seconds"`

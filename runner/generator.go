@@ -81,7 +81,7 @@ func (s *slot) spawn(ctx context.Context) error {
 	t := s.r.test
 	cfg := t.workerConfig(s.process, s.r.cluster.LockAddrs(s.index), s.r.cluster.StorageAddr())
 	cfg.ClockFile = s.r.clockFile(s.index)
-	cfg = withSentinel(cfg, s.r.cluster, s.index)
+	cfg = withLinks(cfg, s.r.cluster, s.index)
 	process := s.process
 	onEvent := func(e workloads.Reply) {
 		v := e.Value

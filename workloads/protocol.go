@@ -97,6 +97,12 @@ type Config struct {
 	// a while and reports it with an event, so a crash nemesis can land
 	// there ("" for none; see docs/worker-protocol.md).
 	Failpoint string `json:"failpoint,omitempty"`
+	// User, Password and Database are how a worker logs in to a database
+	// lock service (PostgreSQL, MariaDB): its user, that user's password
+	// ("" for none) and the database to use; "" for other services.
+	User     string `json:"user,omitempty"`
+	Password string `json:"password,omitempty"`
+	Database string `json:"database,omitempty"`
 	// SessionName is the application name the worker gives its database
 	// connections (PostgreSQL application_name, MariaDB program_name), so
 	// the session-kill nemesis can find the sessions of a lock holder;

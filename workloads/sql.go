@@ -43,8 +43,11 @@ func newSQLSession(ctx context.Context, d *sqlDialect, cfg Config, events func(s
 	if len(cfg.LockAddrs) == 0 {
 		return nil, errors.New("no database address")
 	}
+	if cfg.User == "" || cfg.Database == "" {
+		return nil, errors.New("no database login: the open request names no user or database")
+	}
 	name := sessionName(cfg)
-	db, err := sql.Open(d.driver, d.dsn(cfg.LockAddrs[0], name, cfg.OpTimeout()))
+	db, err := sql.Open(d.driver, d.dsn(cfg, name))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", d.name, err)
 	}

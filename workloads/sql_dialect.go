@@ -19,7 +19,9 @@ import (
 type sqlDialect struct {
 	name   string // "postgres", "mysql"
 	driver string
-	dsn    func(addr, app string, timeout time.Duration) string
+	// dsn is the data source name for cfg's first lock node, the session
+	// named app.
+	dsn func(cfg Config, app string) string
 	// sessionID returns the server's id of the session.
 	sessionID string
 	// schema creates every table and the token sequence, idempotently.
@@ -73,10 +75,14 @@ func (d *sqlDialect) classify(err error) error {
 // pgDialect is PostgreSQL's dialect, through pgx's database/sql driver.
 var pgDialect = &sqlDialect{
 	name: "postgres", driver: "pgx",
-	dsn: func(addr, app string, timeout time.Duration) string {
-		secs := max(1, int(timeout.Seconds()+0.999))
-		return fmt.Sprintf("postgres://lockcheck@%s/postgres?sslmode=disable&connect_timeout=%d&application_name=%s",
-			addr, secs, url.QueryEscape(app))
+	dsn: func(cfg Config, app string) string {
+		secs := max(1, int(cfg.OpTimeout().Seconds()+0.999))
+		u := url.URL{Scheme: "postgres", Host: cfg.LockAddrs[0], Path: "/" + cfg.Database, User: url.User(cfg.User),
+			RawQuery: fmt.Sprintf("sslmode=disable&connect_timeout=%d&application_name=%s", secs, url.QueryEscape(app))}
+		if cfg.Password != "" {
+			u.User = url.UserPassword(cfg.User, cfg.Password)
+		}
+		return u.String()
 	},
 	sessionID: "SELECT pg_backend_pid()",
 	schema: []string{
@@ -112,10 +118,10 @@ var pgDialect = &sqlDialect{
 // mysqlDialect is MariaDB's (and MySQL's) dialect.
 var mysqlDialect = &sqlDialect{
 	name: "mysql", driver: "mysql",
-	dsn: func(addr, app string, timeout time.Duration) string {
+	dsn: func(cfg Config, app string) string {
 		c := mysql.NewConfig()
-		c.User, c.Net, c.Addr, c.DBName = "root", "tcp", addr, "lockcheck"
-		c.Timeout = max(time.Second, timeout)
+		c.User, c.Passwd, c.Net, c.Addr, c.DBName = cfg.User, cfg.Password, "tcp", cfg.LockAddrs[0], cfg.Database
+		c.Timeout = max(time.Second, cfg.OpTimeout())
 		c.ParseTime = true
 		c.ConnectionAttributes = "program_name:" + app
 		return c.FormatDSN()
