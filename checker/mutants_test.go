@@ -776,3 +776,32 @@ func TestFencingReadFromStock(t *testing.T) {
 		t.Fatalf("%v %v", r.Stats, r.Anomalies)
 	}
 }
+
+func TestHeldAtZeroLengthHold(t *testing.T) {
+	x := &exerciseRun{holds: []hold{{proc: 0, start: sec(1), end: sec(1)}, {proc: 1, start: sec(1), end: sec(2)}}}
+	if h := x.heldAt(sec(1)); h == nil || h.proc != 1 {
+		t.Fatalf("heldAt(1 s) = %v, want 1's hold", h)
+	}
+}
+
+func TestFencingReadFromTwoWriters(t *testing.T) {
+	// A lost update: processes 0 (token 3) and 1 (token 6) both read 10
+	// and wrote 11; process 2 (token 5) read 11 while 1 was still running.
+	// Either may have written the 11 it read: only token 3 is proved, and
+	// 2's write is not stale (0's is: it lost to 1).
+	b := (&builder{}).cs(0, 1, 2, 10, 3).cs(1, 1, 5, 10, 6).cs(2, 3, 6, 11, 5)
+	r := NewFencing().Check(context.Background(), b.build())
+	if r.Stats["stale_writes_accepted"] != 1 || !slices.Equal(r.Anomalies[0].Processes, []int{0, 1}) {
+		t.Fatalf("%v %+v", r.Stats, r.Anomalies)
+	}
+}
+
+func TestInventorySameReadOrder(t *testing.T) {
+	// Processes 1 and 0 invoke their sales at the same instant (1 first in
+	// the history) and both read 5: the story keeps the history's order.
+	b := (&builder{}).seed(0, 5).sale(1, 1, 1.2, 5, 0).sale(0, 1, 1.1, 5, 0).final(2, 4)
+	r := NewInventory().Check(context.Background(), b.build())
+	if r.Valid != Invalid || len(r.Anomalies) != 1 || !slices.Equal(r.Anomalies[0].Processes, []int{1, 0}) {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+}
