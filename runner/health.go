@@ -36,27 +36,13 @@ func (r *run) serverExited(e clusters.ServerExit) {
 // full disk): going on would record ops that are lost. The returned
 // function ends the watch.
 func (r *run) watchStore() func() {
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(storePoll)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-			if err := r.rec.Err(); err != nil {
-				r.fail(&storeError{err: err, files: []string{"history.jsonl"}})
-				return
-			}
+	return poll(storePoll, func() bool {
+		if err := r.rec.Err(); err != nil {
+			r.fail(&storeError{err: err, files: []string{"history.jsonl"}})
+			return true
 		}
-	}()
-	return func() {
-		close(done)
-		<-stopped
-	}
+		return false
+	})
 }
 
 // checkable reports whether err, which ended a run, leaves a history worth

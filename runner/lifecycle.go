@@ -110,10 +110,23 @@ func (r *run) watchUntil() func() {
 	if until == nil {
 		return func() {}
 	}
+	return poll(untilPoll, func() bool {
+		if until(r.rec.History()) {
+			r.stopEarly()
+			return true
+		}
+		return false
+	})
+}
+
+// poll calls f every interval, on a goroutine of its own, until f returns
+// true or the returned function is called; that function returns once the
+// goroutine has ended.
+func poll(interval time.Duration, f func() bool) func() {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
-		tick := time.NewTicker(untilPoll)
+		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
 			select {
@@ -121,8 +134,7 @@ func (r *run) watchUntil() func() {
 				return
 			case <-tick.C:
 			}
-			if until(r.rec.History()) {
-				r.stopEarly()
+			if f() {
 				return
 			}
 		}

@@ -475,27 +475,16 @@ func (r *run) progress(t Test) func() {
 	f, ok := r.log.(*os.File)
 	prog := report.NewProgress(r.log, ok && report.IsTerminal(f))
 	start := time.Now()
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-			r.mu.Lock()
-			fault := r.fault
-			r.mu.Unlock()
-			prog.Update(report.Snapshot{Elapsed: min(time.Since(start), t.Time), Total: t.Time,
-				Grants: int(r.grants.Load()), Anomalies: int(r.doubles.Load()), Nemesis: fault})
-		}
-	}()
+	stop := poll(250*time.Millisecond, func() bool {
+		r.mu.Lock()
+		fault := r.fault
+		r.mu.Unlock()
+		prog.Update(report.Snapshot{Elapsed: min(time.Since(start), t.Time), Total: t.Time,
+			Grants: int(r.grants.Load()), Anomalies: int(r.doubles.Load()), Nemesis: fault})
+		return false
+	})
 	return func() {
-		close(done)
-		<-stopped
+		stop()
 		prog.Done()
 	}
 }
