@@ -888,3 +888,35 @@ func TestSearchChunksOfTarget(t *testing.T) {
 		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
 	}
 }
+
+// ---- regorder.go (the resource checker's direct decision)
+
+func TestRegisterDirect(t *testing.T) {
+	tests := []struct {
+		name string
+		b    *builder
+		want Validity
+		why  string // in the first anomaly's explanation
+	}{
+		{"a read of a write invoked after the reader returned", (&builder{}).cs(1, 1, 3, 1, 0).cs(0, 5, 6, 0, 0), Invalid,
+			"which could not have taken effect before 5.00 s, after 1's returned"},
+		{"one increment in doubt explains one missing value", (&builder{}).cs(0, 0, 1, 0, 0).csInfo(2, 2, 2.5).cs(1, 3, 4, 2, 0), Valid, ""},
+		{"one increment in doubt cannot explain two", (&builder{}).cs(0, 0, 1, 0, 0).csInfo(2, 2, 2.5).cs(1, 3, 4, 2, 0).cs(3, 6, 7, 4, 0), Invalid,
+			"only 0 critical sections left in doubt by 7.00 s could have added the missing 1"},
+		{"the increment in doubt invoked after the reader returned", (&builder{}).cs(0, 0, 1, 0, 0).cs(1, 3, 4, 2, 0).csInfo(2, 5, 5.5), Invalid,
+			"the last of the increments left in doubt that could have brought it to 2 was invoked only at 5.00 s, after 1's returned"},
+		{"the increment in doubt invoked as the reader returned", (&builder{}).cs(0, 0, 1, 0, 0).cs(1, 3, 4, 2, 0).csInfo(2, 4, 5.5), Valid, ""},
+		{"a read of what the previous wrote, invoked together", (&builder{}).cs(0, 1, 2, 0, 0).cs(1, 1, 3, 1, 0), Valid, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewResource(Options{}).Check(context.Background(), tt.b.build())
+			if r.Valid != tt.want || r.Stats["keys_decided_directly"] != 1 {
+				t.Fatalf("%v %v %+v", r.Valid, r.Stats, r.Anomalies)
+			}
+			if tt.why != "" && (len(r.Anomalies) == 0 || !strings.Contains(r.Anomalies[0].Explanation, tt.why)) {
+				t.Fatalf("anomalies %+v, want %q", r.Anomalies, tt.why)
+			}
+		})
+	}
+}
