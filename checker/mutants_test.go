@@ -906,6 +906,8 @@ func TestRegisterDirect(t *testing.T) {
 		{"the increment in doubt invoked after the reader returned", (&builder{}).cs(0, 0, 1, 0, 0).cs(1, 3, 4, 2, 0).csInfo(2, 5, 5.5), Invalid,
 			"the last of the increments left in doubt that could have brought it to 2 was invoked only at 5.00 s, after 1's returned"},
 		{"the increment in doubt invoked as the reader returned", (&builder{}).cs(0, 0, 1, 0, 0).cs(1, 3, 4, 2, 0).csInfo(2, 4, 5.5), Valid, ""},
+		{"the increment in doubt invoked as the previous took effect", (&builder{}).cs(1, 1, 3, 2, 0).cs(0, 5, 6, 0, 0).csInfo(2, 5, 5.5), Invalid,
+			"which could not have taken effect before 5.00 s, after 1's returned"},
 		{"a read of what the previous wrote, invoked together", (&builder{}).cs(0, 1, 2, 0, 0).cs(1, 1, 3, 1, 0), Valid, ""},
 	}
 	for _, tt := range tests {
