@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -143,5 +144,36 @@ func TestDoubleHolderOpsCap(t *testing.T) {
 	r = NewMutex(Options{}).Check(context.Background(), h)
 	if len(r.Anomalies) != 1 || len(r.Anomalies[0].Ops) != maxOps {
 		t.Fatalf("mutex: %d anomalies, %d ops", len(r.Anomalies), len(r.Anomalies[0].Ops))
+	}
+}
+
+// TestSearchListingCap: a key left to the search with more than maxListed
+// failing chunks: maxListed anomalies, the first maxVisualized explained from
+// Porcupine's longest prefix, the rest from the chunk alone, in order of
+// time.
+func TestSearchListingCap(t *testing.T) {
+	b := &builder{}
+	for i := range maxListed + 1 {
+		t0 := 10 * float64(i)
+		b.acquire(0, t0, t0+1, 0, "o0").acquire(1, t0+2, t0+3, 0, "o1").
+			release(0, t0+4, t0+5, true, "o0").release(1, t0+6, t0+7, true, "o1")
+	}
+	// Process 2 goes on after a release in doubt: the key is searched.
+	end := 10 * float64(maxListed+1)
+	b.pair(2, history.FRelease, "k", end, end+1, history.Info, &history.Value{Owner: "o2"}, nil)
+	b.acquire(2, end+2, end+3, 0, "o2")
+	c := &mutex{opts: Options{}, target: 2}
+	r := c.Check(context.Background(), b.build())
+	if r.Valid != Invalid || len(r.Anomalies) != maxListed || r.Stats["partitions_failed"].(int) <= maxListed {
+		t.Fatalf("%v: %d anomalies, stats %v, error %q", r.Valid, len(r.Anomalies), r.Stats, r.Error)
+	}
+	for i, an := range r.Anomalies {
+		if i > 0 && an.Start < r.Anomalies[i-1].Start {
+			t.Fatalf("anomaly %d starts at %v, before the one before it", i, an.Start)
+		}
+		explained := strings.Contains(an.Explanation, "cannot be placed")
+		if explained != (i < maxVisualized) {
+			t.Fatalf("anomaly %d: %q", i, an.Explanation)
+		}
 	}
 }

@@ -908,6 +908,11 @@ func TestRegisterDirect(t *testing.T) {
 		{"the increment in doubt invoked as the reader returned", (&builder{}).cs(0, 0, 1, 0, 0).cs(1, 3, 4, 2, 0).csInfo(2, 4, 5.5), Valid, ""},
 		{"the increment in doubt invoked as the previous took effect", (&builder{}).cs(1, 1, 3, 2, 0).cs(0, 5, 6, 0, 0).csInfo(2, 5, 5.5), Invalid,
 			"which could not have taken effect before 5.00 s, after 1's returned"},
+		{"increments in doubt invoked up to the reader's return are counted", (&builder{}).cs(0, 0, 1, 0, 0).csInfo(2, 2, 2.5).csInfo(3, 4, 4.5).cs(1, 3, 4, 4, 0), Invalid,
+			"only 2 critical sections left in doubt by 4.00 s could have added the missing 3"},
+		{"increments in doubt already drawn are not counted", (&builder{}).cs(0, 0, 1, 0, 0).csInfo(2, 1.5, 1.7).cs(1, 2, 2.5, 2, 0).
+			csInfo(3, 3, 3.2).csInfo(4, 3.5, 3.7).cs(5, 4, 5, 6, 0), Invalid,
+			"only 2 critical sections left in doubt by 5.00 s could have added the missing 3"},
 		{"a read of what the previous wrote, invoked together", (&builder{}).cs(0, 1, 2, 0, 0).cs(1, 1, 3, 1, 0), Valid, ""},
 	}
 	for _, tt := range tests {
