@@ -927,3 +927,16 @@ func TestRegisterDirect(t *testing.T) {
 		})
 	}
 }
+
+// ---- liveness.go
+
+func TestLivenessStats(t *testing.T) {
+	b := (&builder{}).acquire(0, 0, 1, 0, "o0").acquireFail(1, 0.5, 0.6).acquireInfo(2, 0.7, 5).crash(2, 5.1).release(0, 2, 2.1, true, "o0")
+	r := NewLiveness(Options{}).Check(context.Background(), b.build())
+	want := map[string]int{"grants": 1, "acquire_attempts": 3, "acquires_failed": 1, "acquires_indeterminate": 1}
+	for k, v := range want {
+		if r.Stats[k] != v {
+			t.Errorf("%s = %v, want %d", k, r.Stats[k], v)
+		}
+	}
+}
