@@ -940,3 +940,94 @@ func TestLivenessStats(t *testing.T) {
 		}
 	}
 }
+
+func TestStuckBoundFailEdges(t *testing.T) {
+	// The lock is free from 1 s (0's release) until 5 s (1's grant), far
+	// longer than the bound; the only failed acquire completes at 1 s or
+	// at 5 s exactly. At the start it failed against 0's hold; at the end,
+	// as the lock was granted, within the stretch.
+	for _, tt := range []struct {
+		fail float64
+		want Validity
+	}{{1, Valid}, {5, Invalid}, {3, Invalid}} {
+		b := (&builder{}).acquire(0, 0, 0.5, 0, "o0").release(0, 1, 1.001, true, "o0").
+			acquireFail(2, tt.fail-0.1, tt.fail).acquire(1, 4.9, 5, 0, "o1").release(1, 6, 6.001, true, "o1")
+		r := NewLiveness(Options{StuckBound: time.Second}).Check(context.Background(), b.build())
+		if r.Valid != tt.want {
+			t.Errorf("failed acquire at %v s: %v, want %v", tt.fail, r.Valid, tt.want)
+		}
+	}
+}
+
+// ---- resource.go
+
+func TestRegisterModel(t *testing.T) {
+	if got := (regState{5, 0}).String(); got != "5" {
+		t.Errorf("String: %q", got)
+	}
+	if got := (regState{5, 2}).String(); got != "5 (+2 pending)" {
+		t.Errorf("String: %q", got)
+	}
+	for _, tt := range []struct {
+		s    regState
+		r    int64
+		want regState
+		ok   bool
+	}{
+		{regState{1, 3}, 3, regState{3, 1}, true},
+		{regState{1, 3}, 4, regState{4, 0}, true},
+		{regState{1, 3}, 5, regState{1, 3}, false},
+		{regState{1, 3}, 0, regState{1, 3}, false},
+		{regState{1, 0}, 1, regState{1, 0}, true},
+	} {
+		if got, ok := tt.s.reach(tt.r); got != tt.want || ok != tt.ok {
+			t.Errorf("%v.reach(%d) = %v %v, want %v %v", tt.s, tt.r, got, ok, tt.want, tt.ok)
+		}
+	}
+	m := registerModel()
+	step := func(s regState, in *csOp) (bool, regState) {
+		ok, out := m.Step(s, in, nil)
+		return ok, out.(regState)
+	}
+	if ok, s := step(regState{3, 1}, &csOp{kind: rIncr}); !ok || s != (regState{4, 1}) {
+		t.Errorf("incr: %v %v", ok, s)
+	}
+	if ok, s := step(regState{3, 1}, &csOp{kind: rCredit}); !ok || s != (regState{3, 2}) {
+		t.Errorf("credit: %v %v", ok, s)
+	}
+	if ok, s := step(regState{3, 1}, &csOp{kind: rMaybe, read: 4, wrote: 5}); !ok || s != (regState{5, 0}) {
+		t.Errorf("maybe applied: %v %v", ok, s)
+	}
+	if ok, s := step(regState{3, 1}, &csOp{kind: rMaybe, read: 7, wrote: 8}); !ok || s != (regState{3, 1}) {
+		t.Errorf("maybe not applied: %v %v", ok, s)
+	}
+	if ok, _ := step(regState{3, 1}, &csOp{kind: rRMW, read: 7, wrote: 8}); ok {
+		t.Errorf("rmw out of reach applied")
+	}
+	if ok, s := step(regState{3, 1}, &csOp{kind: rStart, start: regState{9, 2}}); !ok || s != (regState{9, 2}) {
+		t.Errorf("start: %v %v", ok, s)
+	}
+	if !m.Equal(regState{1, 2}, regState{1, 2}) || m.Equal(regState{1, 2}, regState{2, 1}) {
+		t.Errorf("Equal")
+	}
+	if m.Hash(regState{1, 2}) == m.Hash(regState{2, 1}) {
+		t.Errorf("Hash does not tell {1 2} from {2 1}")
+	}
+	for _, tt := range []struct {
+		in   *csOp
+		want string
+	}{
+		{&csOp{kind: rStart, start: regState{3, 1}}, "start: 3 (+1 pending)"},
+		{&csOp{kind: rRMW, proc: 2, read: 3, wrote: 4, token: 7}, "2 cs 3→4 (token 7)"},
+		{&csOp{kind: rIncr, proc: 2}, "2 cs +1"},
+		{&csOp{kind: rMaybe, proc: 2, read: 3, wrote: 4}, "2 cs 3→4 (info)"},
+		{&csOp{kind: rCredit, proc: 2, token: 5}, "2 cs +1 (info) (token 5)"},
+	} {
+		if got := m.DescribeOperation(tt.in, nil); got != tt.want {
+			t.Errorf("DescribeOperation = %q, want %q", got, tt.want)
+		}
+	}
+	if got := m.DescribeState(regState{3, 0}); got != "3" {
+		t.Errorf("DescribeState = %q", got)
+	}
+}
