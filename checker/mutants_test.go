@@ -1031,3 +1031,14 @@ func TestRegisterModel(t *testing.T) {
 		t.Errorf("DescribeState = %q", got)
 	}
 }
+
+func TestStuckStoryNamesTheFirstToLetGo(t *testing.T) {
+	// Processes 0 and 1 both hold the lock and both invoke their release
+	// at 1 s; the lock then stays free with a failed acquire until 5 s.
+	b := (&builder{}).acquire(0, 0, 0.1, 0, "o0").acquire(1, 0.2, 0.3, 0, "o1").
+		release(0, 1, 1.1, true, "o0").release(1, 1, 1.1, true, "o1").acquireFail(2, 2, 2.1).acquire(2, 4.9, 5, 0, "o2")
+	r := NewLiveness(Options{StuckBound: time.Second}).Check(context.Background(), b.build())
+	if r.Valid != Invalid || len(r.Anomalies) != 1 || !strings.Contains(r.Anomalies[0].Explanation, "after process 0") {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+}
