@@ -1042,3 +1042,47 @@ func TestStuckStoryNamesTheFirstToLetGo(t *testing.T) {
 		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
 	}
 }
+
+func TestRegisterCutCarriesPendingIncrements(t *testing.T) {
+	// 0 writes 1; 1's critical section is left in doubt (one pending
+	// increment); 2 reads 2 (using it); 3 reads 3; 4 reads 5, which nobody
+	// wrote: nonlinearizable. 5's blind write at the end leaves the key to
+	// the search, cut after every op: the pending increment is spent at
+	// the cuts and must not come back.
+	b := (&builder{}).cs(0, 0, 1, 0, 0).csInfo(1, 1.5, 1.6).cs(2, 2, 3, 2, 0).cs(3, 4, 5, 3, 0).cs(4, 6, 7, 5, 0)
+	b.pair(5, history.FCS, "k", 8, 9, history.OK, nil, &history.Value{})
+	c := &resource{opts: Options{}, target: 1}
+	r := c.Check(context.Background(), b.build())
+	if r.Valid != Invalid || r.Stats["keys_decided_directly"] != 0 {
+		t.Fatalf("%v %v %+v", r.Valid, r.Stats, r.Anomalies)
+	}
+}
+
+func TestRegisterCutKeepsUnspentIncrements(t *testing.T) {
+	// Two critical sections left in doubt (two pending increments); 2
+	// reads 2 (spending one), 3 reads 4 (spending the other): valid,
+	// across a cut between 2 and 3.
+	b := (&builder{}).cs(0, 0, 1, 0, 0).csInfo(1, 1.2, 1.3).csInfo(6, 1.4, 1.5).cs(2, 2, 3, 2, 0).cs(3, 4, 5, 4, 0)
+	b.pair(5, history.FCS, "k", 8, 9, history.OK, nil, &history.Value{})
+	c := &resource{opts: Options{}, target: 1}
+	if r := c.Check(context.Background(), b.build()); r.Valid != Valid || r.Stats["keys_decided_directly"] != 0 {
+		t.Fatalf("%v %v %+v", r.Valid, r.Stats, r.Anomalies)
+	}
+}
+
+func TestStuckLockExplanation(t *testing.T) {
+	// Free from 1 s to 5 s with a failed acquire, while process 1 was
+	// paused: the fault is named, but no holder's lease is blamed.
+	b := (&builder{}).acquire(0, 0, 0.5, 0, "o0").release(0, 1, 1.001, true, "o0").
+		acquireFail(2, 2, 2.1).acquire(1, 4.9, 5, 0, "o1")
+	b.fault(history.FPause, 2, 3, 1)
+	r := NewLiveness(Options{StuckBound: time.Second}).Check(context.Background(), b.build())
+	if r.Valid != Invalid || len(r.Anomalies) != 1 {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+	ex := r.Anomalies[0].Explanation
+	if !strings.HasPrefix(ex, "lock k had no holder for 4.00 s, longer than the 1.00 s bound, after process 0, granted it at 0.50 s, started its release at 1.00 s until process 1 was granted it at 5.00 s, while 1 acquire failed.") ||
+		!strings.Contains(ex, "A pause of process 1 from 2.00 s to 3.00 s was in force.") {
+		t.Fatalf("%q", ex)
+	}
+}
