@@ -1086,3 +1086,46 @@ func TestStuckLockExplanation(t *testing.T) {
 		t.Fatalf("%q", ex)
 	}
 }
+
+func TestCrashAtFailpointFirstOp(t *testing.T) {
+	// The stopped acquire is the history's first op.
+	b := &builder{}
+	b.add(0, 3, history.Invoke, history.FAcquire, "k", nil)
+	b.add(0.01, 3, history.Info, history.FEvent, "", &history.Value{Detail: "failpoint setnx-expire: between SETNX and PEXPIRE of k"})
+	b.fault(history.FKillWorker, 0.50, 1.00, 3)
+	b.add(0.51, 3, history.Info, history.FAcquire, "k", nil)
+	b.crash(3, 0.52)
+	for i := range 10 {
+		t0 := 1.0 + float64(i)*0.5
+		b.acquireFail(1+i%2, t0, t0+0.1)
+	}
+	b.acquire(1, 6, 6.1, 0, "o1")
+	r := NewLiveness(Options{StuckBound: time.Second}).Check(context.Background(), b.build())
+	if r.Valid != Invalid || len(r.Anomalies) != 1 || !strings.Contains(r.Anomalies[0].Explanation, "while stopped at a failpoint in its acquire of k") {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+}
+
+func TestResourceStats(t *testing.T) {
+	b := (&builder{}).cs(0, 0, 1, 0, 0).cs(1, 2, 3, 1, 0).csInfo(2, 4, 4.5)
+	b.pair(3, history.FCS, "k", 5, 6, history.OK, nil, &history.Value{})                                                    // blind: +1
+	b.pair(4, history.FCS, "k", 7, 8, history.Info, nil, &history.Value{Read: history.Int64(3), Wrote: history.Int64(4)})   // in doubt, read known
+	b.pair(5, history.FCS, "k", 9, 10, history.Info, nil, &history.Value{Read: history.Int64(9), Wrote: history.Int64(10)}) // in doubt, read known
+	r := NewResource(Options{}).Check(context.Background(), b.build())
+	if r.Stats["cs_ok"] != 3 || r.Stats["cs_indeterminate"] != 3 || r.Stats["keys"] != 1 {
+		t.Fatalf("stats %v", r.Stats)
+	}
+}
+
+func TestLateWriteNeverCompleted(t *testing.T) {
+	// 0 writes 5; 6's critical section, invoked before that, never
+	// completes (the history ends first); 1 and then 2 read 5: 6's write
+	// landed late. It has no completion to name.
+	b := (&builder{}).cs(0, 0, 0.5, 4, 0)
+	b.add(0.2, 6, history.Invoke, history.FCS, "k", nil)
+	b.cs(1, 1, 1.5, 5, 0).cs(2, 2, 2.5, 5, 0)
+	r := NewResource(Options{}).Check(context.Background(), b.build())
+	if r.Valid != Invalid || len(r.Anomalies) == 0 || !strings.Contains(r.Anomalies[0].Explanation, "invoked at 0.20 s and left in doubt: it read 4") {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+}
