@@ -1129,3 +1129,29 @@ func TestLateWriteNeverCompleted(t *testing.T) {
 		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
 	}
 }
+
+func TestGrantsStoppedAtZero(t *testing.T) {
+	// The only grant completes at time 0; acquires then fail until the
+	// history ends one nanosecond past stallMin: grants stopped.
+	b := (&builder{}).acquire(0, 0, 0, 0, "o0")
+	for i := range 4 {
+		b.acquireFail(1, float64(i+1), float64(i+1)+0.1)
+	}
+	h := b.build()
+	h[len(h)-1].Time = stallMin + 1
+	r := NewLiveness(Options{}).Check(context.Background(), h)
+	if r.Valid != Unknown || !strings.HasPrefix(r.Error, "grants stopped at 0.00 s, 5.00 s before the end of the history, while 4 acquires failed") {
+		t.Fatalf("%v %q", r.Valid, r.Error)
+	}
+}
+
+func TestStuckLockFailsAtOneInstant(t *testing.T) {
+	// Processes 2 and 1 fail to acquire at the same instant (2 first in
+	// the history): the story keeps that order.
+	b := (&builder{}).acquire(0, 0, 0.5, 0, "o0").release(0, 1, 1.001, true, "o0").
+		acquireFail(2, 2, 2.1).acquireFail(1, 2.05, 2.1).acquire(1, 4.9, 5, 0, "o1")
+	r := NewLiveness(Options{StuckBound: time.Second}).Check(context.Background(), b.build())
+	if r.Valid != Invalid || len(r.Anomalies) != 1 || !slices.Equal(r.Anomalies[0].Processes, []int{2, 1}) {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+}
