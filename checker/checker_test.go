@@ -539,6 +539,15 @@ func TestCompose(t *testing.T) {
 	if !strings.Contains(r.Error, "panicker: checker panicked: boom") {
 		t.Errorf("composed error %q", r.Error)
 	}
+	if r.Panicked != "panicker: boom" || r.Results[1].Panicked != "panicker: boom" || r.Results[0].Panicked != "" {
+		t.Errorf("panicked: composed %q, subs %q and %q", r.Panicked, r.Results[0].Panicked, r.Results[1].Panicked)
+	}
+	// A panic is carried up through a nested composition, and with an
+	// anomaly elsewhere the verdict is still a crash to report.
+	r = Compose("top", fixed{"a", Invalid}, Compose("inner", fixed{"b", Valid}, panicker{})).Check(ctx, nil)
+	if r.Panicked != "panicker: boom" {
+		t.Errorf("nested: panicked %q", r.Panicked)
+	}
 	r = Compose("top", fixed{"a", Invalid}, fixed{"b", Valid}).Check(ctx, nil)
 	if len(r.Anomalies) != 2 || r.Anomalies[0].Kind != "a" || r.Anomalies[1].Kind != "b" {
 		t.Errorf("anomalies not concatenated in order: %+v", r.Anomalies)

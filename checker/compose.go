@@ -76,6 +76,9 @@ func (c *compose) run(ctx context.Context, h history.History, a *analysis) Resul
 		if r.Visualize == nil {
 			r.Visualize = sub.Visualize
 		}
+		if r.Panicked == "" {
+			r.Panicked = sub.Panicked
+		}
 		if sub.Advisory {
 			continue
 		}
@@ -102,7 +105,8 @@ func safeCheck(ctx context.Context, c Checker, h history.History, shared func() 
 	name := "?"
 	defer func() {
 		if p := recover(); p != nil {
-			r = Result{Checker: name, Valid: Unknown, Anomalies: []Anomaly{}, Error: fmt.Sprintf("checker panicked: %v", p)}
+			r = Result{Checker: name, Valid: Unknown, Anomalies: []Anomaly{}, Error: fmt.Sprintf("checker panicked: %v", p),
+				Panicked: fmt.Sprintf("%s: %v", name, p)}
 			if _, ok := c.(*advisory); ok {
 				r.Advisory = true
 			}

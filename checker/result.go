@@ -133,6 +133,11 @@ type Result struct {
 	// says why, and the verdict is Unknown (unless something is Invalid).
 	// On a composition it is the exercise sub-result's.
 	NotExercised string `json:"not_exercised,omitempty"`
+	// Panicked, when set, names a checker that panicked and what it
+	// panicked with ("mutex: index out of range"). Its result is Unknown,
+	// but a crash is no verdict: a run or analyze so checked is an error.
+	// A composition carries the first of its sub-results'.
+	Panicked string `json:"panicked,omitempty"`
 	// Results are the sub-results of a composition.
 	Results []Result `json:"results,omitempty"`
 	// Visualize, set when a Porcupine check failed, writes Porcupine's HTML

@@ -293,7 +293,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 		// the failure makes it invalid; otherwise it is an error.
 		printResult(stdout, out.Result)
 		fmt.Fprintf(stdout, "%s: %s; run dir %s\n", verdictText(out.Result), anomalyCounts(out.Result), out.Dir)
-		if out.Result.Valid == checker.Invalid {
+		if out.Result.Valid == checker.Invalid && out.Result.Panicked == "" {
 			return exitInvalid, err
 		}
 		return exitError, err
@@ -314,7 +314,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitInterrupted, nil
 	}
 	fmt.Fprintf(stdout, "%s: %s; report %s\n", verdictText(out.Result), anomalyCounts(out.Result), filepath.Join(out.Dir, "report.html"))
-	return exitCode(out.Result.Valid), nil
+	return verdictExit(out.Result)
 }
 
 // markHelp tells Main, through its errOutput, that a command printed its
@@ -418,12 +418,12 @@ func cmdAnalyze(inv *invocation, args []string, stdout, stderr io.Writer) (int, 
 	printResult(stdout, res)
 	fmt.Fprintf(stdout, "%s: %s; %d ops in %s\n", verdictText(res), anomalyCounts(res), len(h), path)
 	if err != nil {
-		if res.Valid == checker.Invalid {
+		if res.Valid == checker.Invalid && res.Panicked == "" {
 			return exitInvalid, fmt.Errorf("results not saved: %w", err)
 		}
 		return exitError, fmt.Errorf("results not saved: %w", err)
 	}
-	return exitCode(res.Valid), nil
+	return verdictExit(res)
 }
 
 func fencedHistory(h history.History) bool {
@@ -481,6 +481,15 @@ func cmdWorker(args []string, stderr io.Writer) (int, error) {
 		return exitError, err
 	}
 	return exitValid, nil
+}
+
+// verdictExit is the exit code of a checked result: its verdict's, or an
+// error when a checker panicked (a crash is never a verdict).
+func verdictExit(res checker.Result) (int, error) {
+	if res.Panicked != "" {
+		return exitError, fmt.Errorf("checker %s: the verdict is not to be trusted", res.Panicked)
+	}
+	return exitCode(res.Valid), nil
 }
 
 func exitCode(v checker.Validity) int {
