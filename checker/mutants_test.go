@@ -1155,3 +1155,85 @@ func TestStuckLockFailsAtOneInstant(t *testing.T) {
 		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
 	}
 }
+
+func TestLostUpdateStories(t *testing.T) {
+	ctx := context.Background()
+	check := func(t *testing.T, b *builder, procs []int, has, lacks string) {
+		t.Helper()
+		r := NewResource(Options{}).Check(ctx, b.build())
+		if r.Valid != Invalid || len(r.Anomalies) == 0 {
+			t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+		}
+		an := r.Anomalies[0]
+		if procs != nil && !slices.Equal(an.Processes, procs) {
+			t.Fatalf("processes %v, want %v: %+v", an.Processes, procs, an)
+		}
+		if !strings.Contains(an.Explanation, has) || (lacks != "" && strings.Contains(an.Explanation, lacks)) {
+			t.Fatalf("explanation %q, want %q and not %q", an.Explanation, has, lacks)
+		}
+	}
+	t.Run("in order of invocation", func(t *testing.T) {
+		// 1 invoked first but returned last.
+		check(t, (&builder{}).cs(0, 0, 0.5, 4, 0).cs(1, 1, 3, 5, 0).cs(2, 1.5, 2, 5, 0), []int{1, 2}, "processes 1 and 2 both read 5", "")
+	})
+	t.Run("invoked at the same instant", func(t *testing.T) {
+		check(t, (&builder{}).cs(0, 0, 0.5, 4, 0).cs(2, 1, 3, 5, 0).cs(1, 1, 2, 5, 0), []int{2, 1}, "processes 2 and 1 both read 5", "")
+	})
+	t.Run("three read one value", func(t *testing.T) {
+		check(t, (&builder{}).cs(0, 0, 0.5, 4, 0).cs(1, 1, 3, 5, 0).cs(2, 1.1, 2, 5, 0).cs(3, 1.2, 2.5, 5, 0), nil,
+			"processes 1, 2 and 3 all read 5 from the resource for lock k and all wrote 6: 2 updates were lost", "")
+	})
+	t.Run("touching: a race, no late write", func(t *testing.T) {
+		b := (&builder{}).cs(0, 0, 0.5, 4, 0).csInfo(6, 0.2, 0.4).cs(1, 1, 2, 5, 0).cs(2, 2, 3, 5, 0)
+		check(t, b, nil, "one update was lost", "set back")
+	})
+	t.Run("a late write in doubt", func(t *testing.T) {
+		b := (&builder{}).cs(0, 0, 0.5, 4, 0).csInfo(6, 0.2, 0.4).cs(1, 1, 1.5, 5, 0).cs(2, 2, 3, 5, 0)
+		check(t, b, []int{6, 1, 2}, "most likely by process 6's critical section, invoked at 0.20 s and left in doubt (info at 0.40 s, op 2): it read 4 before 5 was first written", "could have done the same")
+	})
+	t.Run("the latest of two late writes in doubt", func(t *testing.T) {
+		b := (&builder{}).cs(0, 0, 0.5, 4, 0).csInfo(6, 0.2, 0.4).csInfo(7, 0.3, 0.45).cs(1, 1, 1.5, 5, 0).cs(2, 2, 3, 5, 0)
+		check(t, b, []int{7, 1, 2}, "by process 7's critical section, invoked at 0.30 s", "")
+		check(t, b, nil, "(1 other critical section left in doubt could have done the same)", "")
+	})
+	t.Run("two late writes invoked together: the first", func(t *testing.T) {
+		b := (&builder{}).cs(0, 0, 0.5, 4, 0).csInfo(6, 0.2, 0.4).csInfo(7, 0.2, 0.45).cs(1, 1, 1.5, 5, 0).cs(2, 2, 3, 5, 0)
+		check(t, b, []int{6, 1, 2}, "by process 6's critical section", "")
+	})
+	// With no accepted writer of 5, only the second reader's return bounds
+	// when the late write was invoked.
+	t.Run("in doubt, invoked after the second reader returned", func(t *testing.T) {
+		b := (&builder{}).cs(1, 1, 1.5, 5, 0).cs(2, 2, 3, 5, 0).csInfo(6, 3.5, 4)
+		check(t, b, nil, "one update was lost", "set back")
+	})
+	t.Run("in doubt, invoked as the second reader returned", func(t *testing.T) {
+		b := (&builder{}).cs(1, 1, 1.5, 5, 0).cs(2, 2, 3, 5, 0).csInfo(6, 3, 4)
+		check(t, b, nil, "process 6's critical section, invoked at 3.00 s", "")
+	})
+	t.Run("in doubt, invoked after 5 was written", func(t *testing.T) {
+		// 0 wrote 5 by 0.5 s; 6's critical section began at 0.7 s, when
+		// the register no longer held 4.
+		b := (&builder{}).cs(0, 0, 0.5, 4, 0).csInfo(6, 0.7, 0.8).cs(1, 1, 1.5, 5, 0).cs(2, 2, 3, 5, 0)
+		check(t, b, nil, "one update was lost", "set back")
+	})
+	t.Run("in doubt, invoked as 5 was written", func(t *testing.T) {
+		b := (&builder{}).cs(0, 0, 0.5, 4, 0).csInfo(6, 0.5, 0.8).cs(1, 1, 1.5, 5, 0).cs(2, 2, 3, 5, 0)
+		check(t, b, nil, "process 6's critical section, invoked at 0.50 s", "")
+	})
+	t.Run("a writer of 5 still running when the first reader began", func(t *testing.T) {
+		b := (&builder{}).cs(0, 0, 1, 4, 0).csInfo(6, 0.2, 0.4).cs(1, 1, 1.5, 5, 0).cs(2, 2, 3, 5, 0)
+		check(t, b, nil, "process 6's critical section", "")
+		b = (&builder{}).cs(0, 0, 1.2, 4, 0).csInfo(6, 0.2, 0.4).cs(1, 1, 1.5, 5, 0).cs(2, 2, 3, 5, 0)
+		check(t, b, nil, "one update was lost", "set back")
+	})
+	t.Run("in doubt with a known read of another value", func(t *testing.T) {
+		b := (&builder{}).cs(0, 0, 0.5, 4, 0)
+		b.pair(6, history.FCS, "k", 0.2, 0.4, history.Info, nil, &history.Value{Read: history.Int64(2), Wrote: history.Int64(3)})
+		b.cs(1, 1, 1.5, 5, 0).cs(2, 2, 3, 5, 0)
+		check(t, b, nil, "one update was lost", "set back")
+		b = (&builder{}).cs(0, 0, 0.5, 4, 0)
+		b.pair(6, history.FCS, "k", 0.2, 0.4, history.Info, nil, &history.Value{Read: history.Int64(4), Wrote: history.Int64(5)})
+		b.cs(1, 1, 1.5, 5, 0).cs(2, 2, 3, 5, 0)
+		check(t, b, nil, "process 6's critical section", "")
+	})
+}
