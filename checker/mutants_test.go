@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/lockcheck/lockcheck/history"
 )
 
@@ -1236,4 +1237,49 @@ func TestLostUpdateStories(t *testing.T) {
 		b.cs(1, 1, 1.5, 5, 0).cs(2, 2, 3, 5, 0)
 		check(t, b, nil, "process 6's critical section", "")
 	})
+}
+
+func TestExplainRegister(t *testing.T) {
+	a := &csOp{kind: rRMW, proc: 1, read: 3, wrote: 4, inv: 10, done: 11, call: sec(1), ret: sec(2)}
+	b := &csOp{kind: rRMW, proc: 2, read: 3, wrote: 4, inv: 12, done: 13, call: sec(3), ret: sec(4)}
+	open := &csOp{kind: rMaybe, proc: 3, read: 9, wrote: 10, inv: 14, done: -1, call: sec(5), ret: forever}
+	start := &csOp{kind: rStart, start: regState{3, 0}, inv: -1, done: -1, call: sec(0.5), ret: sec(0.5)}
+	ch := chunk{key: "k", ops: []linInput{a, b, open}, from: sec(1), to: sec(4)}
+	op := func(in *csOp) porcupine.Operation { return in.operation() }
+	ops := func(ins ...*csOp) []porcupine.Operation {
+		var out []porcupine.Operation
+		for _, in := range ins {
+			out = append(out, op(in))
+		}
+		return out
+	}
+	stuckAt := func(prefix []porcupine.Operation, st regState, in *csOp) *stuck {
+		o := op(in)
+		return &stuck{prefix: prefix, state: st, op: &o}
+	}
+	for _, tt := range []struct {
+		name  string
+		s     *stuck
+		procs []int
+		ops   []int
+		start time.Duration
+		end   time.Duration
+		has   string
+	}{
+		{"no search detail", nil, nil, nil, sec(1), sec(4),
+			"No order of the 3 critical sections on lock k between 1.00 s and 4.00 s fits a register that each one read and then wrote."},
+		{"stuck with no op", &stuck{state: regState{}}, nil, nil, sec(1), sec(4), "No order of the 3 critical sections"},
+		{"stuck after another's", stuckAt(ops(start, a), regState{4, 0}, b), []int{1, 2}, []int{10, 12, 13}, sec(1), sec(4),
+			"Process 2's critical section on lock k (3.00 s–4.00 s) read 3 and wrote 4, but no order of the 3 critical sections on lock k between 1.00 s and 4.00 s fits a register that each one read and then wrote: in the longest order that fits, the register holds 4 when it would have to run."},
+		{"stuck right after the start", stuckAt(ops(start), regState{3, 0}, b), []int{2}, []int{12, 13}, sec(1), sec(4), "the register holds 3"},
+		{"stuck with no prefix, never returned", stuckAt(nil, regState{3, 1}, open), []int{3}, []int{14}, sec(1), sec(4), "the register holds 3 (+1 pending)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			an := explainRegister(ch, tt.s, nil)
+			if !slices.Equal(an.Processes, tt.procs) || !slices.Equal(an.Ops, tt.ops) || an.Start != tt.start || an.End != tt.end ||
+				!strings.Contains(an.Explanation, tt.has) {
+				t.Fatalf("%+v", an)
+			}
+		})
+	}
 }
