@@ -47,8 +47,9 @@ const (
 	FSeed  = "seed"
 	FFinal = "final"
 	// FServerExit is the controller's record that a server of the run
-	// exited while the workload ran with no fault asking for it
-	// (Value.Nodes names the server, Value.Detail says how it ended).
+	// left it while the workload ran with no fault asking for it: it
+	// exited, or it stayed alive but stopped answering its health probe
+	// (Value.Nodes names the server, Value.Detail says how).
 	// Like FEvent it is a lone info op, here of the nemesis process; the
 	// run ended there, and a checker calls a history with one undecided
 	// unless it found an anomaly.

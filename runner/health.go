@@ -17,6 +17,63 @@ import (
 // written to the store.
 const storePoll = 100 * time.Millisecond
 
+// storageProbeEvery is how often the run pings the storage node, and
+// storageSilence the least time it must go unanswered before the run ends:
+// no fault touches the storage node, so a silent one is hung, not faulted,
+// but a loaded machine may stall a healthy one for a while.
+const (
+	storageProbeEvery = 500 * time.Millisecond
+	storageSilence    = 5 * time.Second
+)
+
+// Unresponsive is a server that stayed alive but answered none of the
+// run's health probes for longer than Silence, with no fault to explain it.
+type Unresponsive struct {
+	// Name is the node's name ("storage").
+	Name string
+	// Addr is the address probed.
+	Addr string
+	// Silence is how long it answered nothing.
+	Silence time.Duration
+	// Last is the last probe's error.
+	Last error
+}
+
+func (e *Unresponsive) Error() string {
+	return fmt.Sprintf("server %s (%s) answered no health probe for %s with no fault touching it: %v",
+		e.Name, e.Addr, e.Silence.Round(100*time.Millisecond), e.Last)
+}
+
+// watchStorage pings the storage node (clusters.Ping) every
+// storageProbeEvery while the workload runs. One that answers none for
+// longer than the op timeout, and at least storageSilence, ends the run
+// with an *Unresponsive error (a hung server: SIGSTOP, a deadlock); one that
+// exited is the exit watch's. The returned function ends the watch.
+func (r *run) watchStorage() func() {
+	addr := r.cluster.StorageAddr()
+	if addr == "" {
+		return func() {}
+	}
+	bound := max(r.test.OpTimeout, storageSilence)
+	var since time.Time
+	return poll(storageProbeEvery, func() bool {
+		err := clusters.Ping(addr)
+		switch {
+		case err == nil:
+			since = time.Time{}
+		case since.IsZero():
+			since = time.Now()
+		case time.Since(since) > bound:
+			e := &Unresponsive{Name: "storage", Addr: addr, Silence: time.Since(since), Last: err}
+			r.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: history.FServerExit,
+				Value: &history.Value{Nodes: []string{e.Name}, Detail: fmt.Sprintf("alive, but answered no health probe for %s", e.Silence.Round(100*time.Millisecond))}})
+			r.fail(e)
+			return true
+		}
+		return false
+	})
+}
+
 // serverExited is the run's clusters.ExitFunc: a server process that exits
 // while the workload runs, with no fault of the run asking for it (a kill
 // fault stops its server through the topology, which marks the exit as
@@ -46,12 +103,13 @@ func (r *run) watchStore() func() {
 }
 
 // checkable reports whether err, which ended a run, leaves a history worth
-// checking: a server died or the store filled, after the workload ran. A
-// broken worker or a failed setup leaves none.
+// checking: a server died or hung, or the store filled, after the workload
+// ran. A broken worker or a failed setup leaves none.
 func checkable(err error) bool {
 	var se *clusters.ServerExit
 	var st *storeError
-	return errors.As(err, &se) || errors.As(err, &st)
+	var un *Unresponsive
+	return errors.As(err, &se) || errors.As(err, &st) || errors.As(err, &un)
 }
 
 // withFatal returns res for a run that err ended: a verdict of Valid

@@ -272,3 +272,49 @@ func TestFullStoreStillGivesAVerdict(t *testing.T) {
 	}
 	assertNoChildren(t)
 }
+
+// TestHungStorageEndsTheRun: a storage node stopped from outside (SIGSTOP:
+// alive, answering nothing) during a run with no fault ends the run with an
+// error naming it once it has been silent for storageSilence; the history
+// says so and is checked.
+func TestHungStorageEndsTheRun(t *testing.T) {
+	test := quick(t, "redis-set-px", "none", false)
+	test.Lease = safeLease
+	log := &syncBuffer{}
+	stopped := 0
+	var stopErr error
+	test.Time, test.Until = patient, func(h history.History) bool {
+		if stopped != 0 || countGrants(h) < 5 {
+			return false
+		}
+		pid := listenerPid(nodeAddr(log.String(), "storage"))
+		if pid == 0 {
+			stopErr = errors.New("no process of this test listens at the storage node's address")
+			return true
+		}
+		stopped, stopErr = pid, syscall.Kill(pid, syscall.SIGSTOP)
+		return false
+	}
+	out, err := Run(context.Background(), test, log)
+	if stopped != 0 {
+		_ = syscall.Kill(stopped, syscall.SIGCONT) // already torn down, unless the test failed
+	}
+	if stopErr != nil {
+		t.Fatalf("stop the storage node: %v", stopErr)
+	}
+	var un *Unresponsive
+	if stopped == 0 || !errors.As(err, &un) || un.Name != "storage" || un.Silence <= storageSilence {
+		t.Fatalf("got %v, want the storage node unresponsive for over %s", err, storageSilence)
+	}
+	if !out.Checked || out.Result.Valid == checker.Valid {
+		t.Errorf("checked %v, verdict %v: want the history checked and not valid", out.Checked, out.Result.Valid)
+	}
+	h, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := checker.Default(CheckOptions(test)).Check(context.Background(), h); res.Valid == checker.Valid {
+		t.Error("the stored history re-checks valid")
+	}
+	assertNoChildren(t)
+}

@@ -190,6 +190,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	stopWatch := r.watchUntil()
 	r.watching.Store(true)
 	stopStore := r.watchStore()
+	stopStorage := r.watchStorage()
 	var watch *watcher
 	if t.StopOnAnomaly {
 		watch = startWatch(r.rec, checkOptions(t, p), r.stopOnAnomaly)
@@ -211,6 +212,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	healed := r.rec.Now()
 	workloadEnd := <-slotsDone
 	stopStore()
+	stopStorage()
 	r.watching.Store(false)
 	restoreProcs()
 	var cmds int64
