@@ -1283,3 +1283,53 @@ func TestExplainRegister(t *testing.T) {
 		})
 	}
 }
+
+// ---- stats.go
+
+func TestStatsExact(t *testing.T) {
+	b := &builder{}
+	b.pair(0, history.FAcquire, "a", 0, 0.001, history.OK, nil, &history.Value{Owner: "o"})
+	b.pair(0, history.FCS, "a", 0.002, 0.005, history.Fail, &history.Value{Token: 1}, &history.Value{Rejected: "write"})
+	b.pair(0, history.FCS, "a", 0.006, 0.007, history.Fail, nil, &history.Value{})
+	b.pair(2, history.FCS, "a", 0.006, 0.007, history.Fail, nil, &history.Value{})
+	b.pair(0, history.FRelease, "a", 0.008, 0.010, history.OK, nil, &history.Value{Released: history.Bool(false)})
+	b.pair(1, history.FAcquire, "b", 0.011, 0.0125, history.OK, nil, nil)
+	b.pair(1, history.FRelease, "b", 0.013, 0.014, history.OK, nil, &history.Value{Released: history.Bool(true)})
+	b.pair(1, history.FRelease, "", 0.015, 0.016, history.Fail, nil, nil)
+	b.fault(history.FPause, 0.02, 1.2345, 1)
+	r := NewStats().Check(context.Background(), b.build())
+	want := map[string]any{"ops": 20, "duration_s": 1.235, "grants": 2, "releases": 2, "released_lost": 1,
+		"stale_writes_rejected": 1, "keys": 2, "processes": 3, "faults": 1}
+	for k, v := range want {
+		if r.Stats[k] != v {
+			t.Errorf("%s = %v, want %v", k, r.Stats[k], v)
+		}
+	}
+	counts := r.Stats["counts"].(map[string]map[string]int)
+	if counts["cs"]["fail"] != 3 || counts["release"]["ok"] != 2 || counts["release"]["fail"] != 1 || counts["acquire"]["ok"] != 2 {
+		t.Errorf("counts %v", counts)
+	}
+	lat := r.Stats["latency_ms"].(map[string]map[string]float64)
+	if got := lat["acquire"]; got["p50"] != 1 || got["p95"] != 1.5 || got["max"] != 1.5 {
+		t.Errorf("acquire latency %v", got)
+	}
+	if got := lat["release"]; got["p50"] != 1 || got["p99"] != 2 || got["max"] != 2 {
+		t.Errorf("release latency %v", got)
+	}
+	for _, tt := range []struct {
+		n    int
+		q    float64
+		want time.Duration
+	}{{4, 0.5, 2}, {4, 0.95, 4}, {4, 0.25, 1}, {1, 0.5, 1}, {10, 0.99, 10}, {10, 0.0, 1}} {
+		ds := make([]time.Duration, tt.n)
+		for i := range ds {
+			ds[i] = time.Duration(i + 1)
+		}
+		if got := quantile(ds, tt.q); got != tt.want {
+			t.Errorf("quantile(1..%d, %v) = %v, want %v", tt.n, tt.q, got, tt.want)
+		}
+	}
+	if got := ms(1500 * time.Microsecond); got != 1.5 {
+		t.Errorf("ms = %v", got)
+	}
+}
