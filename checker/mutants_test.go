@@ -1333,3 +1333,53 @@ func TestStatsExact(t *testing.T) {
 		t.Errorf("ms = %v", got)
 	}
 }
+
+// ---- mutex.go (the story of a chunk the search could not linearize)
+
+func TestMutexExplainStuck(t *testing.T) {
+	c := &mutex{opts: Options{}}
+	start := &mutexOp{kind: mStart, holder: 0, proc: 1, inv: -1, done: -1, call: sec(0.5), ret: sec(0.5)}
+	startHeld := &mutexOp{kind: mStart, holder: 2, proc: 1, inv: -1, done: -1, call: sec(0.5), ret: sec(0.5)}
+	a := &mutexOp{kind: mAcquire, key: "k", proc: 1, token: 7, inv: 10, done: 11, call: sec(1), ret: sec(2)}
+	b := &mutexOp{kind: mAcquire, key: "k", proc: 2, inv: 12, done: 13, call: sec(3), ret: sec(4)}
+	rel := &mutexOp{kind: mRelease, key: "k", proc: 2, inv: 14, done: 15, call: sec(5), ret: sec(6)}
+	crash := &mutexOp{kind: mCrash, key: "k", proc: 2, inv: 16, done: -1, call: sec(7), ret: forever, info: true}
+	ch := chunk{key: "k", ops: []linInput{a, b, rel}, from: sec(1), to: sec(6)}
+	op := func(in *mutexOp) porcupine.Operation { return in.operation() }
+	stuckAt := func(state int, in *mutexOp, prefix ...*mutexOp) *stuck {
+		var p []porcupine.Operation
+		for _, x := range prefix {
+			p = append(p, op(x))
+		}
+		o := op(in)
+		return &stuck{prefix: p, state: state, op: &o}
+	}
+	for _, tt := range []struct {
+		name       string
+		s          *stuck
+		procs, ops []int
+		start, end time.Duration
+		want       string
+	}{
+		{"no search detail", nil, nil, nil, sec(1), sec(6),
+			"No order of the 3 acquires, releases and crashes on lock k between 1.00 s and 6.00 s fits a lock with at most one holder at a time; the overlap checker names the double holders."},
+		{"an acquire while another holds", stuckAt(2, b, start, a), []int{1, 2}, []int{11, 12, 13}, sec(2), sec(4),
+			"Process 2's acquire of lock k cannot be placed: no order of the 3 acquires, releases and crashes on lock k between 1.00 s and 6.00 s fits a lock with at most one holder at a time. In the longest order that fits, process 1 holds the lock (its acquire ran 1.00 s–2.00 s, token 7) when 2's acquire (3.00 s–4.00 s) returns. The overlap checker names the double holders."},
+		{"process 0 holds it", stuckAt(1, b, startHeld), []int{0, 2}, []int{12, 13}, sec(1), sec(4),
+			"In the longest order that fits, process 0 holds the lock when 2's acquire (3.00 s–4.00 s) returns."},
+		{"a release of a free lock", stuckAt(0, rel, start), []int{2}, []int{14, 15}, sec(1), sec(6),
+			"In the longest order that fits, the lock is free, not 2, when 2's release (5.00 s–6.00 s) returns."},
+		{"held from the chunk's start", stuckAt(3, b, startHeld), []int{2}, []int{12, 13}, sec(1), sec(4),
+			"In the longest order that fits, process 2 holds the lock when 2's acquire (3.00 s–4.00 s) returns."},
+		{"a crash", stuckAt(2, crash, start, a), []int{1, 2}, []int{11, 16}, sec(2), sec(6),
+			"In the longest order that fits, process 1 holds the lock (its acquire ran 1.00 s–2.00 s, token 7) when 2's crash at 7.00 s happens."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			an := c.explain(ch, tt.s, nil)
+			if !slices.Equal(an.Processes, tt.procs) || !slices.Equal(an.Ops, tt.ops) || an.Start != tt.start || an.End != tt.end ||
+				!strings.Contains(an.Explanation, tt.want) {
+				t.Fatalf("%+v", an)
+			}
+		})
+	}
+}
