@@ -1383,3 +1383,80 @@ func TestMutexExplainStuck(t *testing.T) {
 		})
 	}
 }
+
+// ---- overlap.go (the double-holder story)
+
+func TestDoubleHolderStory(t *testing.T) {
+	ctx := context.Background()
+	// 0 holds the lock (token 5) from 1 s until it sends its release at 10
+	// s; 1 (token 7), then 2 (token 6) and 3 (token 9) are granted it
+	// meanwhile. 0's accesses at 2 s (as 1 was granted) and at 10 s (as
+	// it let go) are refused, one at 0.5 s is not 0's stale access.
+	b := (&builder{}).acquire(0, 0.9, 1, 5, "o0")
+	b.acquire(1, 1.9, 2, 7, "o1").release(1, 3, 3.1, true, "o1")
+	b.acquire(2, 3.9, 4, 6, "o2").release(2, 5, 5.1, true, "o2")
+	b.acquire(3, 5.9, 6, 9, "o3").release(3, 7, 7.1, true, "o3")
+	b.csRejected(0, 1.5, 2, 0, 5, 7).csRejected(0, 9.5, 10, 0, 5, 9)
+	b.release(0, 10, 10.1, false, "o0")
+	b.csRejected(4, 0.1, 0.5, 0, 4, 5)
+	r := NewOverlap(Options{Fenced: true}).Check(ctx, b.build())
+	if r.Valid != Invalid || len(r.Anomalies) != 1 {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+	for _, want := range []string{
+		"processes 0 and 1 both held lock k from 2.00 s to 3.00 s: 0 was granted it at 1.00 s (token 5) and did not start its release until 10.00 s; 1 was granted it at 2.00 s (token 7) and did not start its release until 3.00 s.",
+		"While 0 still held it, the lock was granted 2 times more (to processes 2 and 3; tokens 6 to 9).",
+		"The lock is fenced: the resource refused 2 stale accesses from process 0 after 1 was granted the lock.",
+	} {
+		if !strings.Contains(r.Anomalies[0].Explanation, want) {
+			t.Errorf("explanation lacks %q:\n%s", want, r.Anomalies[0].Explanation)
+		}
+	}
+	// The later holder lets go with the earlier one, and is the only one.
+	b = (&builder{}).acquire(0, 0.9, 1, 0, "o0").acquire(1, 1.9, 2, 0, "o1").release(0, 5, 5.1, true, "o0").release(1, 5, 5.1, true, "o1")
+	r = NewOverlap(Options{}).Check(ctx, b.build())
+	if len(r.Anomalies) != 1 || !strings.HasSuffix(r.Anomalies[0].Explanation,
+		"processes 0 and 1 both held lock k from 2.00 s to 5.00 s: 0 was granted it at 1.00 s and did not start its release until 5.00 s; 1 was granted it at 2.00 s.") {
+		t.Fatalf("%+v", r.Anomalies)
+	}
+	// One more grant to the same process twice: "process 2", one token.
+	b = (&builder{}).acquire(0, 0.9, 1, 5, "o0")
+	b.acquire(1, 1.9, 2, 7, "o1").release(1, 3, 3.1, true, "o1")
+	b.acquire(2, 3.9, 4, 8, "o2").release(2, 5, 5.1, true, "o2").acquire(2, 5.9, 6, 8, "o2").release(2, 7, 7.1, true, "o2")
+	b.release(0, 10, 10.1, false, "o0")
+	r = NewOverlap(Options{}).Check(ctx, b.build())
+	if len(r.Anomalies) != 1 || !strings.Contains(r.Anomalies[0].Explanation, "granted 2 times more (to process 2; token 8).") {
+		t.Fatalf("%+v", r.Anomalies)
+	}
+}
+
+func TestForeignReleaseOwners(t *testing.T) {
+	ctx := context.Background()
+	// The release names no owner; the acquire did: 0's DEL deleted 1's key.
+	b := (&builder{}).acquire(0, 0, 0.1, 0, "o0")
+	b.pair(0, history.FRelease, "k", 1, 1.5, history.OK, nil, &history.Value{Released: history.Bool(true), DeletedOwner: "o1"})
+	b.acquire(1, 1.1, 1.2, 0, "o1").release(1, 2, 2.1, false, "o1")
+	r := NewOverlap(Options{}).Check(ctx, b.build())
+	if r.Stats["foreign_releases"] != 1 {
+		t.Fatalf("stats %v", r.Stats)
+	}
+	// Only the release names an owner (the acquire's reply did not): it
+	// deleted another's.
+	b = (&builder{}).acquire(0, 0, 0.1, 0, "")
+	b.pair(0, history.FRelease, "k", 1, 1.5, history.OK, &history.Value{Owner: "o0"}, &history.Value{Released: history.Bool(true), DeletedOwner: "o1"})
+	if r := NewOverlap(Options{}).Check(ctx, b.build()); r.Stats["foreign_releases"] != 1 {
+		t.Fatalf("stats %v", r.Stats)
+	}
+	// Neither names an owner: nothing to compare.
+	b = (&builder{}).acquire(0, 0, 0.1, 0, "")
+	b.pair(0, history.FRelease, "k", 1, 1.5, history.OK, nil, &history.Value{Released: history.Bool(true), DeletedOwner: "o1"})
+	if r := NewOverlap(Options{}).Check(ctx, b.build()); r.Stats["foreign_releases"] != 0 {
+		t.Fatalf("stats %v", r.Stats)
+	}
+	// The release names its own owner, which it deleted: not foreign.
+	b = (&builder{}).acquire(0, 0, 0.1, 0, "o0")
+	b.pair(0, history.FRelease, "k", 1, 1.5, history.OK, &history.Value{Owner: "o0"}, &history.Value{Released: history.Bool(true), DeletedOwner: "o0"})
+	if r := NewOverlap(Options{}).Check(ctx, b.build()); r.Stats["foreign_releases"] != 0 {
+		t.Fatalf("stats %v", r.Stats)
+	}
+}
