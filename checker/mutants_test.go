@@ -1460,3 +1460,60 @@ func TestForeignReleaseOwners(t *testing.T) {
 		t.Fatalf("stats %v", r.Stats)
 	}
 }
+
+// ---- watch.go
+
+func TestWatchFencedEdges(t *testing.T) {
+	first := func(h history.History, opts Options) (Anomaly, bool) {
+		w := NewWatch(opts)
+		for _, op := range h {
+			if a, ok := w.Observe(op); ok {
+				return a, true
+			}
+		}
+		return Anomaly{}, false
+	}
+	fenced := Options{Fenced: true}
+	readOnly := func(b *builder, p int, t0, t1 float64, read, tok int64) *builder {
+		return b.pair(p, history.FCS, "k", t0, t1, history.OK, &history.Value{Token: tok}, &history.Value{Read: history.Int64(read)})
+	}
+	tests := []struct {
+		name  string
+		h     history.History
+		opts  Options
+		stale bool
+		procs []int
+		key   string
+	}{
+		{"touching writes: concurrent", (&builder{}).write(0, 1, 2, 5).write(1, 2, 3, 4).build(), fenced, false, nil, ""},
+		{"one holder's two writes with one token", (&builder{}).write(0, 1, 2, 5).write(0, 3, 4, 5).build(), fenced, false, nil, ""},
+		{"the first write whose token the stale one is below is named", (&builder{}).write(0, 1, 2, 4).write(1, 3, 4, 6).write(2, 5, 6, 4).build(),
+			fenced, true, []int{1, 2}, ""},
+		{"replies with the read only, one value read twice", readOnly(readOnly(&builder{}, 0, 1, 3, 10, 5), 1, 2, 4, 10, 4).build(), fenced, true, nil, ""},
+		{"the token sent, not echoed", (&builder{}).write(0, 1, 2, 5).
+			pair(1, history.FCS, "k", 3, 4, history.OK, &history.Value{Token: 4}, &history.Value{}).build(), fenced, true, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, ok := first(tt.h, tt.opts)
+			if ok != tt.stale || (ok && a.Kind != "stale-write") {
+				t.Fatalf("anomaly %v %+v, want stale %v", ok, a, tt.stale)
+			}
+			if tt.procs != nil && !slices.Equal(a.Processes, tt.procs) {
+				t.Fatalf("processes %v, want %v", a.Processes, tt.procs)
+			}
+		})
+	}
+	// Two keys stuck at once: the first by name.
+	b := &builder{}
+	for _, k := range []string{"b", "a"} {
+		b.pair(0, history.FAcquire, k, 0, 0.1, history.OK, nil, &history.Value{Owner: "o"})
+		b.pair(0, history.FRelease, k, 0.2, 0.3, history.OK, nil, &history.Value{Released: history.Bool(true)})
+		b.pair(1, history.FAcquire, k, 0.4, 0.5, history.Fail, nil, nil)
+	}
+	b.pair(2, history.FAcquire, "c", 5, 5.1, history.Fail, nil, nil)
+	a, ok := first(b.build(), Options{StuckBound: time.Second})
+	if !ok || a.Kind != "stuck-lock" || a.Key != "a" {
+		t.Fatalf("%v %+v", ok, a)
+	}
+}
