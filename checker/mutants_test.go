@@ -1517,3 +1517,32 @@ func TestWatchFencedEdges(t *testing.T) {
 		t.Fatalf("%v %+v", ok, a)
 	}
 }
+
+// ---- lockorder.go
+
+func TestDirectConflictStory(t *testing.T) {
+	ctx := context.Background()
+	// 1 is granted the lock at 2 s while 0 holds it until 5 s.
+	b := (&builder{}).acquire(0, 0.9, 1, 0, "o0").acquire(1, 1.9, 2, 0, "o1").release(1, 3, 3.1, true, "o1").release(0, 5, 5.1, true, "o0")
+	r := NewMutex(Options{}).Check(ctx, b.build())
+	if r.Stats["keys_decided_directly"] != 1 || len(r.Anomalies) != 1 {
+		t.Fatalf("%v %+v", r.Stats, r.Anomalies)
+	}
+	an := r.Anomalies[0]
+	if an.Start != sec(2) || an.End != sec(3) || strings.Contains(an.Explanation, "Before 0 gave it up") {
+		t.Fatalf("%+v", an)
+	}
+	// Neither lets go: the window is the later grant's instant.
+	b = (&builder{}).acquire(0, 0.9, 1, 0, "o0").acquire(1, 1.9, 2, 0, "o1")
+	r = NewMutex(Options{}).Check(ctx, b.build())
+	if len(r.Anomalies) != 1 || r.Anomalies[0].Start != sec(2) || r.Anomalies[0].End != sec(2) {
+		t.Fatalf("%+v", r.Anomalies)
+	}
+	// A hold of zero length and an acquire that returned at its invoke
+	// are still decided directly.
+	for _, h := range []history.History{zeroLength(true), (&builder{}).acquire(0, 1, 1, 0, "o0").release(0, 2, 2.1, true, "o0").build()} {
+		if r := NewMutex(Options{}).Check(ctx, h); r.Stats["keys_decided_directly"] != 1 {
+			t.Fatalf("stats %v", r.Stats)
+		}
+	}
+}
