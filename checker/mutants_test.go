@@ -1546,3 +1546,26 @@ func TestDirectConflictStory(t *testing.T) {
 		}
 	}
 }
+
+func TestMutexModelDescriptions(t *testing.T) {
+	m := mutexModel()
+	for s, want := range map[int]string{0: "free", 1: "held by 0", 3: "held by 2"} {
+		if got := m.DescribeState(s); got != want {
+			t.Errorf("DescribeState(%d) = %q, want %q", s, got, want)
+		}
+	}
+	for _, tt := range []struct {
+		in   *mutexOp
+		want string
+	}{
+		{&mutexOp{kind: mStart, holder: 2}, "start: held by 1"},
+		{&mutexOp{kind: mAcquire, proc: 3, token: 9}, "3 acquire (token 9)"},
+		{&mutexOp{kind: mAcquire, proc: 3, info: true}, "3 acquire (info)"},
+		{&mutexOp{kind: mRelease, proc: 3}, "3 release"},
+		{&mutexOp{kind: mCrash, proc: 3, info: true}, "3 crash"},
+	} {
+		if got := m.DescribeOperation(tt.in, nil); got != tt.want {
+			t.Errorf("DescribeOperation = %q, want %q", got, tt.want)
+		}
+	}
+}
