@@ -1569,3 +1569,15 @@ func TestMutexModelDescriptions(t *testing.T) {
 		}
 	}
 }
+
+func TestDirectConflictsInOrder(t *testing.T) {
+	b := &builder{}
+	for i := range 3 {
+		t0 := 10 * float64(i)
+		b.acquire(0, t0, t0+1, 0, "o0").acquire(1, t0+2, t0+3, 0, "o1").release(1, t0+4, t0+5, true, "o1").release(0, t0+6, t0+7, true, "o0")
+	}
+	r := NewMutex(Options{}).Check(context.Background(), b.build())
+	if len(r.Anomalies) != 3 || r.Anomalies[0].Start != sec(3) || r.Anomalies[2].Start != sec(23) {
+		t.Fatalf("%+v", r.Anomalies)
+	}
+}
