@@ -1581,3 +1581,51 @@ func TestDirectConflictsInOrder(t *testing.T) {
 		t.Fatalf("%+v", r.Anomalies)
 	}
 }
+
+func TestExplainEventsAndClocks(t *testing.T) {
+	if got := clockWhy(history.Fault{F: history.FClock, Detail: "wall clock jumped 3 s forward"}); !strings.HasPrefix(got, "the lock server's wall clock jumped 3 s forward") {
+		t.Errorf("clockWhy: %q", got)
+	}
+	if got := clockWhy(history.Fault{F: history.FClockJump}); !strings.HasPrefix(got, "the shared node's wall clock jumped forward") {
+		t.Errorf("clockWhy: %q", got)
+	}
+	ev := func(at float64, detail string) *history.Op {
+		return &history.Op{Time: sec(at), Process: 3, Type: history.Info, F: history.FEvent, Value: &history.Value{Detail: detail}}
+	}
+	events := []*history.Op{ev(0.5, "early"), ev(1, "at the start"), {Time: sec(1.5), Process: 3, F: history.FEvent},
+		ev(2, "session 0x1 expired"), ev(3, "at the end"), ev(3.5, "late")}
+	s, expired := eventSentence(events, 3, sec(1), sec(3))
+	if !expired || s != `Process 3's lock client reported "at the start" at 1.00 s, "session 0x1 expired" at 2.00 s and "at the end" at 3.00 s.` {
+		t.Errorf("eventSentence: %q %v", s, expired)
+	}
+	s, _ = eventSentence(append([]*history.Op{ev(1.2, "one more")}, events...), 3, sec(1), sec(3))
+	if strings.Count(s, " at ") != maxEvents {
+		t.Errorf("eventSentence quotes more than %d: %q", maxEvents, s)
+	}
+	if s, expired := eventSentence(events, 3, sec(4), sec(5)); s != "" || expired {
+		t.Errorf("eventSentence of nothing: %q %v", s, expired)
+	}
+	st := &SessionTimeout{Server: "PostgreSQL", Settings: "idle_session_timeout", Timeout: time.Second}
+	pause := func(d time.Duration) []history.Fault {
+		return []history.Fault{{F: history.FPause, Start: sec(1), End: sec(1) + d, Targets: []int{3}}}
+	}
+	if got := sessionEnded(st, pause(time.Second), 3); got != "" {
+		t.Errorf("a pause as long as the session timeout: %q", got)
+	}
+	if got := sessionEnded(st, pause(time.Second+1), 3); got == "" {
+		t.Errorf("a pause longer than the session timeout ends nothing")
+	}
+}
+
+func TestInventoryStoriesAcrossInterleavedSales(t *testing.T) {
+	// 0 and 1 both sell from 5, with 2's sale from 4 invoked between them.
+	b := (&builder{}).seed(0, 5).sale(0, 1, 1.2, 5, 0).sale(2, 1.05, 1.3, 4, 0).sale(1, 1.1, 1.4, 5, 0).final(2, 3)
+	r := NewInventory().Check(context.Background(), b.build())
+	if r.Valid != Invalid || len(r.Anomalies) != 1 || !strings.Contains(r.Anomalies[0].Explanation, "Processes 0 and 1 both read 5") {
+		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
+	}
+	r = NewInventory().Check(context.Background(), (&builder{}).seed(0, 5).sale(0, 1, 1.1, 5, 0).final(2, 2).build())
+	if len(r.Anomalies) != 1 || !strings.Contains(r.Anomalies[0].Explanation, "the stock fell by 2 more than the recorded sales") {
+		t.Fatalf("%+v", r.Anomalies)
+	}
+}
