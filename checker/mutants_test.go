@@ -1629,3 +1629,15 @@ func TestInventoryStoriesAcrossInterleavedSales(t *testing.T) {
 		t.Fatalf("%+v", r.Anomalies)
 	}
 }
+
+func TestGrantsStoppedNeedsLaterAttempts(t *testing.T) {
+	// The last grant completes at 1 s; the only acquire after it is
+	// invoked at that very instant and fails; the history ends at 20 s.
+	// Nothing was tried after the grants stopped (0 holds the lock to the
+	// end and runs its critical section last).
+	b := (&builder{}).acquire(0, 0.5, 1, 0, "o0").acquireFail(1, 1, 19.9).cs(0, 19.95, 20, 0, 0)
+	r := NewLiveness(Options{}).Check(context.Background(), b.build())
+	if r.Valid != Valid || r.Error != "" {
+		t.Fatalf("%v %q", r.Valid, r.Error)
+	}
+}
