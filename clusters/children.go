@@ -16,8 +16,22 @@ import (
 // PostgreSQL postmaster makes each backend a session leader) cannot be
 // signalled as a group; the harness signals it and these pids instead.
 func children(pid int) []int {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var out []int
+	for c, f := range procStats() {
+		if ppid, _ := strconv.Atoi(string(f[1])); ppid == pid {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// procStats reads /proc/<pid>/stat of every process: by pid, the fields
+// after the command name (state, ppid, pgrp, ...; field n of proc(5) is
+// at index n-3). A process whose stat cannot be read or has fewer than two
+// such fields is left out.
+func procStats() map[int][][]byte {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	out := make(map[int][][]byte, len(stats))
 	for _, path := range stats {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -29,14 +43,11 @@ func children(pid int) []int {
 			continue
 		}
 		f := bytes.Fields(b[i+1:])
-		if len(f) < 2 {
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+		if len(f) < 2 || err != nil {
 			continue
 		}
-		if ppid, _ := strconv.Atoi(string(f[1])); ppid == pid {
-			if c, err := strconv.Atoi(filepath.Base(filepath.Dir(path))); err == nil {
-				out = append(out, c)
-			}
-		}
+		out[pid] = f
 	}
 	return out
 }

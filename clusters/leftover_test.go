@@ -149,27 +149,14 @@ type procInfo struct {
 
 // processes reads every process from /proc.
 func processes() map[int]procInfo {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	stats := procStats()
 	out := make(map[int]procInfo, len(stats))
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
+	for pid, f := range stats {
 		if len(f) < 20 {
 			continue
 		}
-		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-		if err != nil {
-			continue
-		}
 		ppid, _ := strconv.Atoi(string(f[1]))
-		cl, _ := os.ReadFile(filepath.Join(filepath.Dir(path), "cmdline"))
+		cl, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 		out[pid] = procInfo{pid: pid, ppid: ppid, state: f[0][0], start: string(f[19]),
 			cmdline: strings.TrimSpace(string(bytes.ReplaceAll(cl, []byte{0}, []byte{' '})))}
 	}
