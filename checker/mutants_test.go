@@ -1344,6 +1344,8 @@ func TestMutexExplainStuck(t *testing.T) {
 	b := &mutexOp{kind: mAcquire, key: "k", proc: 2, inv: 12, done: 13, call: sec(3), ret: sec(4)}
 	rel := &mutexOp{kind: mRelease, key: "k", proc: 2, inv: 14, done: 15, call: sec(5), ret: sec(6)}
 	crash := &mutexOp{kind: mCrash, key: "k", proc: 2, inv: 16, done: -1, call: sec(7), ret: forever, info: true}
+	a0 := &mutexOp{kind: mAcquire, key: "k", proc: 0, inv: 20, done: 21, call: sec(0.8), ret: sec(0.9)}
+	doubt := &mutexOp{kind: mAcquire, key: "k", proc: 3, inv: 22, done: 23, call: sec(2.5), ret: forever, info: true}
 	ch := chunk{key: "k", ops: []linInput{a, b, rel}, from: sec(1), to: sec(6)}
 	op := func(in *mutexOp) porcupine.Operation { return in.operation() }
 	stuckAt := func(state int, in *mutexOp, prefix ...*mutexOp) *stuck {
@@ -1367,6 +1369,10 @@ func TestMutexExplainStuck(t *testing.T) {
 			"Process 2's acquire of lock k cannot be placed: no order of the 3 acquires, releases and crashes on lock k between 1.00 s and 6.00 s fits a lock with at most one holder at a time. In the longest order that fits, process 1 holds the lock (its acquire ran 1.00 s–2.00 s, token 7) when 2's acquire (3.00 s–4.00 s) returns. The overlap checker names the double holders."},
 		{"process 0 holds it", stuckAt(1, b, startHeld), []int{0, 2}, []int{12, 13}, sec(1), sec(4),
 			"In the longest order that fits, process 0 holds the lock when 2's acquire (3.00 s–4.00 s) returns."},
+		{"process 0 holds it, granted in the prefix", stuckAt(1, b, start, a0), []int{0, 2}, []int{21, 12, 13}, sec(0.9), sec(4),
+			"process 0 holds the lock (its acquire ran 0.80 s–0.90 s) when 2's acquire"},
+		{"an acquire in doubt by another after the grant", stuckAt(2, b, start, a, doubt), []int{1, 2}, []int{11, 12, 13}, sec(2), sec(4),
+			"process 1 holds the lock (its acquire ran 1.00 s–2.00 s, token 7) when 2's acquire"},
 		{"a release of a free lock", stuckAt(0, rel, start), []int{2}, []int{14, 15}, sec(1), sec(6),
 			"In the longest order that fits, the lock is free, not 2, when 2's release (5.00 s–6.00 s) returns."},
 		{"held from the chunk's start", stuckAt(3, b, startHeld), []int{2}, []int{12, 13}, sec(1), sec(4),
@@ -1639,5 +1645,25 @@ func TestGrantsStoppedNeedsLaterAttempts(t *testing.T) {
 	r := NewLiveness(Options{}).Check(context.Background(), b.build())
 	if r.Valid != Valid || r.Error != "" {
 		t.Fatalf("%v %q", r.Valid, r.Error)
+	}
+}
+
+func TestDoubleHolderPauseStory(t *testing.T) {
+	ctx := context.Background()
+	// 0 holds the lock from 1 s and is paused from 2 s to 5 s, three
+	// leases; 1 is granted it at 4 s. 0's client reports nothing of a
+	// session, then (0.5 s after it lets go, within the grace) an error.
+	b := (&builder{}).acquire(0, 0.9, 1, 0, "o0").acquire(1, 3.9, 4, 0, "o1").release(1, 4.5, 4.6, true, "o1").release(0, 6, 6.1, false, "o0")
+	b.fault(history.FPause, 2, 5, 0)
+	b.add(6.5, 0, history.Info, history.FEvent, "", &history.Value{Detail: "lock lost"})
+	r := NewOverlap(Options{Lease: time.Second}).Check(ctx, b.build())
+	if len(r.Anomalies) != 1 {
+		t.Fatalf("%+v", r.Anomalies)
+	}
+	ex := r.Anomalies[0].Explanation
+	for _, want := range []string{"was in force: its lease ran out while it was stopped.", `Process 0's lock client reported "lock lost" at 6.50 s.`} {
+		if !strings.Contains(ex, want) {
+			t.Errorf("explanation lacks %q:\n%s", want, ex)
+		}
 	}
 }
