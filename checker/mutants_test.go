@@ -1667,3 +1667,93 @@ func TestDoubleHolderPauseStory(t *testing.T) {
 		}
 	}
 }
+
+func TestExerciseJudgesWithHistories(t *testing.T) {
+	ctx := context.Background()
+	judge := func(b *builder, f *fault, j func(*exerciseRun, *fault) string) string {
+		a := newAnalysis(b.build())
+		return j(&exerciseRun{a: a, holds: a.getHolds()}, f)
+	}
+	skew := func(from, to float64) *fault {
+		return &fault{Fault: history.Fault{F: history.FSkew, Start: sec(from), End: sec(to), Targets: []int{1}}}
+	}
+	// 0 holds the lock from 2 s to 3 s; skewed 1 tries.
+	held := func() *builder { return (&builder{}).acquire(0, 1.9, 2, 0, "o0").release(0, 3, 3.1, true, "o0") }
+	const noTry = "saw no skewed worker try to take a lock another held"
+	for _, tt := range []struct {
+		name string
+		b    *builder
+		f    *fault
+		want string
+	}{
+		{"the hold begins as the skew ends", held().acquireFail(1, 1.5, 2.5), skew(1, 2), ""},
+		{"the hold ends as the skew begins", held().acquireFail(1, 2.5, 3.5), skew(3, 4), noTry},
+		{"a skewed holder is no rival", (&builder{}).acquire(1, 1.9, 2, 0, "o1").release(1, 3, 3.1, true, "o1").acquireFail(1, 2.5, 2.8), skew(1, 4), noTry},
+		{"the try ends as the hold begins", held().acquireFail(1, 1.5, 2), skew(1, 4), noTry},
+		{"the try begins as the hold ends", held().acquireFail(1, 3, 3.5), skew(1, 4), noTry},
+	} {
+		t.Run("clock-client: "+tt.name, func(t *testing.T) {
+			if got := judge(tt.b, tt.f, judgeClockClient); got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	failover := func(start, done, end float64) *fault {
+		return &fault{Fault: history.Fault{F: history.FFailover, Start: sec(start), End: sec(end), Targets: []int{0}},
+			Done: sec(done), Hit: &history.Hit{Promoted: true}}
+	}
+	const noGrant = "promoted while no lock was held and the old master granted none"
+	for _, tt := range []struct {
+		name string
+		b    *builder
+		f    *fault
+		want string
+	}{
+		{"granted by the old master after the cut", (&builder{}).acquire(0, 1.9, 2, 0, "o0").release(0, 2.1, 2.2, true, "o0"), failover(1, 5, 6), ""},
+		{"granted as the cut began", (&builder{}).acquire(0, 0.9, 1, 0, "o0").release(0, 1.1, 1.2, true, "o0"), failover(1, 5, 6), noGrant},
+		{"granted as the failover ended", (&builder{}).acquire(0, 5.9, 6, 0, "o0").release(0, 6.1, 6.2, true, "o0"), failover(1, 5, 6), noGrant},
+	} {
+		t.Run("failover: "+tt.name, func(t *testing.T) {
+			if got := judge(tt.b, tt.f, judgeFailover); got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	jump := &fault{Fault: history.Fault{F: history.FClockJump, Start: sec(2), End: sec(3)}}
+	for _, tt := range []struct {
+		name string
+		b    *builder
+		want string
+	}{
+		{"a rival tries during the jump", held().acquireFail(1, 2.2, 2.5), ""},
+		{"the holder's own try is no rival", held().acquireFail(0, 2.5, 2.8).acquireFail(1, 3, 3.5), "saw no worker but process 0 try to take the lock"},
+		{"a try that ended as the jump began", held().acquireFail(1, 1.5, 2), "saw no worker but process 0 try to take the lock"},
+	} {
+		t.Run("redlock jump: "+tt.name, func(t *testing.T) {
+			if got := judge(tt.b, jump, judgeRedlockJump); got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	sk := func(hit *history.Hit, targets ...int) *fault {
+		return &fault{Fault: history.Fault{F: history.FSessionKill, Start: sec(2.5), End: sec(2.6), Targets: targets}, Invoked: sec(2.4), Hit: hit}
+	}
+	for _, tt := range []struct {
+		name string
+		f    *fault
+		want string
+	}{
+		{"the nemesis saw a holder", sk(&history.Hit{Holder: true}), ""},
+		{"the nemesis saw none", sk(&history.Hit{}), "ended the session of a worker that held no lock"},
+		{"no target", sk(nil), "ended no worker's session"},
+		{"the holder", sk(nil, 0), ""},
+		{"another worker", sk(nil, 1), "ended the session of a worker that held no lock"},
+	} {
+		t.Run("session-kill: "+tt.name, func(t *testing.T) {
+			if got := judge(held(), tt.f, judgeSessionKill); got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	_ = ctx
+}
