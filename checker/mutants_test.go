@@ -1757,3 +1757,13 @@ func TestExerciseJudgesWithHistories(t *testing.T) {
 	}
 	_ = ctx
 }
+
+func TestSessionKillAtTheLastWrite(t *testing.T) {
+	f := []history.Fault{{F: history.FSessionKill, Start: sec(3), End: sec(3.1), Targets: []int{2}}}
+	if s := sessionKillSentence(f, 2, sec(3)); !strings.HasPrefix(s, "Process 2's database session was terminated at 3.00 s") {
+		t.Fatalf("%q", s)
+	}
+	if s := sessionKillSentence(f, 2, sec(2.9)); s != "" {
+		t.Fatalf("%q", s)
+	}
+}
