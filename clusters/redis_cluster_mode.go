@@ -304,6 +304,33 @@ func (c *RedisCluster) announce(ctx context.Context, j int, r *RedisServer) erro
 	return nil
 }
 
+// setEpoch gives fresh node j config epoch j+1. A node that already knows
+// other nodes or has an epoch was reached, before it met its own cluster,
+// by another cluster's gossip (a cluster of another run whose node had
+// this bus port before): it is reset (CLUSTER RESET HARD forgets every
+// node, zeroes its epochs and gives it a new id, read again) and tried
+// again.
+func (c *RedisCluster) setEpoch(ctx context.Context, j int, r *RedisServer) error {
+	var err error
+	for try := 0; try < 3; try++ {
+		err = redisDo(ctx, r.Addr(), "CLUSTER", "SET-CONFIG-EPOCH", j+1)
+		if err == nil || !strings.Contains(err.Error(), "already non-zero") && !strings.Contains(err.Error(), "does not know any other node") {
+			return err
+		}
+		if rerr := redisDo(ctx, r.Addr(), "CLUSTER", "RESET", "HARD"); rerr != nil {
+			return fmt.Errorf("%w; reset: %v", err, rerr)
+		}
+		cl := nodeClient(r.Addr())
+		id, ierr := cl.Do(ctx, "CLUSTER", "MYID").Text()
+		cl.Close()
+		if ierr != nil {
+			return fmt.Errorf("%w; node id after reset: %v", err, ierr)
+		}
+		c.ids[j] = id
+	}
+	return err
+}
+
 // join makes the six nodes one cluster: redis0 meets the others through
 // their proxies, each master takes a third of the slots, and once every
 // node knows the others, redis3..5 replicate redis0..2.
@@ -316,7 +343,7 @@ func (c *RedisCluster) join(ctx context.Context) error {
 	// is not already the greatest), and on heal the old master could win
 	// them back and make the new one its replica again.
 	for j, r := range c.nodes {
-		if err := redisDo(ctx, r.Addr(), "CLUSTER", "SET-CONFIG-EPOCH", j+1); err != nil {
+		if err := c.setEpoch(ctx, j, r); err != nil {
 			return fmt.Errorf("config epoch of %s: %w", r.Name, err)
 		}
 	}
