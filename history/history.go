@@ -60,7 +60,9 @@ func (p Pair) Value() *Value {
 // completes it before its invocation, or invokes while another of its ops
 // is still open.
 func (h History) Pairs() ([]Pair, error) {
-	pairs := make([]Pair, 0, len(h)/2+1)
+	// About one pair for every two ops: a capacity hint, which no result
+	// depends on.
+	pairs := make([]Pair, 0, len(h)>>1)
 	open := make(map[int]int) // process -> index in pairs
 	for i := range h {
 		op := &h[i]

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -52,7 +51,7 @@ func (t *TornLine) String() string {
 func DecodeTorn(r io.Reader) (History, *TornLine, error) {
 	var h History
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), maxLine)
+	sc.Buffer(nil, maxLine)
 	unterminated := false // the token just scanned ended at EOF without a newline
 	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
 		adv, tok, err := bufio.ScanLines(data, atEOF)
@@ -103,8 +102,12 @@ func DecodeTorn(r io.Reader) (History, *TornLine, error) {
 	return h, nil, nil
 }
 
-// decodeBatch is how many lines DecodeTorn parses at once.
-const decodeBatch = 1 << 14
+// decodeBatch is how many lines DecodeTorn parses at once, and parseChunk
+// how many of them one goroutine parses.
+const (
+	decodeBatch = 1 << 14
+	parseChunk  = 1 << 12
+)
 
 // lineBatch holds lines to parse: their bytes copied end to end into one
 // buffer, each line's number and end, and room for each line's error.
@@ -149,21 +152,19 @@ func (l *lineBatch) decodeInto(h History) (History, error) {
 			ops[i], l.errs[i] = decodeOp(l.buf[start:l.ends[i]])
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), (n+1023)/1024)
-	if workers <= 1 {
-		parse(0, n)
-	} else {
-		var wg sync.WaitGroup
-		per := (n + workers - 1) / workers
-		for from := 0; from < n; from += per {
-			wg.Add(1)
-			go func(from, to int) {
-				defer wg.Done()
-				parse(from, to)
-			}(from, min(n, from+per))
-		}
-		wg.Wait()
+	// Chunks of parseChunk lines, each on a goroutine of its own: every
+	// split parses each line once into its own place, so the result is
+	// the same whatever the split; the runtime spreads them over the
+	// processors.
+	var wg sync.WaitGroup
+	for from := 0; from < n; from += parseChunk {
+		wg.Add(1)
+		go func(from, to int) {
+			defer wg.Done()
+			parse(from, to)
+		}(from, min(n, from+parseChunk))
 	}
+	wg.Wait()
 	for i, err := range l.errs {
 		if err != nil {
 			return h[:base+i], fmt.Errorf("line %d: %w", l.lines[i], err)
@@ -286,13 +287,8 @@ func (r *Recorder) History() History {
 func (r *Recorder) Since(i int) History {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if i < 0 {
-		i = 0
-	}
-	if i >= len(r.ops) {
-		return nil
-	}
-	return append(History(nil), r.ops[i:]...)
+	// Appending nothing to nil leaves nil: past the end, the copy is nil.
+	return append(History(nil), r.ops[min(max(i, 0), len(r.ops)):]...)
 }
 
 // Err returns the first error writing to the sink, if any.

@@ -87,9 +87,7 @@ func (h History) Faults() []Fault {
 	invoked := make(map[string]time.Duration)
 	var last time.Duration
 	for _, op := range h {
-		if op.Time > last {
-			last = op.Time
-		}
+		last = max(last, op.Time)
 		if !op.IsNemesis() {
 			continue
 		}
