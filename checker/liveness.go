@@ -275,8 +275,8 @@ const (
 func grantsStopped(a *analysis) string {
 	last := time.Duration(-1)
 	for _, pr := range a.pairs {
-		if pr.Invoke.F == history.FAcquire && pr.Type() == history.OK && pr.Complete.Time > last {
-			last = pr.Complete.Time
+		if pr.Invoke.F == history.FAcquire && pr.Type() == history.OK {
+			last = max(last, pr.Complete.Time)
 		}
 	}
 	gap := a.end - last
