@@ -81,16 +81,11 @@ func TestSweepTempDirs(t *testing.T) {
 			}
 		}
 	}
-	removed, err := SweepTempDirs(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := make(map[string]bool, len(tests))
 	for _, tt := range tests {
-		_, err := os.Stat(filepath.Join(root, tt.name))
-		if gone := os.IsNotExist(err); gone != tt.remove {
-			t.Errorf("%s: removed %v, want %v (removed: %v)", tt.name, gone, tt.remove, removed)
-		}
+		want[tt.name] = tt.remove
 	}
+	assertSwept(t, root, want)
 }
 
 // TestTempDirRecordsItsOwner: a directory TempDir makes names this process,
@@ -195,16 +190,11 @@ func TestSweepTempDirsOfAnotherUser(t *testing.T) {
 			}
 		}
 	}
-	removed, err := SweepTempDirs(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := make(map[string]bool, len(tests))
 	for _, tt := range tests {
-		_, err := os.Stat(filepath.Join(root, tt.name))
-		if gone := os.IsNotExist(err); gone != tt.remove {
-			t.Errorf("%s: removed %v, want %v (removed: %v)", tt.name, gone, tt.remove, removed)
-		}
+		want[tt.name] = tt.remove
 	}
+	assertSwept(t, root, want)
 }
 
 // TestSweepKeepsTheRecordUntilLast: a sweep that cannot remove everything
@@ -249,5 +239,21 @@ func TestSweepKeepsTheRecordUntilLast(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("%s still there: %v", dir, err)
+	}
+}
+
+// assertSwept sweeps root and checks which of its directories went: want
+// says, by name, whether each should.
+func assertSwept(t *testing.T, root string, want map[string]bool) {
+	t.Helper()
+	removed, err := SweepTempDirs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, remove := range want {
+		_, err := os.Stat(filepath.Join(root, name))
+		if gone := os.IsNotExist(err); gone != remove {
+			t.Errorf("%s: removed %v, want %v (removed: %v)", name, gone, remove, removed)
+		}
 	}
 }

@@ -141,18 +141,7 @@ func TestRunDockerKillFaultIsNoServerDeath(t *testing.T) {
 	dockerOrSkip(t, "redis")
 	tt := quick(t, "redis-set-px", "kill", false)
 	tt.Cluster = ClusterDocker
-	tt.Time, tt.Until = patient, func(h history.History) bool {
-		fs := h.Faults()
-		if len(fs) == 0 || len(fs[0].Ops) < 2 {
-			return false
-		}
-		for _, op := range h {
-			if op.F == history.FAcquire && op.Type == history.OK && op.Time > fs[0].End {
-				return true
-			}
-		}
-		return false
-	}
+	tt.Time, tt.Until = patient, untilFaultEnded
 	_, h := runValid(t, tt)
 	if len(h.Faults()) == 0 {
 		t.Error("no kill fault took effect")

@@ -78,27 +78,41 @@ func listenerPid(addr string) int {
 	if inode == "" {
 		return 0
 	}
-	self := strconv.Itoa(os.Getpid())
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 2 || fields[1] != self {
-			continue
-		}
-		fds, _ := os.ReadDir(filepath.Join("/proc", e.Name(), "fd"))
+	for pid := range testChildren() {
+		fds, _ := os.ReadDir(filepath.Join("/proc", pid, "fd"))
 		for _, fd := range fds {
-			if l, _ := os.Readlink(filepath.Join("/proc", e.Name(), "fd", fd.Name())); l == "socket:["+inode+"]" {
-				pid, _ := strconv.Atoi(e.Name())
-				return pid
+			if l, _ := os.Readlink(filepath.Join("/proc", pid, "fd", fd.Name())); l == "socket:["+inode+"]" {
+				n, _ := strconv.Atoi(pid)
+				return n
 			}
 		}
 	}
 	return 0
+}
+
+// nodeSignal is a Test.Until that, once 5 grants are recorded, sends sig
+// to the child process of this test that listens at node's address (read
+// from the run's log) and never ends the run itself; pid is the process it
+// signalled, err why it could not.
+type nodeSignal struct {
+	log  *syncBuffer
+	node string
+	sig  syscall.Signal
+	pid  int
+	err  error
+}
+
+func (n *nodeSignal) until(h history.History) bool {
+	if n.pid != 0 || countGrants(h) < 5 {
+		return false
+	}
+	pid := listenerPid(nodeAddr(n.log.String(), n.node))
+	if pid == 0 {
+		n.err = fmt.Errorf("no process of this test listens at %s's address", n.node)
+		return true
+	}
+	n.pid, n.err = pid, syscall.Kill(pid, n.sig)
+	return false
 }
 
 // TestServerDeathEndsTheRun: a lock or storage server that is killed from
@@ -119,22 +133,11 @@ func TestServerDeathEndsTheRun(t *testing.T) {
 			test := quick(t, tc.lock, "none", false)
 			test.Lease = safeLease
 			log := &syncBuffer{}
-			killed := 0
-			var killErr error
-			test.Time, test.Until = patient, func(h history.History) bool {
-				if killed != 0 || countGrants(h) < 5 {
-					return false
-				}
-				pid := listenerPid(nodeAddr(log.String(), tc.node))
-				if pid == 0 {
-					killErr = fmt.Errorf("no process of this test listens at %s's address", tc.node)
-					return true
-				}
-				killed, killErr = pid, syscall.Kill(pid, syscall.SIGKILL)
-				return false
-			}
+			sig := &nodeSignal{log: log, node: tc.node, sig: syscall.SIGKILL}
+			test.Time, test.Until = patient, sig.until
 			start := time.Now()
 			out, err := Run(context.Background(), test, log)
+			killed, killErr := sig.pid, sig.err
 			if killErr != nil {
 				t.Fatalf("kill %s: %v", tc.node, killErr)
 			}
@@ -281,21 +284,10 @@ func TestHungStorageEndsTheRun(t *testing.T) {
 	test := quick(t, "redis-set-px", "none", false)
 	test.Lease = safeLease
 	log := &syncBuffer{}
-	stopped := 0
-	var stopErr error
-	test.Time, test.Until = patient, func(h history.History) bool {
-		if stopped != 0 || countGrants(h) < 5 {
-			return false
-		}
-		pid := listenerPid(nodeAddr(log.String(), "storage"))
-		if pid == 0 {
-			stopErr = errors.New("no process of this test listens at the storage node's address")
-			return true
-		}
-		stopped, stopErr = pid, syscall.Kill(pid, syscall.SIGSTOP)
-		return false
-	}
+	sig := &nodeSignal{log: log, node: "storage", sig: syscall.SIGSTOP}
+	test.Time, test.Until = patient, sig.until
 	out, err := Run(context.Background(), test, log)
+	stopped, stopErr := sig.pid, sig.err
 	if stopped != 0 {
 		_ = syscall.Kill(stopped, syscall.SIGCONT) // already torn down, unless the test failed
 	}

@@ -247,21 +247,12 @@ func TestRunRejectsBadInput(t *testing.T) {
 // a server or worker outliving its run is a harness bug.
 func assertNoChildren(t *testing.T) {
 	t.Helper()
-	self := strconv.Itoa(os.Getpid())
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		var left []string
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-			if err != nil {
-				continue
-			}
-			// pid (comm) state ppid ...
-			s := string(b)
-			fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-			if len(fields) > 1 && fields[1] == self && fields[0] != "Z" {
-				left = append(left, e.Name()+" "+s[:strings.LastIndexByte(s, ')')+1])
+		for pid, c := range testChildren() {
+			if c.state != "Z" {
+				left = append(left, pid+" "+c.name)
 			}
 		}
 		if len(left) == 0 {
@@ -362,4 +353,34 @@ func TestRunZooKeeperSessionExpiry(t *testing.T) {
 			assertNoChildren(t)
 		})
 	}
+}
+
+// child is a child process of this test, as /proc/PID/stat gives it.
+type child struct {
+	name  string // "pid (comm)"
+	state string // R, S, Z, ...
+}
+
+// testChildren returns this test process's children by pid, read from /proc.
+func testChildren() map[string]child {
+	self := strconv.Itoa(os.Getpid())
+	out := make(map[string]child)
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		s := string(b)
+		end := strings.LastIndexByte(s, ')')
+		if end < 0 {
+			continue
+		}
+		fields := strings.Fields(s[end+1:])
+		if len(fields) > 1 && fields[1] == self {
+			out[e.Name()] = child{name: s[:end+1], state: fields[0]}
+		}
+	}
+	return out
 }
