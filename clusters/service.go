@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/internal/lookups"
 )
 
 // Topology is a cluster as the workers see it: lock nodes reached through a
@@ -89,6 +91,7 @@ func Services() []Service {
 // FindService returns the service called name, or an error listing the
 // known services.
 func FindService(name string) (Service, error) {
+	lookups.Count("service")
 	var names []string
 	for _, s := range Services() {
 		if s.Name == name {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/internal/lookups"
 )
 
 // Builder is how one lock service (by its clusters.Service name) is built
@@ -30,6 +31,7 @@ func register(b Builder) { builders = append(builders, b) }
 // Find returns the builder of service, or an error naming the services that
 // have one.
 func Find(service string) (Builder, error) {
+	lookups.Count("container")
 	var names []string
 	for _, b := range builders {
 		if b.Service == service {

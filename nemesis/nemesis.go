@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/lookups"
 )
 
 // Nemesis applies one kind of fault.
@@ -101,6 +102,7 @@ func register(k Kind) { registered = append(registered, k) }
 // gives no kinds; none in a list (with other nemeses, or twice) is an
 // error.
 func Parse(spec string) ([]Kind, error) {
+	lookups.Count("nemesis")
 	if spec == "" || spec == "none" {
 		return nil, nil
 	}

@@ -76,8 +76,13 @@ func BenchOverhead(ctx context.Context, t Test, log io.Writer) (Overhead, error)
 	t.Nemesis = "none"
 	t.Defaults()
 	t.countCommands = true
+	p, err := Resolve(t)
+	if err != nil {
+		return Overhead{}, err
+	}
+	t = p.Test
 	self0, child0 := cpuTimes()
-	out, err := Run(ctx, t, log)
+	out, err := p.Run(ctx, log)
 	if err != nil {
 		return Overhead{}, err
 	}
@@ -96,7 +101,7 @@ func BenchOverhead(ctx context.Context, t Test, log io.Writer) (Overhead, error)
 	o.HarnessRate = float64(o.HarnessGrants) / t.Time.Seconds()
 	self0, child0 = cpuTimes()
 	var plain plainResult
-	plain, err = plainLoop(ctx, t)
+	plain, err = plainLoop(ctx, p)
 	if err != nil {
 		return o, err
 	}
@@ -108,7 +113,7 @@ func BenchOverhead(ctx context.Context, t Test, log io.Writer) (Overhead, error)
 		o.Ratio = o.HarnessRate / o.PlainRate
 	}
 	if o.PlainCommands > 0 {
-		if o.ServerRate, err = lockNodeRate(ctx, t); err != nil {
+		if o.ServerRate, err = lockNodeRate(ctx, p); err != nil {
 			return o, err
 		}
 	}
@@ -122,39 +127,36 @@ type plainResult struct {
 	lockNodes int
 }
 
-// withCluster sets up a fresh cluster for t (with no nemesis), runs f on
+// withCluster sets up a fresh cluster for p (with no nemesis), runs f on
 // it, and tears it down.
-func withCluster(ctx context.Context, t Test, f func(p plan, c topology) error) error {
-	p, err := resolve(t)
-	if err != nil {
-		return err
-	}
+func withCluster(ctx context.Context, p *Plan, f func(c topology) error) error {
 	logDir, err := clusters.TempDir("bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(logDir)
-	c := p.topology(t, logDir)
+	c := p.topology(logDir)
 	if err := c.Setup(ctx); err != nil {
 		return err
 	}
 	defer c.Teardown(context.WithoutCancel(ctx))
-	return f(p, c)
+	return f(c)
 }
 
 // plainLoop runs t.Workers goroutines, each with its own lock client and
 // resource, cycling acquire -> cs -> release for t.Time, and counts grants
 // and the commands the servers processed meanwhile.
-func plainLoop(ctx context.Context, t Test) (plainResult, error) {
+func plainLoop(ctx context.Context, p *Plan) (plainResult, error) {
 	var res plainResult
-	err := withCluster(ctx, t, func(p plan, c topology) error {
+	t := p.Test
+	err := withCluster(ctx, p, func(c topology) error {
 		cmds0 := lockCommands(c)
 		var err error
-		if p.design.New == nil {
+		if p.Design.New == nil {
 			// A library in another language: its own plain loop.
-			res.grants, err = plainCommand(ctx, t, p.design, c)
+			res.grants, err = plainCommand(ctx, t, p.Design, c)
 		} else {
-			res.grants, err = plainGoroutines(ctx, t, p.design, c)
+			res.grants, err = plainGoroutines(ctx, t, p.Design, c)
 		}
 		res.commands, res.lockNodes = lockCommands(c)-cmds0, len(lockAddrs(c))
 		return err
@@ -168,10 +170,10 @@ func plainLoop(ctx context.Context, t Test) (plainResult, error) {
 // lockNodeRate sets up a fresh cluster for t and returns its first lock
 // node's own rate (serverRate), so that the plain loop's CPU figures do not
 // include it.
-func lockNodeRate(ctx context.Context, t Test) (float64, error) {
+func lockNodeRate(ctx context.Context, p *Plan) (float64, error) {
 	var rate float64
-	err := withCluster(ctx, t, func(_ plan, c topology) error {
-		rate = serverRate(ctx, c, t.Workers, serverRateTime)
+	err := withCluster(ctx, p, func(c topology) error {
+		rate = serverRate(ctx, c, p.Test.Workers, serverRateTime)
 		return nil
 	})
 	return rate, err

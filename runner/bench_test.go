@@ -18,7 +18,7 @@ func TestPlainLoopLibraries(t *testing.T) {
 			needService(t, lock)
 			tt := Test{Lock: lock, Nemesis: "none", Workers: 3, Seed: 1, Time: 3 * time.Second, Think: time.Millisecond}
 			tt.Defaults()
-			res, err := plainLoop(context.Background(), tt)
+			res, err := plainLoop(context.Background(), mustResolve(t, tt))
 			if err != nil {
 				t.Fatal(err)
 			}

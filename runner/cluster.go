@@ -8,18 +8,20 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/containers"
+	"github.com/lockcheck/lockcheck/internal/lookups"
 )
 
 // clusterKind is one way to build a lock service's topology (--cluster):
-// how to check that what it needs is there, and how to build it.
+// how to resolve what it needs, how to check that it is there, and how to
+// build it.
 type clusterKind struct {
-	// check refuses a service (and a plan) the kind cannot build, before
-	// anything starts.
-	check func(p plan) error
+	// resolve refuses a plan the kind cannot build, before anything
+	// starts, and keeps in it what the kind looked up.
+	resolve func(p *Plan) error
 	// look checks that what the kind needs is installed or answers.
-	look func(ctx context.Context, p plan) error
+	look func(ctx context.Context, p *Plan) error
 	// build returns the unstarted topology.
-	build func(p plan, cfg clusters.TopologyConfig) (topology, error)
+	build func(p *Plan, cfg clusters.TopologyConfig) (topology, error)
 }
 
 // Cluster kinds: local processes (the default) or Docker containers.
@@ -31,38 +33,30 @@ const (
 // clusterKinds holds the --cluster values. Nothing changes it after init.
 var clusterKinds = map[string]clusterKind{
 	ClusterLocal: {
-		check: func(plan) error { return nil },
-		look:  func(_ context.Context, p plan) error { return p.service.Look() },
-		build: func(p plan, cfg clusters.TopologyConfig) (topology, error) { return p.service.New(cfg), nil },
+		resolve: func(*Plan) error { return nil },
+		look:    func(_ context.Context, p *Plan) error { return p.Service.Look() },
+		build:   func(p *Plan, cfg clusters.TopologyConfig) (topology, error) { return p.Service.New(cfg), nil },
 	},
 	ClusterDocker: {
-		check: func(p plan) error {
-			_, err := containers.Find(p.service.Name)
+		resolve: func(p *Plan) error {
+			b, err := containers.Find(p.Service.Name)
+			p.builder = b
 			return err
 		},
-		look: func(ctx context.Context, p plan) error {
-			b, err := containers.Find(p.service.Name)
-			if err != nil {
+		look: func(ctx context.Context, p *Plan) error {
+			if _, err := p.builder.New(p.config("")); err != nil {
 				return err
 			}
-			if _, err := b.New(p.config(Test{}, "")); err != nil {
-				return err
-			}
-			return b.Look(ctx)
+			return p.builder.Look(ctx)
 		},
-		build: func(p plan, cfg clusters.TopologyConfig) (topology, error) {
-			b, err := containers.Find(p.service.Name)
-			if err != nil {
-				return nil, err
-			}
-			return b.New(cfg)
-		},
+		build: func(p *Plan, cfg clusters.TopologyConfig) (topology, error) { return p.builder.New(cfg) },
 	},
 }
 
 // findCluster returns the kind called name ("" is local), or an error
 // naming the kinds.
 func findCluster(name string) (clusterKind, error) {
+	lookups.Count("cluster")
 	if name == "" {
 		name = ClusterLocal
 	}

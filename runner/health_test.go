@@ -179,7 +179,7 @@ func TestServerDeathEndsTheRun(t *testing.T) {
 			if err := history.Validate(h); err != nil {
 				t.Errorf("the stored history is refused: %v", err)
 			}
-			if res := checker.Default(CheckOptions(test)).Check(context.Background(), h); res.Valid == checker.Valid {
+			if res := checker.Default(mustResolve(t, test).CheckOptions()).Check(context.Background(), h); res.Valid == checker.Valid {
 				t.Errorf("the stored history re-checks valid")
 			}
 			if _, err := os.Stat(filepath.Join(out.Dir, "results.json")); err != nil {
@@ -305,7 +305,7 @@ func TestHungStorageEndsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := checker.Default(CheckOptions(test)).Check(context.Background(), h); res.Valid == checker.Valid {
+	if res := checker.Default(mustResolve(t, test).CheckOptions()).Check(context.Background(), h); res.Valid == checker.Valid {
 		t.Error("the stored history re-checks valid")
 	}
 	assertNoChildren(t)

@@ -2,21 +2,35 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/containers"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// plan is a test map resolved once: the lock design, the lock service it
-// runs on, the nemesis kinds, and what those kinds ask of the topology and
-// the workers. Every step of a run reads the plan instead of looking names
-// up again.
-type plan struct {
-	design  workloads.Design
-	service clusters.Service
-	kinds   []nemesis.Kind
+// Plan is a test map resolved once: the test with its derived defaults, the
+// lock design, the workload, the lock service the design runs on, the
+// nemesis kinds, and what those kinds ask of the topology and the workers.
+// Every step of a run (the cluster, the workers, the store, the checkers,
+// the report) reads the plan; none looks a name up again.
+type Plan struct {
+	// Test is the test map, validated, its derived defaults filled in.
+	Test Test
+	// Design is the lock design (--lock); zero in a plan for a bare
+	// history (PlanFor).
+	Design workloads.Design
+	// Workload is what the critical section does (--workload).
+	Workload workloads.Workload
+	// Service is the lock service the design runs on.
+	Service clusters.Service
+	// Kinds are the nemesis kinds (--nemesis), none for a control run.
+	Kinds []nemesis.Kind
+
 	// clockShim: a nemesis moves lock servers' wall clocks.
 	clockShim bool
 	// clientClocks: a nemesis moves workers' client clocks.
@@ -26,28 +40,67 @@ type plan struct {
 	// cluster builds the topology: local processes or containers
 	// (Test.Cluster).
 	cluster clusterKind
+	// builder is the service's container topology, for --cluster docker.
+	builder containers.Builder
 }
 
-// resolve looks up t's design, its service and its nemesis kinds. t must
-// have passed Validate.
-func resolve(t Test) (plan, error) {
+// Resolve checks t as given and resolves it into a Plan: every flag is
+// checked against its range (a zero that would be filled by a default is an
+// error: call t.Defaults first to fill them), every name (lock, workload,
+// nemeses, service, cluster kind) is looked up exactly once, and the
+// derived defaults (acquire timeout, fault duration, stock, name) are
+// filled in. Its error is one line naming the flag, the value and what is
+// accepted.
+func Resolve(t Test) (*Plan, error) {
 	d, err := workloads.FindDesign(t.Lock)
 	if err != nil {
-		return plan{}, err
+		return nil, err
 	}
-	svc, err := clusters.FindService(d.Service)
+	if err := t.validateNumbers(); err != nil {
+		return nil, err
+	}
+	w, err := workloads.FindWorkload(t.Workload)
 	if err != nil {
-		return plan{}, err
+		return nil, err
+	}
+	if err := checkWorkload(t, d, w); err != nil {
+		return nil, err
+	}
+	if d.NoLock && t.Fencing {
+		return nil, fmt.Errorf("--fencing: %s takes no lock and has no fencing tokens", d.Name)
+	}
+	if t.Fencing && !d.Tokens {
+		return nil, fmt.Errorf("%s hands out no fencing token: --fencing needs a lock design with monotonic tokens (see check list)", t.Lock)
 	}
 	kinds, err := nemesis.Parse(t.Nemesis)
 	if err != nil {
-		return plan{}, err
+		return nil, err
 	}
 	cluster, err := findCluster(t.Cluster)
 	if err != nil {
-		return plan{}, err
+		return nil, err
 	}
-	p := plan{design: d, service: svc, kinds: kinds, cluster: cluster}
+	svc, err := clusters.FindService(d.Service)
+	if err != nil {
+		return nil, err
+	}
+	if err := workloads.CheckFailpoint(t.Failpoint, t.Lock); err != nil {
+		return nil, err
+	}
+	t.Defaults()
+	if w.Stock && t.Stock == 0 {
+		t.Stock = workloads.DefaultStock
+	}
+	if t.Name == "" {
+		t.Name = defaultName(t, w)
+	}
+	if strings.ContainsAny(t.Name, "/\\") || strings.HasPrefix(t.Name, ".") {
+		return nil, fmt.Errorf("test name %q: no slashes, no leading dot", t.Name)
+	}
+	p := &Plan{Test: t, Design: d, Workload: w, Service: svc, Kinds: kinds, cluster: cluster}
+	if err := cluster.resolve(p); err != nil {
+		return nil, err
+	}
 	for _, k := range kinds {
 		p.clockShim = p.clockShim || k.ClockShim
 		p.clientClocks = p.clientClocks || k.ClientClocks
@@ -56,29 +109,77 @@ func resolve(t Test) (plan, error) {
 	return p, nil
 }
 
+// checkWorkload refuses a workload the design does not run, or one that
+// cannot go with --fencing.
+func checkWorkload(t Test, d workloads.Design, w workloads.Workload) error {
+	if w.Listed && !d.Runs(w) {
+		return fmt.Errorf("--workload %s: %s does not run it (designs that do: %s; see check list)",
+			w.Name, d.Name, strings.Join(workloads.DesignsRunning(w), ", "))
+	}
+	if w.InLock && t.Fencing {
+		return fmt.Errorf("--fencing: with --workload %s the register lives in the lock's own transaction; fencing is for the external storage node", w.Name)
+	}
+	if !d.Runs(w) {
+		return fmt.Errorf("%s only runs the %s workload (--workload %s)", d.Name, strings.Join(d.Workloads, ", "), d.Workloads[0])
+	}
+	return nil
+}
+
+// defaultName is the name of a test given none: its scenario's, else its
+// lock, nemeses and (for a workload that says so) workload; "-fenced" for a
+// fenced run.
+func defaultName(t Test, w workloads.Workload) string {
+	name := t.Scenario
+	if name == "" {
+		name = fmt.Sprintf("%s-%s", t.Lock, strings.ReplaceAll(t.Nemesis, ",", "+"))
+		if w.Named {
+			name += "-" + w.Name
+		}
+	}
+	if t.Fencing {
+		name += "-fenced"
+	}
+	return name
+}
+
+// PlanFor is the plan of a history with no test map (a bare history.jsonl
+// given to check analyze): no design, the register workload, and t's
+// values, defaults filled in. The checkers then judge with defaults.
+func PlanFor(t Test) *Plan {
+	t.Defaults()
+	return &Plan{Test: t, Workload: workloads.Workload{Name: workloads.WorkloadRegister}}
+}
+
+// errNoPlan is Run's error for a nil plan.
+var errNoPlan = errors.New("runner: no plan (call Resolve)")
+
 // topology returns the unstarted cluster the plan runs on, its logs in
 // logDir.
-func (p plan) topology(t Test, logDir string) topology {
-	c, err := p.cluster.build(p, p.config(t, logDir))
+func (p *Plan) topology(logDir string) topology {
+	c, err := p.cluster.build(p, p.config(logDir))
 	if err != nil {
 		return failedTopology{err}
 	}
 	return c
 }
 
-// config is the topology configuration of t, logs in logDir; the run id is
-// the run directory's path under its test name.
-func (p plan) config(t Test, logDir string) clusters.TopologyConfig {
+// config is the topology configuration of the plan, logs in logDir; the run
+// id is the run directory's path under its test name.
+func (p *Plan) config(logDir string) clusters.TopologyConfig {
+	t := p.Test
 	runID := t.Name
 	if logDir != "" {
 		runID += "-" + filepath.Base(filepath.Dir(logDir))
 	}
 	return clusters.TopologyConfig{
-		Workers: t.Workers, LockNodes: p.design.LockNodes, Nodes: t.Nodes, LogDir: logDir,
+		Workers: t.Workers, LockNodes: p.Design.LockNodes, Nodes: t.Nodes, LogDir: logDir,
 		ClockShim: p.clockShim, Replicated: p.replicated, Lease: t.Lease, RunID: runID,
 	}
 }
 
 // look checks that the plan's service is installed (local) or that a
 // Docker engine with its images answers (docker).
-func (p plan) look(ctx context.Context) error { return p.cluster.look(ctx, p) }
+func (p *Plan) look(ctx context.Context) error { return p.cluster.look(ctx, p) }
+
+// faulted reports whether the plan lets a nemesis loose.
+func (p *Plan) faulted() bool { return len(p.Kinds) > 0 }

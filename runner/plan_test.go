@@ -1,10 +1,16 @@
 package runner
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"maps"
 	"testing"
+	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/lookups"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -41,11 +47,8 @@ func TestResolveTopology(t *testing.T) {
 		t.Run(c.lock+"/"+c.nemesis, func(t *testing.T) {
 			tt := Test{Lock: c.lock, Nemesis: c.nemesis}
 			tt.Defaults()
-			p, err := resolve(tt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := fmt.Sprintf("%T", p.topology(tt, t.TempDir())); got != c.want {
+			p := mustResolve(t, tt)
+			if got := fmt.Sprintf("%T", p.topology(t.TempDir())); got != c.want {
 				t.Errorf("topology %s, want %s", got, c.want)
 			}
 			if p.clockShim != c.shim || p.clientClocks != c.clientClocks {
@@ -80,5 +83,36 @@ func TestValidateRegisterInDB(t *testing.T) {
 				t.Fatalf("Validate: %v, want ok=%v", err, c.ok)
 			}
 		})
+	}
+}
+
+// mustResolve resolves tt, defaults filled in, or fails the test.
+func mustResolve(t testing.TB, tt Test) *Plan {
+	t.Helper()
+	tt.Defaults()
+	p, err := Resolve(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestRunLooksEachNameUpOnce runs a faulted test end to end (cluster,
+// workers, nemesis, store, checkers, report) and checks that each registry
+// was asked exactly once: the run reads its Plan, never the names. It runs
+// alone (not in parallel), so no other test's lookups are counted.
+func TestRunLooksEachNameUpOnce(t *testing.T) {
+	needService(t, "redis-set-px")
+	tt := exerciseTest(t, "redis-set-px", "pause")
+	tt.Time = 2 * time.Second
+	tt.Until = func(h history.History) bool { return len(h.Faults()) > 0 }
+	before := lookups.Counts()
+	if _, err := Run(context.Background(), tt, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	got := lookups.Since(before)
+	want := map[string]int{"design": 1, "workload": 1, "nemesis": 1, "service": 1, "cluster": 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("lookups in one run: %v, want %v", got, want)
 	}
 }

@@ -52,7 +52,7 @@ type Outcome struct {
 // run is the state of one test run.
 type run struct {
 	test    Test
-	plan    plan
+	plan    *Plan
 	design  workloads.Design
 	cluster topology
 	rec     *history.Recorder
@@ -88,16 +88,25 @@ type run struct {
 // found anomalies is not an error.
 func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	t.Defaults()
-	if err := t.Validate(); err != nil {
-		return Outcome{}, err
-	}
-	p, err := resolve(t)
+	p, err := Resolve(t)
 	if err != nil {
 		return Outcome{}, err
 	}
+	return p.Run(ctx, log)
+}
+
+// Run is the package's Run for a resolved plan.
+func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
+	if p == nil {
+		return Outcome{}, errNoPlan
+	}
+	plan := *p // the run fills in the worker command and the start time
+	p = &plan
+	t := &p.Test
 	argv := t.WorkerCmd
-	if len(argv) == 0 && len(p.design.Worker) > 0 {
-		if argv, err = workers.Command(ctx, p.design.Worker); err != nil {
+	var err error
+	if len(argv) == 0 && len(p.Design.Worker) > 0 {
+		if argv, err = workers.Command(ctx, p.Design.Worker); err != nil {
 			return Outcome{}, err
 		}
 	}
@@ -122,7 +131,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	if err := updateLatest(t.Store, dir); err != nil {
 		fmt.Fprintf(log, "store: %v\n", err)
 	}
-	if err := writeTestJSON(dir, t); err != nil {
+	if err := writeTestJSON(dir, p); err != nil {
 		return Outcome{Dir: dir}, err
 	}
 	hf, err := os.Create(filepath.Join(dir, "history.jsonl"))
@@ -137,12 +146,12 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	}
 	defer workLog.Close()
 
-	r := &run{test: t, plan: p, design: p.design, dir: dir, argv: argv, workLog: workLog, log: log,
+	r := &run{test: *t, plan: p, design: p.Design, dir: dir, argv: argv, workLog: workLog, log: log,
 		holders: make(map[int]nemesis.Target), live: make(map[int]nemesis.Target)}
 	// Every server the topology starts, now or on a restart, reports an
 	// exit that no fault asked for.
 	ctx = clusters.WithExitWatch(ctx, r.serverExited)
-	r.cluster = p.topology(t, filepath.Join(dir, "nodes"))
+	r.cluster = p.topology(filepath.Join(dir, "nodes"))
 	fmt.Fprintf(log, "lockcheck: %s, seed %d, %d workers, %s; run dir %s\n", t.Name, t.Seed, t.Workers, t.Time, dir)
 	setupStart := time.Now()
 	if err := r.cluster.Setup(ctx); err != nil {
@@ -155,7 +164,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	r.rec = history.NewRecorder(sink)
 	r.deadline = time.Now().Add(t.Time)
 	var nems []nemesis.Nemesis
-	for i, k := range p.kinds {
+	for i, k := range p.Kinds {
 		n, err := k.New(r, rand.New(rand.NewPCG(t.Seed, 0x6e656d+uint64(i))))
 		if err != nil {
 			return Outcome{Dir: dir}, err
@@ -165,7 +174,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	sched := nemesis.Schedule{Nemeses: nems, Interval: t.NemesisInterval, Duration: t.NemesisDuration,
 		Rng: rand.New(rand.NewPCG(t.Seed, 0x736368)), Record: r.recordFault}
 
-	if t.Workload == workloads.WorkloadInventory {
+	if p.Workload.Stock {
 		if err := r.seedStock(ctx, keyNames(t.Keys)); err != nil {
 			return Outcome{Dir: dir}, err
 		}
@@ -186,14 +195,14 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 	nctx, endFaults := context.WithCancel(wctx)
 	defer endFaults()
 	r.endFaults = endFaults
-	stopProgress := r.progress(t)
+	stopProgress := r.progress(*t)
 	stopWatch := r.watchUntil()
 	r.watching.Store(true)
 	stopStore := r.watchStore()
 	stopStorage := r.watchStorage()
 	var watch *watcher
 	if t.StopOnAnomaly {
-		watch = startWatch(r.rec, checkOptions(t, p), r.stopOnAnomaly)
+		watch = startWatch(r.rec, p.CheckOptions(), r.stopOnAnomaly)
 	}
 	var wg sync.WaitGroup
 	for slot := 0; slot < t.Workers; slot++ {
@@ -231,7 +240,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		stopProgress()
 		return Outcome{Dir: dir}, r.aborted(fatal)
 	}
-	if t.Workload == workloads.WorkloadInventory && fatal == nil {
+	if p.Workload.Stock && fatal == nil {
 		r.finalStock(context.WithoutCancel(ctx), keyNames(t.Keys))
 	}
 	stopProgress()
@@ -252,7 +261,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		return Outcome{Dir: dir, Interrupted: interrupted}, fmt.Errorf("recorded history: %w; not checked", err)
 	}
 	checkStart := time.Now()
-	res, err := Check(context.WithoutCancel(ctx), dir, h, checkOptions(t, p))
+	res, err := Check(context.WithoutCancel(ctx), dir, h, p.CheckOptions())
 	runStats(&res, setup, stoppedAt, stopped, workloadEnd, healed, r.rec.Now())
 	res.Stats["check_s"] = seconds(time.Since(checkStart))
 	out := Outcome{Dir: dir, Result: res, Interrupted: interrupted, Ops: len(h), Stopped: stopped,
@@ -262,9 +271,9 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 		// anomaly found before it is still an anomaly, and the absence
 		// of one proves nothing.
 		out.Result = withFatal(res, fatal)
-		return out, joinFatal(fatal, saveResults(log, dir, t, p.design, h, out.Result, err))
+		return out, joinFatal(fatal, saveResults(log, dir, p, h, out.Result, err))
 	}
-	if err := saveResults(log, dir, t, p.design, h, res, err); err != nil {
+	if err := saveResults(log, dir, p, h, res, err); err != nil {
 		out.Checked = true
 		return out, err
 	}
@@ -276,7 +285,7 @@ func Run(ctx context.Context, t Test, log io.Writer) (Outcome, error) {
 // store that cannot take results.json is one error naming the files that
 // were not saved, not a line per file; a report that fails alone is a
 // line on log, as the verdict is saved.
-func saveResults(log io.Writer, dir string, t Test, d workloads.Design, h history.History, res checker.Result, checkErr error) error {
+func saveResults(log io.Writer, dir string, p *Plan, h history.History, res checker.Result, checkErr error) error {
 	err := checkErr
 	if err == nil {
 		err = writeJSON(filepath.Join(dir, "results.json"), res)
@@ -286,7 +295,7 @@ func saveResults(log io.Writer, dir string, t Test, d workloads.Design, h histor
 			fmt.Fprintf(log, "summary: %v\n", serr)
 		}
 	}
-	rerr := writeReport(dir, t, d, h, res)
+	rerr := p.WriteReport(dir, h, res)
 	if err == nil {
 		if rerr != nil {
 			fmt.Fprintf(log, "report: %v\n", rerr)
@@ -433,14 +442,10 @@ func (r *run) setInCS(slot int) {
 	}
 }
 
-// WriteReport writes report.html into a run directory.
-func WriteReport(dir string, t Test, h history.History, res checker.Result) error {
-	d, _ := workloads.FindDesign(t.Lock)
-	return writeReport(dir, t, d, h, res)
-}
-
-// writeReport is WriteReport for a test whose design d is known.
-func writeReport(dir string, t Test, d workloads.Design, h history.History, res checker.Result) error {
+// WriteReport writes report.html of the plan's run, whose history h
+// checked res, into its run directory dir.
+func (p *Plan) WriteReport(dir string, h history.History, res checker.Result) error {
+	t, d := p.Test, p.Design
 	meta := report.Meta{Name: t.Name, Lock: t.Lock, Nemesis: t.Nemesis, Seed: t.Seed, Fencing: t.Fencing,
 		Workers: t.Workers, Duration: t.Time, Command: strings.Join(Command(t), " "), Started: t.Started}
 	if d.Name != "" && !d.Tokens {
@@ -491,37 +496,30 @@ func (r *run) progress(t Test) func() {
 	}
 }
 
-// CheckOptions returns the checker options a test implies.
-func CheckOptions(t Test) checker.Options {
-	d, _ := workloads.FindDesign(t.Lock)
-	svc, _ := clusters.FindService(d.Service)
-	return checkOptions(t, plan{design: d, service: svc})
-}
-
-// checkOptions is CheckOptions for a test whose plan p is resolved.
-func checkOptions(t Test, p plan) checker.Options {
-	d := p.design
+// CheckOptions returns the checker options the plan implies.
+func (p *Plan) CheckOptions() checker.Options {
+	t, d := p.Test, p.Design
 	stuck := t.StuckBound
 	// A register kept in the lock's own transaction is fenced by it: the
 	// resource checkers decide, as with fencing tokens.
 	// So is a guarded design's register, written only while the lock holds.
-	fenced := t.Fencing || t.Workload == workloads.WorkloadRegisterInDB || d.Guarded
+	fenced := t.Fencing || p.Workload.InLock || d.Guarded
 	return checker.Options{Fenced: fenced, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: d.EffectiveLease(t.Lease), NoLock: d.NoLock,
-		Faulted: t.Nemesis != "" && t.Nemesis != "none", Session: sessionTimeout(t, p)}
+		Faulted: p.faulted(), Session: p.sessionTimeout()}
 }
 
 // sessionTimeout tells the checkers how the server of a lock that lives as
 // long as its database session gives up a silent one, or nil for a lock
 // that does not (a lease, a ZooKeeper session, a lock row with an expiry).
-func sessionTimeout(t Test, p plan) *checker.SessionTimeout {
-	if !p.design.SessionHeld || p.service.SessionTimeout == nil {
+func (p *Plan) sessionTimeout() *checker.SessionTimeout {
+	if !p.Design.SessionHeld || p.Service.SessionTimeout == nil {
 		return nil
 	}
-	server := p.service.Server
+	server := p.Service.Server
 	if server == "" {
-		server = p.service.Name
+		server = p.Service.Name
 	}
-	return &checker.SessionTimeout{Server: server, Settings: p.service.SessionSettings, Timeout: p.service.SessionTimeout(t.Lease)}
+	return &checker.SessionTimeout{Server: server, Settings: p.Service.SessionSettings, Timeout: p.Service.SessionTimeout(p.Test.Lease)}
 }
 
 // Check runs the default checkers on h and stores results.json (and the

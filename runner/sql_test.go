@@ -224,15 +224,12 @@ func TestRunSQLFailedSetup(t *testing.T) {
 	before := dbServers()
 	tt := quick(t, "pg-advisory", "none", false)
 	tt.Defaults()
-	p, err := resolve(tt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustResolve(t, tt)
 	logDir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(logDir, "toxiproxy.log"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := p.topology(tt, logDir)
+	c := p.topology(logDir)
 	if err := c.Setup(context.Background()); err == nil {
 		c.Teardown(context.Background())
 		t.Fatal("setup succeeded")

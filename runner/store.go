@@ -56,11 +56,11 @@ type testRecord struct {
 	Versions map[string]string `json:"versions"`
 }
 
-func writeTestJSON(dir string, t Test) error {
-	rec := testRecord{Test: t, Command: Command(t),
+func writeTestJSON(dir string, p *Plan) error {
+	rec := testRecord{Test: p.Test, Command: Command(p.Test),
 		Versions: map[string]string{"go": runtime.Version(), "redis-server": redisVersion()}}
-	if p, err := resolve(t); err == nil && p.service.Version != nil {
-		rec.Versions[p.service.Name] = p.service.Version()
+	if p.Service.Version != nil {
+		rec.Versions[p.Service.Name] = p.Service.Version()
 	}
 	return writeJSON(filepath.Join(dir, "test.json"), rec)
 }
@@ -102,8 +102,11 @@ func Command(t Test) []string {
 		"--time", t.Time.String(), "--lease", t.Lease.String(), "--think", t.Think.String(),
 		"--nemesis-interval", t.NemesisInterval.String(), "--nemesis-duration", t.NemesisDuration.String(),
 		"--seed", fmt.Sprint(t.Seed)}
-	if t.Workload == workloads.WorkloadInventory {
-		args = append(args, "--workload", t.Workload, "--stock", fmt.Sprint(t.Stock))
+	if t.Workload != "" && t.Workload != workloads.WorkloadRegister {
+		args = append(args, "--workload", t.Workload)
+	}
+	if t.Stock > 0 {
+		args = append(args, "--stock", fmt.Sprint(t.Stock))
 	}
 	if t.Fencing {
 		args = append(args, "--fencing")

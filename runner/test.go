@@ -1,14 +1,12 @@
 package runner
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
-	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -73,7 +71,8 @@ type Test struct {
 	Started time.Time `json:"started"`
 }
 
-// Defaults fills every unset field with its default.
+// Defaults fills every unset field that has a fixed default. Resolve fills
+// the rest: the stock of a stock workload and the test's name.
 func (t *Test) Defaults() {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
@@ -93,10 +92,7 @@ func (t *Test) Defaults() {
 		t.Nodes = 3
 	}
 	if t.Workload == "" {
-		t.Workload = "register"
-	}
-	if t.Workload == "inventory" && t.Stock == 0 {
-		t.Stock = 100
+		t.Workload = workloads.WorkloadRegister
 	}
 	if t.Store == "" {
 		t.Store = "store"
@@ -109,75 +105,18 @@ func (t *Test) Defaults() {
 	def(&t.NemesisInterval, 4*time.Second)
 	def(&t.NemesisDuration, 3*t.Lease)
 	def(&t.CheckTimeout, 60*time.Second)
-	if t.Name == "" && t.Scenario != "" {
-		t.Name = t.Scenario
-		if t.Fencing {
-			t.Name += "-fenced"
-		}
-	}
-	if t.Name == "" {
-		t.Name = fmt.Sprintf("%s-%s", t.Lock, strings.ReplaceAll(t.Nemesis, ",", "+"))
-		if t.Workload == workloads.WorkloadInventory || t.Workload == workloads.WorkloadRegisterInDB {
-			t.Name += "-" + t.Workload
-		}
-		if t.Fencing {
-			t.Name += "-fenced"
-		}
-	}
 }
 
 // Validate reports the first problem with the test map, as a one-line error
-// naming the flag, the value and the accepted range. It checks the values as
-// given: a zero Workers, Keys, Nodes, Time, Lease, Retry, OpTimeout,
-// NemesisInterval or CheckTimeout is an error (Run calls Defaults first,
-// which fills them; the CLI sets them all from its flags), while a zero
-// AcquireTimeout, NemesisDuration or Stock means "derived from the others"
-// and a zero Think or StuckBound is allowed.
+// naming the flag, the value and the accepted range: it is Resolve without
+// the plan. It checks the values as given: a zero Workers, Keys, Nodes,
+// Time, Lease, Retry, OpTimeout, NemesisInterval or CheckTimeout is an error
+// (Run calls Defaults first, which fills them; the CLI sets them all from
+// its flags), while a zero AcquireTimeout, NemesisDuration or Stock means
+// "derived from the others" and a zero Think or StuckBound is allowed.
 func (t *Test) Validate() error {
-	d, err := workloads.FindDesign(t.Lock)
-	if err != nil {
-		return err
-	}
-	if err := t.validateNumbers(); err != nil {
-		return err
-	}
-	workload := t.Workload
-	if workload == "" {
-		workload = workloads.WorkloadRegister
-	}
-	switch workload {
-	case workloads.WorkloadRegister, workloads.WorkloadInventory, workloads.WorkloadRegisterInDB:
-	default:
-		return fmt.Errorf("--workload %q: want register, inventory or register-in-db", t.Workload)
-	}
-	if workload == workloads.WorkloadRegisterInDB && len(d.Workloads) == 0 {
-		return fmt.Errorf("--workload register-in-db: %s keeps no lock in a database transaction (see check list: pg-for-update, mysql-for-update, pg-advisory-xact)", d.Name)
-	}
-	if workload == workloads.WorkloadRegisterInDB && t.Fencing {
-		return errors.New("--fencing: with --workload register-in-db the register lives in the lock's own transaction; fencing is for the external storage node")
-	}
-	if !d.RunsWorkload(workload) {
-		return fmt.Errorf("%s only runs the %s workload (--workload %s)", d.Name, strings.Join(d.Workloads, ", "), d.Workloads[0])
-	}
-	if d.NoLock && t.Fencing {
-		return fmt.Errorf("--fencing: %s takes no lock and has no fencing tokens", d.Name)
-	}
-	if t.Fencing && !d.Tokens {
-		return fmt.Errorf("%s hands out no fencing token: --fencing needs a lock design with monotonic tokens (see check list)", t.Lock)
-	}
-	if _, err := nemesis.Parse(t.Nemesis); err != nil {
-		return err
-	}
-	if err := t.validateCluster(d.Service); err != nil {
-		return err
-	}
-	if err := workloads.CheckFailpoint(t.Failpoint, t.Lock); err != nil {
-		return err
-	}
-	if strings.ContainsAny(t.Name, "/\\") || strings.HasPrefix(t.Name, ".") {
-		return fmt.Errorf("test name %q: no slashes, no leading dot", t.Name)
-	}
-	return nil
+	_, err := Resolve(*t)
+	return err
 }
 
 // Ranges of the numeric fields, as the CLI's flags accept them.
@@ -270,17 +209,4 @@ func (t *Test) workerConfig(process int, lockAddrs []string, storage string) wor
 		Workload: t.Workload, Stock: t.Stock, Failpoint: t.Failpoint,
 		SessionName: clusters.SessionName(process),
 	}
-}
-
-// validateCluster checks --cluster and that its kind can build service.
-func (t *Test) validateCluster(service string) error {
-	k, err := findCluster(t.Cluster)
-	if err != nil {
-		return err
-	}
-	svc, err := clusters.FindService(service)
-	if err != nil {
-		return err
-	}
-	return k.check(plan{service: svc})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/lookups"
 )
 
 // Grant is what a successful acquire returns.
@@ -78,7 +79,7 @@ type Design struct {
 	// service can lose its writes.
 	StockOnLock bool
 	// Workloads are the workloads the design runs; nil means every one
-	// but WorkloadRegisterInDB, which a design must list.
+	// but those a design must list (Workload.Listed).
 	Workloads []string
 	// SessionHeld reports that the lock lives as long as the client's
 	// database session (an advisory lock, GET_LOCK, a row lock in an open
@@ -146,6 +147,7 @@ func register(d Design) { registered = append(registered, d) }
 // FindDesign returns the design called name, or an error listing the known
 // designs.
 func FindDesign(name string) (Design, error) {
+	lookups.Count("design")
 	var names []string
 	for _, d := range Designs() {
 		if d.Name == name {
@@ -163,19 +165,6 @@ func (d Design) EffectiveLease(lease time.Duration) time.Duration {
 		return lease
 	}
 	return d.SessionTTL(lease)
-}
-
-// RunsWorkload reports whether d runs the workload named w.
-func (d Design) RunsWorkload(w string) bool {
-	if len(d.Workloads) == 0 {
-		return w != WorkloadRegisterInDB // only designs that list it keep the register in their database
-	}
-	for _, x := range d.Workloads {
-		if x == w {
-			return true
-		}
-	}
-	return false
 }
 
 // newOwner returns a unique owner value for one acquire.

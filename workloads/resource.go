@@ -57,7 +57,7 @@ type Resource struct {
 // NewResource connects to the storage node.
 func NewResource(cfg Config) *Resource {
 	return &Resource{c: newStorageClient(cfg), think: ms(cfg.ThinkMS), fenced: cfg.Fencing,
-		inventory: cfg.Workload == WorkloadInventory}
+		inventory: cfg.workload().Stock}
 }
 
 // newStorageClient returns a client of the storage node.

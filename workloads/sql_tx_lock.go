@@ -17,6 +17,11 @@ import (
 // with it. Only the designs that hold their lock in a transaction run it.
 const WorkloadRegisterInDB = "register-in-db"
 
+func init() {
+	registerWorkload(Workload{Name: WorkloadRegisterInDB, Listed: true, InLock: true, Named: true,
+		Summary: "the register lives in the lock's own database transaction"})
+}
+
 // txLockSQL is how a design takes a lock inside a transaction: prepare
 // (optional, outside the transaction) makes sure the lock exists, lock
 // waits for it within the dialect's lock timeout.
@@ -67,7 +72,7 @@ func newSQLTxLock(d *sqlDialect, q txLockSQL) func(Config, *rand.Rand, func(stri
 			return nil, err
 		}
 		l := &sqlTxLock{s: s, sql: q, cfg: cfg, rng: rng, held: make(map[string]*heldTx),
-			inDB: cfg.Workload == WorkloadRegisterInDB}
+			inDB: cfg.workload().InLock}
 		if l.inDB {
 			return sqlTxLockInDB{l}, nil
 		}

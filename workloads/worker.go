@@ -107,11 +107,12 @@ func open(cfg *Config, events func(string)) (*worker, error) {
 	if d.New == nil {
 		return nil, fmt.Errorf("%s runs in its own worker (%s), not in check worker", d.Name, strings.Join(d.Worker, " "))
 	}
-	if w := cfg.Workload; w != "" && w != WorkloadRegister && w != WorkloadInventory && w != WorkloadRegisterInDB {
-		return nil, fmt.Errorf("unknown workload %q (want %s, %s or %s)", w, WorkloadRegister, WorkloadInventory, WorkloadRegisterInDB)
+	w, err := findWorkload(cfg.Workload)
+	if err != nil {
+		return nil, err
 	}
-	if w := orRegister(cfg.Workload); !d.RunsWorkload(w) {
-		return nil, fmt.Errorf("%s does not run the %s workload", d.Name, w)
+	if !d.Runs(w) {
+		return nil, fmt.Errorf("%s does not run the %s workload", d.Name, w.Name)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Process)))
 	l, err := d.New(*cfg, rng, events)
@@ -153,10 +154,12 @@ func (w *worker) close() {
 	_ = w.res.Close()
 }
 
-// orRegister names the workload w, "" being the register.
-func orRegister(w string) string {
-	if w == "" {
-		return WorkloadRegister
+// workload returns the workload cfg names; an unknown one (refused at
+// open) is the register.
+func (cfg Config) workload() Workload {
+	w, err := findWorkload(cfg.Workload)
+	if err != nil {
+		return Workload{Name: WorkloadRegister}
 	}
 	return w
 }

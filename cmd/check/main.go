@@ -275,18 +275,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := checkGiven(fs); err != nil {
 		return exitError, err
 	}
-	if err := t.Validate(); err != nil {
-		return exitError, err
-	}
 	if seed < 0 {
 		seed = time.Now().UnixNano() % 1_000_000
 	}
 	t.Seed = uint64(seed)
 	t.WorkerCmd = strings.Fields(workerCmd)
+	p, err := runner.Resolve(t)
+	if err != nil {
+		return exitError, err
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	out, err := runner.Run(ctx, t, stdout)
+	out, err := p.Run(ctx, stdout)
 	if err != nil && out.Checked {
 		// The run failed (a server died, the store filled) but its history
 		// was checked: the verdict is printed, and an anomaly found before
@@ -391,24 +392,25 @@ func cmdAnalyze(inv *invocation, args []string, stdout, stderr io.Writer) (int, 
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return exitError, err
 	}
+	var plan *runner.Plan
 	if err != nil { // a bare history: infer fencing from the tokens cs carried
 		t.Fencing = fencedHistory(h)
-	} else if _, derr := workloads.FindDesign(t.Lock); derr != nil {
+		plan = runner.PlanFor(t)
+	} else if plan, err = runner.Resolve(withDefaults(t)); err != nil {
 		// The design decides how the history is judged (a lock that
 		// fences by itself, the lease its service applies, a design with
 		// no lock at all); judged with defaults, the verdict could be wrong
 		// either way.
-		return exitError, fmt.Errorf("%s: %w: the checkers need the lock design to judge its history (to check it with defaults, analyze a copy of history.jsonl kept apart from test.json)",
-			filepath.Join(dir, "test.json"), derr)
+		return exitError, fmt.Errorf("%s: %w: the checkers judge a history by its test map (its lock design, workload and lease; to check it with defaults, analyze a copy of history.jsonl kept apart from test.json)",
+			filepath.Join(dir, "test.json"), err)
 	}
-	t.Defaults()
-	opts := runner.CheckOptions(t)
+	opts := plan.CheckOptions()
 	if *timeout > 0 {
 		opts.Timeout = *timeout
 	}
 	res, err := runner.Check(context.Background(), dir, h, opts)
 	if err == nil {
-		if rerr := runner.WriteReport(dir, t, h, res); rerr != nil {
+		if rerr := plan.WriteReport(dir, h, res); rerr != nil {
 			fmt.Fprintf(stderr, "check: report: %s\n", oneLine(rerr.Error()))
 		}
 	}
@@ -424,6 +426,13 @@ func cmdAnalyze(inv *invocation, args []string, stdout, stderr io.Writer) (int, 
 		return exitError, fmt.Errorf("results not saved: %w", err)
 	}
 	return verdictExit(res)
+}
+
+// withDefaults returns t with its unset fields filled: a stored test map
+// from an older build may leave out what has a default now.
+func withDefaults(t runner.Test) runner.Test {
+	t.Defaults()
+	return t
 }
 
 func fencedHistory(h history.History) bool {
