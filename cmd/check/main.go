@@ -12,13 +12,10 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
-	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/workloads"
@@ -182,8 +179,14 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 
 // parseFlags parses args. A bad flag is one line naming it and pointing to
 // --help (exit 3), never the whole usage; -h or --help prints the usage and
-// returns help.
+// returns help. Given a flagCollector as output, it hands it fs and
+// returns help without parsing, so that the command stops there.
 func parseFlags(fs *flag.FlagSet, args []string) (help bool, err error) {
+	if c, ok := fs.Output().(*flagCollector); ok {
+		// The command reference asks for the flag set (see flagSet).
+		c.fs = fs
+		return true, nil
+	}
 	out := fs.Output()
 	fs.SetOutput(io.Discard)
 	err = fs.Parse(args)
@@ -237,7 +240,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	var workerCmd string
 	fs := newFlags("run", stderr)
 	fs.StringVar(&t.Lock, "lock", "", "lock design to test (see check list)")
-	fs.StringVar(&t.Nemesis, "nemesis", "none", "faults: none, or a comma-separated list of pause, partition, kill")
+	fs.StringVar(&t.Nemesis, "nemesis", "none", "faults: none, or a comma-separated list of "+nemesisNames()+" (see check list)")
 	fs.BoolVar(&t.Fencing, "fencing", false, "pass fencing tokens to the protected resource, which rejects stale ones")
 	fs.IntVar(&t.Workers, "workers", 10, "number of worker processes")
 	fs.IntVar(&t.Keys, "keys", 1, "number of distinct lock keys")
@@ -442,44 +445,6 @@ func fencedHistory(h history.History) bool {
 		}
 	}
 	return false
-}
-
-func cmdList(args []string, stdout, stderr io.Writer) (int, error) {
-	if help, err := noArgsHelp(args, stderr, "usage of check list: check list (no flags) prints the lock designs, scenarios, failpoints, lock services, workloads and nemeses\n"); help || err != nil {
-		return helpOrError(help, err)
-	}
-	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	row := func(name, text string) { fmt.Fprintf(w, "  %s\t%s\n", name, text) }
-	fmt.Fprintln(w, "locks:")
-	for _, d := range workloads.Designs() {
-		row(d.Name, d.Summary)
-	}
-	fmt.Fprintln(w, "scenarios (check run --scenario NAME [flags that override]):")
-	for _, sc := range scenarios.All() {
-		row(sc.Name, sc.Summary+"; expect "+sc.Expect)
-		row("", "= "+strings.Join(sc.Args, " "))
-	}
-	fmt.Fprintln(w, "failpoints (check run --failpoint NAME, with the crash nemesis):")
-	for _, f := range workloads.Failpoints() {
-		row(f.Name, f.Lock+": "+f.Summary)
-	}
-	fmt.Fprintln(w, "lock services (each design names one; Debian packages in brackets):")
-	for _, svc := range clusters.Services() {
-		row(svc.Name, svc.Summary+" ["+svc.Packages+"]")
-	}
-	fmt.Fprintln(w, "workloads (check run --workload NAME):")
-	row(workloads.WorkloadRegister, "read the register on the storage node, think, write read+1 (the default)")
-	row(workloads.WorkloadInventory, "sell one item of a stock on the storage node")
-	row(workloads.WorkloadRegisterInDB, "the register lives in the lock's own database transaction (pg-for-update, pg-advisory-xact, mysql-for-update)")
-	fmt.Fprintln(w, "nemeses:")
-	row("none", "no faults: the control run")
-	for _, k := range nemesis.Kinds() {
-		row(k.Name, k.Summary)
-	}
-	if err := w.Flush(); err != nil {
-		return exitError, fmt.Errorf("write list: %w", err)
-	}
-	return exitValid, nil
 }
 
 func cmdWorker(args []string, stderr io.Writer) (int, error) {
