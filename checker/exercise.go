@@ -83,9 +83,9 @@ var registeredRules []exerciseRule
 // it from init, so a new nemesis adds its rule without touching a switch.
 func registerExercise(r exerciseRule) { registeredRules = append(registeredRules, r) }
 
-// ExerciseRule reports whether the nemesis kind name has a registered
+// HasExerciseRule reports whether the nemesis kind name has a registered
 // exercise rule (a kind without one makes every faulted run not exercised).
-func ExerciseRule(name string) bool {
+func HasExerciseRule(name string) bool {
 	for _, r := range exerciseRules() {
 		if r.Nemesis == name {
 			return true
@@ -262,6 +262,10 @@ func (c *exercise) checkAnalysis(_ context.Context, a *analysis) Result {
 	}
 	tallies := make(map[string]*tally)
 	var kinds []string
+	startOf := make(map[string]string) // kind -> its start op
+	for _, f := range faults {
+		startOf[f.Kind] = f.F
+	}
 	miss := func(kind, why string) {
 		t := tallies[kind]
 		if t == nil {
@@ -323,7 +327,7 @@ func (c *exercise) checkAnalysis(_ context.Context, a *analysis) Result {
 	var sentences []string
 	for _, k := range kinds {
 		t := tallies[k]
-		rule, ok := ruleFor(k)
+		rule, ok := ruleOf(k, startOf[k])
 		s := "no exercise rule for the " + k + " nemesis"
 		if ok {
 			s = rule.Missed(x)
@@ -353,7 +357,7 @@ func (c *exercise) checkAnalysis(_ context.Context, a *analysis) Result {
 
 // judge returns "" when f was exercised, else why not.
 func (c *exercise) judge(x *exerciseRun, f *fault, window time.Duration) string {
-	rule, ok := ruleFor(f.Kind)
+	rule, ok := ruleOf(f.Kind, f.F)
 	if !ok {
 		return "no rule"
 	}

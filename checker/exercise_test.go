@@ -167,7 +167,7 @@ func TestExerciseRulesCoverFaults(t *testing.T) {
 		if _, ok := history.EndOf(f); !ok {
 			t.Fatalf("%s starts no fault", f)
 		}
-		if k := kindOf(f, history.Fault{F: f}, nil); !ExerciseRule(k) {
+		if k := kindOf(f, history.Fault{F: f}, nil); !HasExerciseRule(k) {
 			t.Errorf("no exercise rule for %s (kind %q)", f, k)
 		}
 	}

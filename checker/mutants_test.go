@@ -278,7 +278,7 @@ func TestExerciseRunHelpers(t *testing.T) {
 	if outlasts(&fault{Fault: history.Fault{Start: sec(1), End: sec(1)}, Lease: 1}) {
 		t.Errorf("a zero-length fault outlasts a 1 ns lease")
 	}
-	if ExerciseRule("earthquake") || !ExerciseRule("pause") {
+	if HasExerciseRule("earthquake") || !HasExerciseRule("pause") {
 		t.Errorf("ExerciseRule")
 	}
 }

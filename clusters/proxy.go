@@ -79,6 +79,9 @@ func (ps *Proxies) Add(name, upstream string) (string, error) {
 	ps.mu.Lock()
 	ps.byName[name] = p
 	ps.mu.Unlock()
+	if err := ps.addCounter(name, p.Listen); err != nil {
+		return "", err
+	}
 	return p.Listen, nil
 }
 
@@ -200,6 +203,7 @@ func (ps *Proxies) Close() {
 	defer ps.mu.Unlock()
 	for _, p := range ps.byName {
 		p.Stop()
+		counters.Delete(p.Listen)
 	}
 	ps.log.close()
 }

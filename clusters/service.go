@@ -78,8 +78,23 @@ type Service struct {
 // from init and nothing changes it afterwards.
 var services []Service
 
-// registerService adds a service to Services.
-func registerService(s Service) { services = append(services, s) }
+// RegisterService adds a service to Services; each service's file calls it
+// from init. A service registered twice, or with no name, Look or New, is
+// a programming error and panics.
+func RegisterService(s Service) {
+	if s.Name == "" || s.Look == nil || s.New == nil {
+		panic(fmt.Sprintf("clusters: service %q: name, Look and New are required", s.Name))
+	}
+	for _, o := range services {
+		if o.Name == s.Name {
+			panic(fmt.Sprintf("clusters: service %q registered twice", s.Name))
+		}
+	}
+	services = append(services, s)
+}
+
+// registerService is RegisterService, for this package's own services.
+func registerService(s Service) { RegisterService(s) }
 
 // Services returns every registered lock service, sorted by name.
 func Services() []Service {

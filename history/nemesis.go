@@ -37,32 +37,6 @@ const (
 	FReconnect   = "reconnect"
 )
 
-// EndOf returns the name of the op that ends the fault started by f, and
-// false when f does not start a fault.
-func EndOf(f string) (string, bool) {
-	switch f {
-	case FPause:
-		return FResume, true
-	case FPartition:
-		return FHeal, true
-	case FKill:
-		return FRestart, true
-	case FKillWorker:
-		return FRespawn, true
-	case FClock:
-		return FClockReset, true
-	case FSkew:
-		return FUnskew, true
-	case FFailover:
-		return FHeal, true
-	case FClockJump:
-		return FClockReset, true
-	case FSessionKill:
-		return FReconnect, true
-	}
-	return "", false
-}
-
 // Fault is one nemesis fault and the window it was in force.
 type Fault struct {
 	// F is the start op's name (pause, partition, kill).
@@ -100,7 +74,7 @@ func (h History) Faults() []Fault {
 				continue
 			}
 			f := Fault{F: op.F, Start: op.Time, End: -1, Ops: []int{op.Index}}
-			if t, ok := invoked[op.F]; ok && op.F == FFailover {
+			if t, ok := invoked[op.F]; ok && fromInvoke(op.F) {
 				// A failover cuts the master off (or kills it) when it is
 				// invoked and completes once a replica is promoted: the
 				// split brain is in force from the invoke.

@@ -28,11 +28,15 @@ func (e *StructureError) Error() string { return fmt.Sprintf("line %d: %s", e.Li
 // operations, its retirement, and the lone events of its lock client.
 var workerFs = []string{FAcquire, FRelease, FCS, FCrash, FEvent}
 
-// nemesisFs are the ops of the nemesis process: the controller's stock
-// ops and the start and end op of every fault (EndOf).
-var nemesisFs = []string{FSeed, FFinal,
-	FPause, FResume, FPartition, FHeal, FKill, FRestart, FKillWorker, FRespawn,
-	FClock, FClockReset, FSkew, FUnskew, FFailover, FClockJump, FSessionKill, FReconnect, FServerExit}
+// isWorkerF reports whether f is a worker's op.
+func isWorkerF(f string) bool { return slices.Contains(workerFs, f) }
+
+// nemesisFs returns the ops of the nemesis process: the controller's stock
+// ops, a server's exit, and the start and end op of every registered fault
+// (RegisterFaultOps).
+func nemesisFs() []string {
+	return append([]string{FSeed, FFinal, FServerExit}, faultFs()...)
+}
 
 // Validate checks that h's structure is one a run can record, before any
 // checker reads it: every op has a known type and f (a worker op on a
@@ -119,7 +123,7 @@ func checkOp(op *Op) string {
 		if op.F == FEvent && op.Type != Info {
 			return fmt.Sprintf("event op of type %s (an event is a lone info op)", op.Type)
 		}
-	case slices.Contains(nemesisFs, op.F):
+	case slices.Contains(nemesisFs(), op.F):
 		if !op.IsNemesis() {
 			return fmt.Sprintf("%s is a nemesis op, recorded on process %d, not on process %d", op.F, NemesisProcess, op.Process)
 		}
@@ -128,7 +132,7 @@ func checkOp(op *Op) string {
 		}
 	default:
 		return fmt.Sprintf("unknown f %q (worker ops: %s; nemesis ops: %s)", op.F,
-			strings.Join(workerFs, ", "), strings.Join(nemesisFs, ", "))
+			strings.Join(workerFs, ", "), strings.Join(nemesisFs(), ", "))
 	}
 	return ""
 }

@@ -62,7 +62,7 @@ func TestValidate(t *testing.T) {
 			"process 0 invokes release while its cs invoked on line 3 is open", 4},
 		{"two open nemesis invocations", []string{"-1 invoke pause 1", "-1 invoke kill 2"}, "process -1 invokes kill while its pause invoked on line 1 is open", 2},
 		{"completes another f", []string{"0 invoke acquire 1", "0 ok release 2"}, "process 0 completes release but invoked acquire on line 1", 2},
-		{"unknown f", []string{"0 invoke acquire 1", "0 ok acquire 2", "0 invoke write 3"}, `unknown f "write" (worker ops: acquire, release, cs, crash, event; nemesis ops: seed, final, pause,`, 3},
+		{"unknown f", []string{"0 invoke acquire 1", "0 ok acquire 2", "0 invoke write 3"}, `unknown f "write" (worker ops: acquire, release, cs, crash, event; nemesis ops: seed, final, server-exit, clock,`, 3},
 		{"unknown type", []string{"0 done acquire 1"}, `unknown type "done"`, 1},
 		{"negative time", []string{"0 invoke acquire -1"}, "negative time -1000", 1},
 		{"invalid process", []string{"-2 invoke acquire 1"}, "invalid process -2", 1},
@@ -74,7 +74,7 @@ func TestValidate(t *testing.T) {
 		{"nemesis op on a worker", []string{"2 invoke pause 1"}, "pause is a nemesis op, recorded on process -1, not on process 2", 1},
 		{"the first impossible op", []string{"0 ok acquire 1", "0 invoke write 2"}, "process 0 completes acquire (ok) with no open invocation", 1},
 	}
-	for _, f := range nemesisFs {
+	for _, f := range nemesisFs() {
 		if f == FServerExit { // a lone op: see "a server exit"
 			continue
 		}
@@ -256,7 +256,7 @@ func TestValidateKnowsEveryF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	known := append(append([]string(nil), workerFs...), nemesisFs...)
+	known := append(append([]string(nil), workerFs...), nemesisFs()...)
 	n := 0
 	for _, pkg := range pkgs {
 		for _, file := range pkg.Files {
@@ -287,5 +287,46 @@ func TestValidateKnowsEveryF(t *testing.T) {
 	}
 	if n != len(known) {
 		t.Errorf("found %d op name constants, Validate knows %d names", n, len(known))
+	}
+}
+
+// TestRegisteredFaultOps registers a fault from test code and checks that
+// Validate accepts its ops on the nemesis process, Faults pairs them (from
+// the invoke when the fault says so), and EndOf and ClassOf know it; a
+// conflicting registration, or one that reuses a worker's op name, panics.
+func TestRegisteredFaultOps(t *testing.T) {
+	RegisterFaultOps(FaultOps{Start: "toy-strike", End: "toy-undo", FromInvoke: true, Class: ClassNetwork})
+	RegisterFaultOps(FaultOps{Start: "toy-strike", End: "toy-undo", FromInvoke: true, Class: ClassNetwork}) // again, the same: fine
+	h := ops(t, "0 invoke acquire 1", "0 ok acquire 2", "-1 invoke toy-strike 3", "-1 info toy-strike 4",
+		"-1 invoke toy-undo 5", "-1 info toy-undo 6")
+	if err := Validate(h); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	fs := h.Faults()
+	if len(fs) != 1 || fs[0].F != "toy-strike" || fs[0].Start != h[2].Time || fs[0].End != h[5].Time {
+		t.Errorf("Faults: %+v, want one toy-strike from its invoke (%s) to %s", fs, h[2].Time, h[5].Time)
+	}
+	if end, ok := EndOf("toy-strike"); !ok || end != "toy-undo" {
+		t.Errorf("EndOf: %q %v", end, ok)
+	}
+	if c := ClassOf("toy-strike"); c != ClassNetwork {
+		t.Errorf("ClassOf: %q", c)
+	}
+	if c := ClassOf("toy-undo"); c != ClassOther {
+		t.Errorf("ClassOf of an end op: %q, want other", c)
+	}
+	for _, bad := range []FaultOps{
+		{Start: "toy-strike", End: "toy-other"},
+		{Start: FAcquire, End: "toy-x"},
+		{Start: "toy-y", End: ""},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("RegisterFaultOps(%+v) did not panic", bad)
+				}
+			}()
+			RegisterFaultOps(bad)
+		}()
 	}
 }

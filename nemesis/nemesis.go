@@ -74,6 +74,12 @@ type Kind struct {
 	// replicas: the runner then builds the Sentinel topology for a
 	// single-master Redis design.
 	Replicated bool
+	// Ops, for a kind with op names of its own, are its start and end ops,
+	// its class (the report's colour) and how the exercise checker judges
+	// it (history.FaultOps); Register registers them with the history. A
+	// kind that uses the ops of lockcheck's own faults (pause, kill, ...)
+	// leaves it zero.
+	Ops history.FaultOps
 }
 
 // Kinds returns every known nemesis kind, sorted by name.
@@ -94,9 +100,27 @@ func Kinds() []Kind {
 // registered holds the kinds that register themselves from their own file.
 var registered []Kind
 
-// register adds a kind to Kinds; each nemesis file calls it from init, so
-// adding a nemesis touches no shared list.
-func register(k Kind) { registered = append(registered, k) }
+// Register adds a kind to Kinds, and its ops (Kind.Ops), if any, to the
+// history's fault ops; each nemesis file calls it from init, so adding a
+// nemesis touches no shared list. A kind registered twice, or with no name
+// or New, is a programming error and panics.
+func Register(k Kind) {
+	if k.Name == "" || k.New == nil {
+		panic(fmt.Sprintf("nemesis: kind %q: name and New are required", k.Name))
+	}
+	for _, o := range Kinds() {
+		if o.Name == k.Name {
+			panic(fmt.Sprintf("nemesis: kind %q registered twice", k.Name))
+		}
+	}
+	if k.Ops.Start != "" {
+		history.RegisterFaultOps(k.Ops)
+	}
+	registered = append(registered, k)
+}
+
+// register is Register, for the kinds of this package's own files.
+func register(k Kind) { Register(k) }
 
 // Parse turns a comma-separated --nemesis value into kinds. "none" or ""
 // gives no kinds; none in a list (with other nemeses, or twice) is an

@@ -266,6 +266,6 @@ func legend(fs []string, shapes bool) string {
 	} else {
 		b.f(`<span>solid: ok per second</span><span>dashed: fail + info per second</span>`)
 	}
-	b.f(`<span><i class="sw fb-pause"></i>fault window</span></div>`)
+	b.f(`<span><i class="sw fb-process"></i>fault window</span></div>`)
 	return b.String()
 }

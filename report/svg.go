@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // svgBuf accumulates SVG markup. Inline SVG in HTML needs no xmlns, so the
@@ -77,11 +79,6 @@ func latencyLabel(v float64) string {
 	return strconv.FormatFloat(v, 'g', 4, 64) + " ms"
 }
 
-// faultClass returns the CSS class suffix of a fault kind.
-func faultClass(f string) string {
-	switch f {
-	case "pause", "partition", "kill":
-		return f
-	}
-	return "other"
-}
+// faultClass returns the CSS class suffix of the fault started by op f: its
+// registered class (history.ClassOf).
+func faultClass(f string) string { return history.ClassOf(f) }

@@ -45,8 +45,8 @@ svg.tl{cursor:grab;border:1px solid #e3e3e3}
 .h{fill:#b9dcef;stroke:#6fa8c9;stroke-width:1}.h.x{fill:#ef9a9a;stroke:#c62828}
 #tl-plot path.hp{stroke:#b9dcef;stroke-width:10;stroke-linecap:butt}#tl-plot path.hp.x{stroke:#ef9a9a}
 .dh{fill:rgba(198,40,40,.16);stroke:rgba(198,40,40,.5);stroke-width:1}
-.fb{fill:rgba(255,179,0,.14)}.fb-partition{fill:rgba(30,136,229,.12)}.fb-kill{fill:rgba(97,97,97,.14)}.fb-other{fill:rgba(0,150,136,.12)}
-.fl{fill:#ffb300;stroke:#ffb300;stroke-width:1}.fl.fb-partition{fill:#1e88e5;stroke:#1e88e5}.fl.fb-kill{fill:#616161;stroke:#616161}.fl.fb-other{fill:#009688;stroke:#009688}
+.fb{fill:rgba(255,179,0,.14)}.fb-network{fill:rgba(30,136,229,.12)}.fb-node{fill:rgba(97,97,97,.14)}.fb-clock{fill:rgba(142,36,170,.12)}.fb-other{fill:rgba(121,85,72,.12)}
+.fl{fill:#ffb300;stroke:#ffb300;stroke-width:1}.fl.fb-network{fill:#1e88e5;stroke:#1e88e5}.fl.fb-node{fill:#616161;stroke:#616161}.fl.fb-clock{fill:#8e24aa;stroke:#8e24aa}.fl.fb-other{fill:#795548;stroke:#795548}
 .al{fill:#c62828;stroke:#c62828;stroke-width:2}.al-lost-update{fill:#d84315;stroke:#d84315}.al-nonlinearizable{fill:#6a1b9a;stroke:#6a1b9a}
 .al-stale-write-rejected{fill:#9e9e9e;stroke:#9e9e9e}.al-other{fill:#ad1457;stroke:#ad1457}
 .plot .bg{fill:#fbfbfc;stroke:#ddd}
@@ -58,7 +58,7 @@ svg.tl{cursor:grab;border:1px solid #e3e3e3}
 .sw{display:inline-block;width:14px;height:10px;margin-right:5px;vertical-align:middle;border-radius:2px}
 .sw.hold{background:#b9dcef}.sw.holdx{background:#ef9a9a}.sw.a{background:#2a9d8f}.sw.c{background:#264653}.sw.r{background:#7b5ea7}
 .sw.f{background:#f4a261}.sw.i{background:#c2185b}.sw.k{background:#d00000;width:3px}.sw.e{background:#0096c7;width:3px}.sw.dh{background:rgba(198,40,40,.3)}
-.sw.fb-pause{background:rgba(255,179,0,.45)}.sw.fb-partition{background:rgba(30,136,229,.4)}.sw.fb-kill{background:rgba(97,97,97,.4)}
+.sw.fb-process{background:rgba(255,179,0,.45)}.sw.fb-network{background:rgba(30,136,229,.4)}.sw.fb-node{background:rgba(97,97,97,.4)}.sw.fb-clock{background:rgba(142,36,170,.4)}.sw.fb-other{background:rgba(121,85,72,.4)}
 dl.counts{display:flex;flex-wrap:wrap;gap:6px 28px;margin:6px 0 12px}
 dl.counts div{min-width:90px}dl.counts dt{color:#666;font-size:12px}dl.counts dd{margin:0;font-size:20px;font-weight:600}
 table{border-collapse:collapse;font-size:13px}
@@ -155,7 +155,7 @@ const pageHTML = `<!doctype html>
 {{if .HistoryNote}}<p class="note">{{.HistoryNote}}</p>{{else}}
 <div class="controls"><button type="button" data-zoom="in">zoom in</button><button type="button" data-zoom="out">zoom out</button><button type="button" data-zoom="reset">whole run</button><span id="tl-range" class="note"></span><span class="hint">wheel zooms, drag pans, double-click resets; hover a bar or a mark for details</span></div>
 {{.Timeline.SVG}}
-<div class="legend"><span><i class="sw hold"></i>hold (acquire ok to release)</span><span><i class="sw holdx"></i>hold in a double holder</span><span><i class="sw dh"></i>double-holder window</span><span><i class="sw a"></i>acquire ok</span><span><i class="sw c"></i>cs ok</span><span><i class="sw r"></i>release ok</span><span><i class="sw f"></i>fail</span><span><i class="sw i"></i>info</span><span><i class="sw k"></i>crash</span><span><i class="sw e"></i>event the lock client reported</span><span><i class="sw fb-pause"></i>pause</span><span><i class="sw fb-partition"></i>partition</span><span><i class="sw fb-kill"></i>kill</span></div>
+<div class="legend"><span><i class="sw hold"></i>hold (acquire ok to release)</span><span><i class="sw holdx"></i>hold in a double holder</span><span><i class="sw dh"></i>double-holder window</span><span><i class="sw a"></i>acquire ok</span><span><i class="sw c"></i>cs ok</span><span><i class="sw r"></i>release ok</span><span><i class="sw f"></i>fail</span><span><i class="sw i"></i>info</span><span><i class="sw k"></i>crash</span><span><i class="sw e"></i>event the lock client reported</span><span><i class="sw fb-process"></i>process stopped or killed (pause, crash)</span><span><i class="sw fb-network"></i>links cut (partition, failover)</span><span><i class="sw fb-node"></i>server or session down (kill, session-kill)</span><span><i class="sw fb-clock"></i>clock moved</span><span><i class="sw fb-other"></i>other fault</span></div>
 <p class="caption">{{.Timeline.Lanes}} Each op is a mark from its invocation to its completion, in its lane's row for acquire (top), cs (middle) or release (bottom). {{.Timeline.Note}}</p>
 {{end}}
 </section>

@@ -19,7 +19,7 @@ import (
 // so none of its runs is "not exercised" for want of one.
 func TestExerciseRuleForEveryNemesis(t *testing.T) {
 	for _, k := range nemesis.Kinds() {
-		if !checker.ExerciseRule(k.Name) {
+		if !checker.HasExerciseRule(k.Name) {
 			t.Errorf("nemesis %s has no exercise rule (see checker/exercise_rules.go)", k.Name)
 		}
 	}

@@ -109,7 +109,8 @@ func checkable(err error) bool {
 	var se *clusters.ServerExit
 	var st *storeError
 	var un *Unresponsive
-	return errors.As(err, &se) || errors.As(err, &st) || errors.As(err, &un)
+	var by *BypassedProxies
+	return errors.As(err, &se) || errors.As(err, &st) || errors.As(err, &un) || errors.As(err, &by)
 }
 
 // withFatal returns res for a run that err ended: a verdict of Valid

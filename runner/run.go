@@ -220,6 +220,9 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	healErr := sched.Run(nctx, r.deadline)
 	healed := r.rec.Now()
 	workloadEnd := <-slotsDone
+	if err := r.checkProxies(r.rec.History()); err != nil {
+		r.fail(err)
+	}
 	stopStore()
 	stopStorage()
 	r.watching.Store(false)

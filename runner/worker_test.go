@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -58,6 +60,22 @@ func brokenWorker(mode string) int {
 		fmt.Printf(`{"id":%d,"type":"fail","error":"connection closed"}`+"\n", req.ID)
 		for sc.Scan() {
 		}
+	case "bypass": // serves, but dials LOCKCHECK_BYPASS_ADDR instead of the lock_addrs it was given
+		sc := bufio.NewScanner(os.Stdin)
+		if !sc.Scan() {
+			return 1
+		}
+		var req workloads.Request
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil || req.Config == nil {
+			return 1
+		}
+		req.Config.LockAddrs = []string{os.Getenv("LOCKCHECK_BYPASS_ADDR")}
+		line, err := json.Marshal(req)
+		if err != nil {
+			return 1
+		}
+		_ = workloads.Serve(context.Background(), io.MultiReader(strings.NewReader(string(line)+"\n"), os.Stdin), os.Stdout)
+		return 0
 	case "fail-acquire", "exit-acquire", "banana": // opens, then fails, exits on or misanswers every acquire
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
@@ -192,4 +210,55 @@ func TestRefusedOpenAtStartIsTriedAgain(t *testing.T) {
 		t.Errorf("%d grants", n)
 	}
 	assertNoChildren(t)
+}
+
+// TestRunNoticesWorkersThatBypassProxies runs workers that dial a Redis
+// server of their own instead of the proxy addresses they were given: they
+// are granted locks, yet nothing crosses their proxies, so a partition
+// would cut nothing. The run ends in an error naming the slots (exit 3 in
+// the CLI), never a verdict of valid. The built-in worker under the same
+// test is not accused.
+func TestRunNoticesWorkersThatBypassProxies(t *testing.T) {
+	needService(t, "redis-set-px")
+	dir := t.TempDir()
+	side := &clusters.RedisServer{Name: "side", Dir: dir, LogPath: filepath.Join(dir, "side.log")}
+	if err := side.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer side.Stop(context.Background())
+	for _, bypass := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bypass=%v", bypass), func(t *testing.T) {
+			tt := exerciseTest(t, "redis-set-px", "none")
+			tt.Workers, tt.Time = 2, 20*time.Second
+			tt.Until = func(h history.History) bool { return countOK(h, history.FAcquire) >= 4 }
+			if bypass {
+				tt.WorkerEnv = []string{"LOCKCHECK_TEST_WORKER=bypass", "LOCKCHECK_BYPASS_ADDR=" + side.Addr()}
+			}
+			out, err := Run(context.Background(), tt, io.Discard)
+			var by *BypassedProxies
+			if !bypass {
+				if err != nil {
+					t.Fatalf("honest workers: %v", err)
+				}
+				return
+			}
+			if !errors.As(err, &by) || len(by.Slots) != 2 {
+				t.Fatalf("bypassing workers: error %v, want a *BypassedProxies naming both slots", err)
+			}
+			if !out.Checked || out.Result.Valid == checker.Valid {
+				t.Errorf("checked %v, verdict %v: want the history checked and not valid", out.Checked, out.Result.Valid)
+			}
+		})
+	}
+}
+
+// countOK counts the ok completions of f in h.
+func countOK(h history.History, f string) int {
+	n := 0
+	for _, op := range h {
+		if op.F == f && op.Type == history.OK {
+			n++
+		}
+	}
+	return n
 }

@@ -142,7 +142,22 @@ var registered []Design
 
 // register adds a design to Designs; each design file calls it from init, so
 // adding a design touches no shared list.
-func register(d Design) { registered = append(registered, d) }
+func register(d Design) { Register(d) }
+
+// Register adds a design to Designs; each design's file calls it from
+// init. A design registered twice, or with no name, service or client
+// (New or Worker), is a programming error and panics.
+func Register(d Design) {
+	if d.Name == "" || d.Service == "" || d.New == nil && len(d.Worker) == 0 {
+		panic(fmt.Sprintf("workloads: design %q: name, service and a client (New or Worker) are required", d.Name))
+	}
+	for _, o := range registered {
+		if o.Name == d.Name {
+			panic(fmt.Sprintf("workloads: design %q registered twice", d.Name))
+		}
+	}
+	registered = append(registered, d)
+}
 
 // FindDesign returns the design called name, or an error listing the known
 // designs.
