@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +28,7 @@ const (
 	RuleCycle      = "acquire, cs and release complete ok with the fields the checkers read"
 	RuleAfterLease = "a request after the lease gives a prompt reply"
 	RuleTimeout    = "a timeout is info, not fail"
+	RuleProxies    = "commands go through the proxies: they fail while the links are cut and work once healed"
 	RuleWholeLines = "events are whole lines"
 	RuleClose      = "close exits"
 	RuleStdoutOnly = "stdout carries nothing but protocol lines"
@@ -34,7 +36,14 @@ const (
 
 // Rules lists every rule in the order the report prints them.
 var Rules = []string{RuleOpen, RuleVersion, RuleReplies, RuleCycle, RuleAfterLease, RuleTimeout,
-	RuleWholeLines, RuleClose, RuleStdoutOnly}
+	RuleProxies, RuleWholeLines, RuleClose, RuleStdoutOnly}
+
+// DialsAround is how the report says that a worker's lock commands
+// succeeded while every link of its worker slot to the lock nodes was cut:
+// it reaches the lock service some other way than through the addresses it
+// was given, so no partition of a run would ever cut it.
+const DialsAround = "the worker's commands succeeded while its links to the lock nodes were cut: " +
+	"it dials around the proxies (addresses in lock_addrs/addr_map must be used as given)"
 
 // Options says which worker to check and how.
 type Options struct {
@@ -52,6 +61,11 @@ type Options struct {
 	// Prompt bounds a prompt reply (default 5 s); ReplyTimeout bounds any
 	// reply, as the controller's timeout does (default 10 s).
 	Prompt, ReplyTimeout time.Duration
+
+	// nodeEnv, when set, is added to the worker's environment once the
+	// lock service is up, from its nodes' real addresses: the tests' way
+	// to build a worker that dials around its proxies.
+	nodeEnv func([]clusters.Node) []string
 }
 
 // Broken is one rule a worker broke, and how.
@@ -144,6 +158,9 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("set up %s: %w", d.Service, err)
 	}
 	defer top.Teardown(context.WithoutCancel(ctx))
+	if o.nodeEnv != nil {
+		o.Env = append(append([]string(nil), o.Env...), o.nodeEnv(top.Nodes())...)
+	}
 	logf, err := os.Create(filepath.Join(o.Dir, "workers.log"))
 	if err != nil {
 		return nil, err
@@ -201,27 +218,40 @@ func (c *checkRun) unknownVersion() error {
 	return nil
 }
 
-// open opens a fresh worker with the right version.
+// open opens a fresh worker with the right version; a refused or failed
+// open breaks RuleOpen.
 func (c *checkRun) open() (*proc, bool, error) {
+	p, problem, err := c.openWorker()
+	if problem != "" {
+		c.rep.breaks(RuleOpen, "%s", problem)
+	}
+	return p, p != nil, err
+}
+
+// openWorker opens a fresh worker with the right version. It returns the
+// worker, or, when open failed or was refused, what went wrong (the worker
+// then killed); an error means the worker could not be started.
+func (c *checkRun) openWorker() (*proc, string, error) {
 	p, err := c.start()
 	if err != nil {
-		return nil, false, err
+		return nil, "", err
 	}
 	c.rep.checked(RuleOpen)
 	cfg := c.cfg
 	r, _, err := p.call(workloads.Request{F: workloads.FOpen, Config: &cfg}, c.o.ReplyTimeout)
+	var problem string
 	switch {
 	case err != nil:
-		c.rep.breaks(RuleOpen, "open: %v", err)
+		problem = fmt.Sprintf("open: %v", err)
 	case r.Type != history.OK:
-		c.rep.breaks(RuleOpen, "open replied %s (%s), want ok: does the worker know --lock %s?", r.Type, r.Error, cfg.Lock)
+		problem = fmt.Sprintf("open replied %s (%s), want ok: does the worker know --lock %s?", r.Type, r.Error, cfg.Lock)
 	case r.Protocol != workloads.ProtocolVersion:
-		c.rep.breaks(RuleOpen, "open replied protocol %d, want %d", r.Protocol, workloads.ProtocolVersion)
+		problem = fmt.Sprintf("open replied protocol %d, want %d", r.Protocol, workloads.ProtocolVersion)
 	default:
-		return p, true, nil
+		return p, "", nil
 	}
 	p.kill()
-	return nil, false, nil
+	return nil, problem, nil
 }
 
 // op sends one request of the cycle and wants it ok.
@@ -286,32 +316,129 @@ func (c *checkRun) main(ctx context.Context) error {
 		}
 	}
 
-	// A release while every link to the lock service hangs.
+	return c.partition(ctx, p)
+}
+
+// partition cuts every link of the worker's slot to the lock nodes, as the
+// partition nemesis does (the topology's Partition: its Toxiproxy proxies
+// drop all traffic both ways, connections hang), while the worker holds k2:
+// its release of k2 must time out as info, and its acquire of k3 must not
+// succeed either (info, fail, or no reply within acquire_timeout_ms plus
+// the prompt bound). An ok reply to either means the worker reached the
+// lock service without its proxies (it dialed a server's real address, or
+// an announced address instead of its addr_map entry), which would make
+// every partition of a run cut nothing. Then the links are healed and an
+// acquire and release of k4 must complete ok again: on the same worker
+// when it replied nothing but fail under the cut, else on a fresh one, as
+// the controller would.
+func (c *checkRun) partition(ctx context.Context, p *proc) error {
+	defer func() { p.kill() }() // the worker in use at the end: this one, or a fresh one
 	c.rep.checked(RuleTimeout)
-	acq, ok = c.op(p, history.FAcquire, "k2", nil)
+	c.rep.checked(RuleProxies)
+	acq, ok := c.op(p, history.FAcquire, "k2", nil)
 	if !ok {
 		return nil
 	}
 	if err := c.top.Partition(ctx, 0); err != nil {
 		return fmt.Errorf("partition the worker: %w", err)
 	}
-	defer c.top.Heal(context.WithoutCancel(ctx), 0)
-	g = acq.Value
+	healed := false
+	defer func() {
+		if !healed {
+			_ = c.top.Heal(context.WithoutCancel(ctx), 0)
+		}
+	}()
+	g := acq.Value
 	if g == nil {
 		g = &history.Value{}
 	}
+	var succeeded []string // the requests that replied ok under the cut
+	retire := false        // an info reply or none: the controller would replace the worker
 	r, took, err := p.call(workloads.Request{F: history.FRelease, Key: "k2", Value: &history.Value{Owner: g.Owner, Token: g.Token}}, c.o.ReplyTimeout)
 	switch {
 	case err != nil:
 		c.rep.breaks(RuleTimeout, "release k2 under a partition: %v within %s: the worker must time out its own calls and reply info",
 			err, c.o.ReplyTimeout)
+		retire = true
 	case r.Type == history.Fail:
 		c.rep.breaks(RuleTimeout, "release k2 under a partition replied fail (%s) after %s: a timed-out call may have taken effect, so it is info",
 			r.Error, took.Round(time.Millisecond))
 	case r.Type == history.OK:
-		c.rep.breaks(RuleTimeout, "release k2 under a partition replied ok while every link to the lock service hung")
+		succeeded = append(succeeded, "release k2")
+	default:
+		retire = true
 	}
+	if err == nil {
+		// The acquire may retry for acquire_timeout_ms; a worker that is
+		// still silent a prompt reply's time later has not succeeded.
+		wait := min(time.Duration(c.cfg.AcquireTimeoutMS)*time.Millisecond+c.o.Prompt, c.o.ReplyTimeout)
+		r, _, err = p.call(workloads.Request{F: history.FAcquire, Key: "k3"}, wait)
+		switch {
+		case err != nil:
+			// No reply in time: the controller would record info and
+			// replace the worker. Costly, but not a success under the cut.
+			retire = true
+		case r.Type == history.OK:
+			succeeded = append(succeeded, "acquire k3")
+		case r.Type == history.Info:
+			retire = true
+		}
+	}
+	if len(succeeded) > 0 {
+		c.rep.breaks(RuleProxies, "%s; ok under the cut: %s", DialsAround, strings.Join(succeeded, ", "))
+	}
+
+	if err := c.top.Heal(ctx, 0); err != nil {
+		return fmt.Errorf("heal the worker's links: %w", err)
+	}
+	healed = true
+	// Up to three tries, each on a fresh key, as the controller would go
+	// on: with the same worker after a fail (healing closes the
+	// connections that crossed the cut, and a client may find out on its
+	// next command), with a fresh one after an info reply or none.
+	var last string
+	for try := 1; try <= 3; try++ {
+		if retire {
+			p.kill()
+			np, problem, err := c.openWorker()
+			if err != nil {
+				return err
+			}
+			if problem != "" {
+				last = "a fresh worker's " + problem
+				continue
+			}
+			p, retire = np, false
+		}
+		var done bool
+		if done, retire, last = c.cycle(p, fmt.Sprintf("k%d", 3+try)); done {
+			return nil
+		}
+	}
+	c.rep.breaks(RuleProxies, "once its links were healed, acquire and release did not both reply ok in 3 tries "+
+		"(a fresh worker after an info reply, as the controller would); the last try: %s", last)
 	return nil
+}
+
+// cycle acquires and releases key: done when both replied ok, else what
+// went wrong and whether the controller would replace the worker (an info
+// reply, or none).
+func (c *checkRun) cycle(p *proc, key string) (done, retire bool, problem string) {
+	var grant *history.Value
+	for _, f := range []string{history.FAcquire, history.FRelease} {
+		r, _, err := p.call(workloads.Request{F: f, Key: key, Value: grant}, c.o.ReplyTimeout)
+		switch {
+		case err != nil:
+			return false, true, fmt.Sprintf("%s %s: %v within %s", f, key, err, c.o.ReplyTimeout)
+		case r.Type != history.OK:
+			return false, r.Type != history.Fail, fmt.Sprintf("%s %s replied %s (%s)", f, key, r.Type, r.Error)
+		}
+		grant = &history.Value{}
+		if r.Value != nil {
+			grant.Owner, grant.Token = r.Value.Owner, r.Value.Token
+		}
+	}
+	return true, false, ""
 }
 
 // close opens a fresh worker and closes it: it must reply ok and exit.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,10 +12,18 @@ import (
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// TestMain lets the test binary serve as `check worker`.
+// TestMain lets the test binary serve as `check worker`, or as a worker
+// that dials around its proxies (bypass_test.go).
 func TestMain(m *testing.M) {
-	if os.Getenv("LOCKCHECK_TEST_WORKER") == "1" {
+	switch os.Getenv("LOCKCHECK_TEST_WORKER") {
+	case "1":
 		if err := workloads.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+			os.Exit(3)
+		}
+		os.Exit(0)
+	case "bypass":
+		if err := serveBypass(os.Stdin, os.Stdout); err != nil {
+			os.Stderr.WriteString("bypass worker: " + err.Error() + "\n")
 			os.Exit(3)
 		}
 		os.Exit(0)
@@ -104,6 +113,12 @@ func TestBrokenWorker(t *testing.T) {
 	got := make(map[string]bool)
 	for _, b := range rep.Broken {
 		got[b.Rule] = true
+		// Its commands under the cut time out (mistake 3 makes them fail),
+		// and its socket, never closed on an error, stays dead once
+		// healed: that breaks RuleProxies, but it does not dial around.
+		if strings.Contains(b.Detail, DialsAround) {
+			t.Errorf("a worker that uses its proxies reported as dialing around them: %+v", b)
+		}
 	}
 	for _, want := range []string{RuleStdoutOnly, RuleVersion, RuleTimeout} {
 		if !got[want] {

@@ -25,6 +25,7 @@ type proc struct {
 	done    chan struct{} // closed when stdout ended and the process exited
 	nextID  int64
 	report  *Report
+	killed  sync.Once
 
 	mu       sync.Mutex
 	answered map[int64]bool
@@ -167,11 +168,14 @@ func (p *proc) exited(d time.Duration) bool {
 	}
 }
 
-// kill stops the worker's whole process group.
+// kill stops the worker's whole process group, once: a second kill does
+// nothing (the group's id may belong to another process by then).
 func (p *proc) kill() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	p.exited(10 * time.Second)
-	_ = p.stdin.Close()
+	p.killed.Do(func() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		p.exited(10 * time.Second)
+		_ = p.stdin.Close()
+	})
 }
 
 func clip(s string) string {
