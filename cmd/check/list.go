@@ -72,9 +72,13 @@ func printList(stdout io.Writer) error {
 		row(svc.Name, svc.Summary+" ["+svc.Packages+"]")
 	}
 	fmt.Fprintln(w, "workloads (check run --workload NAME):")
-	row(workloads.WorkloadRegister, "read the register on the storage node, think, write read+1 (the default)")
-	row(workloads.WorkloadInventory, "sell one item of a stock on the storage node")
-	row(workloads.WorkloadRegisterInDB, "the register lives in the lock's own database transaction (pg-for-update, pg-advisory-xact, mysql-for-update)")
+	for _, wl := range workloads.Workloads() {
+		summary := wl.Summary
+		if wl.Listed {
+			summary += " (" + strings.Join(workloads.DesignsRunning(wl), ", ") + ")"
+		}
+		row(wl.Name, summary)
+	}
 	fmt.Fprintln(w, "nemeses:")
 	row("none", noneSummary)
 	for _, k := range nemesis.Kinds() {
@@ -91,6 +95,15 @@ func nemesisNames() string {
 	var names []string
 	for _, k := range nemesis.Kinds() {
 		names = append(names, k.Name)
+	}
+	return orList(names)
+}
+
+// workloadNames returns the --workload values, for the flag's help.
+func workloadNames() string {
+	var names []string
+	for _, wl := range workloads.Workloads() {
+		names = append(names, wl.Name)
 	}
 	return orList(names)
 }

@@ -244,7 +244,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.BoolVar(&t.Fencing, "fencing", false, "pass fencing tokens to the protected resource, which rejects stale ones")
 	fs.IntVar(&t.Workers, "workers", 10, "number of worker processes")
 	fs.IntVar(&t.Keys, "keys", 1, "number of distinct lock keys")
-	fs.StringVar(&t.Workload, "workload", "register", "what the critical section does: register (read, write read+1), inventory (sell one item of a stock) or register-in-db (the register in the lock's own database transaction)")
+	fs.StringVar(&t.Workload, "workload", "register", "what the critical section does: "+workloadNames()+" (see check list)")
 	fs.Int64Var(&t.Stock, "stock", 0, "inventory workload: initial stock per key (default 100)")
 	fs.StringVar(&t.Failpoint, "failpoint", "", "stop workers at a named place in the lock client, for the crash nemesis (see check list)")
 	fs.IntVar(&t.Nodes, "nodes", 3, "ZooKeeper ensemble size: 3, or 1 for a standalone server")
