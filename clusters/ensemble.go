@@ -2,62 +2,285 @@ package clusters
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 )
 
-// memberLinks is how a replicated service of numbered members (ZooKeeper,
-// etcd) reaches its proxies: one proxy from every worker slot to every
-// member, and proxies for the links between each ordered pair of members.
-// Cutting a worker off (Partition, Heal) and cutting a member off from its
-// peers (Isolate, Rejoin) are the same for every such service; each gives
-// its proxy names and finds its members by name. A service embeds it, and
-// its proxies field is the service's proxies.
-type memberLinks struct {
-	proxies *Proxies
-	// workers is the number of worker slots.
-	workers int
-	// memberIDs returns the members' ids, in member order.
-	memberIDs func() []int
-	// idOf returns the id of the member named name.
-	idOf func(name string) (int, error)
-	// client names the proxy from worker slot to member id.
-	client func(slot, id int) string
+// member is one numbered server of a replicated service (a ZooKeeper
+// server, an etcd member): a local process that a restart replaces, and
+// the log every start appends to.
+type member struct {
+	id           int
+	name         string
+	client       int // the client port
+	dir, logPath string
+	serverProc
+}
+
+func (m *member) clientAddr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.client)) }
+
+// ensemble is what the replicated services of numbered members (ZooKeeper,
+// etcd) share: the members, a redis-server storage node, one proxy from
+// every worker slot to every member, and proxies for the links between
+// each ordered pair of members. Cutting a worker off (Partition, Heal),
+// cutting a member off from its peers (Isolate, Rejoin), killing,
+// restarting and pausing a member are the same for every such service;
+// each gives its members, how to start one, and its peer proxies' names.
+// A service embeds it.
+type ensemble struct {
+	logDir  string
+	servers []*member // in member order
+	storage *RedisServer
 	// peer names the proxies that carry member from's traffic to member to.
 	peer func(from, to int) []string
+	local
+}
+
+// local is what every topology of local server processes keeps: its data
+// directory, its proxies and their log, its lock nodes' set, and whether
+// it is torn down (mu guards torn and whatever else the topology says).
+type local struct {
+	tmp     string
+	proxies *Proxies
+	proxyLg *os.File
+	set     NodeSet
+
+	mu   sync.Mutex
+	torn bool
+}
+
+// tearDown marks the topology torn down and reports whether it was not
+// yet: a teardown is done once.
+func (l *local) tearDown() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.torn {
+		return false
+	}
+	l.torn = true
+	return true
+}
+
+// closeProxies stops the proxies and closes their log.
+func (l *local) closeProxies() {
+	if l.proxies != nil {
+		l.proxies.Close()
+	}
+	if l.proxyLg != nil {
+		l.proxyLg.Close()
+	}
+}
+
+// removeTemp removes the data directory, when it is one of this run's
+// (its name holds prefix).
+func (l *local) removeTemp(prefix string) error {
+	if l.tmp != "" && strings.Contains(l.tmp, TempPrefix+prefix) {
+		return os.RemoveAll(l.tmp)
+	}
+	return nil
+}
+
+// retrySetup runs once up to three times while it fails on a port that
+// someone else took between choosing it and the server binding it;
+// before each new try, reset forgets what the failed one made (once tears
+// down what it started when it fails).
+func (e *ensemble) retrySetup(ctx context.Context, once func(context.Context) error, reset func()) error {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = once(ctx); err == nil || !errors.Is(err, errPortInUse) {
+			return err
+		}
+		e.mu.Lock()
+		e.torn, e.servers, e.storage, e.proxies, e.proxyLg = false, nil, nil, nil, nil
+		e.set = NodeSet{Kind: e.set.Kind}
+		reset()
+		e.mu.Unlock()
+	}
+	return err
+}
+
+// open looks for redis-server (the storage node), makes the data
+// directory (prefix names it) and opens the proxies.
+func (e *ensemble) open(prefix string) (err error) {
+	if _, err := LookRedis(); err != nil {
+		return err
+	}
+	if e.tmp, err = TempDir(prefix); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	e.proxies, e.proxyLg, err = OpenProxies(e.logDir)
+	return err
+}
+
+// add makes member id (named prefix<id>) with its data directory, its log
+// and free ports for its client port and each of ports.
+func (e *ensemble) add(prefix string, id int, ports ...*int) (*member, error) {
+	name := prefix + strconv.Itoa(id)
+	m := &member{id: id, name: name, dir: filepath.Join(e.tmp, name), logPath: filepath.Join(e.logDir, name+".log")}
+	_ = os.Remove(m.logPath) // a retried setup starts a fresh log
+	for _, p := range append([]*int{&m.client}, ports...) {
+		var err error
+		if *p, err = FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	e.servers = append(e.servers, m)
+	return m, nil
+}
+
+// launch starts every member (start i starts member i), waits until they
+// serve, starts the storage node unless noStorage, and links the members
+// into the set: a restart starts a member again and waits until it serves.
+func (e *ensemble) launch(ctx context.Context, workers int, noStorage bool, start func(ctx context.Context, i int) error,
+	wait func(ctx context.Context, ms []*member) error) error {
+	for i := range e.servers {
+		if err := start(ctx, i); err != nil {
+			return err
+		}
+	}
+	if err := wait(ctx, e.servers); err != nil {
+		return err
+	}
+	if !noStorage {
+		e.storage = newRedisServer(e.tmp, e.logDir, "storage", false)
+		if err := e.storage.Start(ctx); err != nil {
+			return err
+		}
+	}
+	nodes := make([]SetNode, len(e.servers))
+	for i, m := range e.servers {
+		restart := func(ctx context.Context) error {
+			if err := start(ctx, i); err != nil {
+				return err
+			}
+			return wait(ctx, []*member{m})
+		}
+		nodes[i] = SetNode{Name: m.name, Addr: m.clientAddr(),
+			Server: localServer{name: m.name, proc: &m.serverProc, start: restart, closeLog: true}}
+	}
+	return e.set.Link(e.proxies, workers, nodes)
+}
+
+// startMember starts argv as member m's process in its own process group.
+func startMember(ctx context.Context, m *member, argv, env []string) error {
+	_, err := m.startLogged(ctx, m.name, m.logPath, argv, env, m.dir)
+	return err
+}
+
+// pollStop wraps an error that ends a Poll at once.
+type pollStop struct{ err error }
+
+func (s pollStop) Error() string { return s.err.Error() }
+
+// waitServing waits at most timeout until serving says every member of ms
+// serves. A member that has exited ends the wait at once (errPortInUse
+// when its log says portInUse); at timeout the error names the members
+// not serving yet, and what they lack ("not serving").
+func (e *ensemble) waitServing(ctx context.Context, what string, ms []*member, timeout time.Duration, portInUse, lack string,
+	serving func(*member) bool) error {
+	return Poll(ctx, timeout, func() error {
+		var notReady []string
+		for _, m := range ms {
+			if m.running() == nil {
+				if b, _ := os.ReadFile(m.logPath); strings.Contains(string(b), portInUse) {
+					return pollStop{fmt.Errorf("%s exited during start-up: %w (log %s)", m.name, errPortInUse, m.logPath)}
+				}
+				return pollStop{fmt.Errorf("%s exited during start-up (log %s)", m.name, m.logPath)}
+			}
+			if !serving(m) {
+				notReady = append(notReady, m.name)
+			}
+		}
+		if len(notReady) > 0 {
+			return fmt.Errorf("%s %s (logs in %s)", strings.Join(notReady, ", "), lack, e.logDir)
+		}
+		return nil
+	}, what)
+}
+
+// Nodes lists the members, then the storage node.
+func (e *ensemble) Nodes() []Node {
+	var nodes []Node
+	for _, m := range e.servers {
+		nodes = append(nodes, Node{Name: m.name, Role: "lock", Addr: m.clientAddr()})
+	}
+	if e.storage != nil {
+		nodes = append(nodes, Node{Name: "storage", Role: "storage", Addr: e.storage.Addr()})
+	}
+	return nodes
+}
+
+// LockAddrs returns the proxy addresses worker slot uses, one per member.
+func (e *ensemble) LockAddrs(slot int) []string { return e.set.LockAddrs(slot) }
+
+// StorageAddr returns the storage node's address, "" without one.
+func (e *ensemble) StorageAddr() string {
+	if e.storage == nil {
+		return ""
+	}
+	return e.storage.Addr()
+}
+
+// Kill stops the clients' proxies to a member, so its connections close
+// and new ones are refused, and SIGKILLs it.
+func (e *ensemble) Kill(ctx context.Context, name string) error { return e.set.Kill(ctx, name) }
+
+// Restart starts a killed member with its old data, waits until it
+// serves again, then lets clients reach it.
+func (e *ensemble) Restart(ctx context.Context, name string) error { return e.set.Restart(ctx, name) }
+
+// PauseNode stops a member with SIGSTOP.
+func (e *ensemble) PauseNode(ctx context.Context, name string) error {
+	return e.set.PauseNode(ctx, name)
+}
+
+// ResumeNode continues a paused member with SIGCONT.
+func (e *ensemble) ResumeNode(ctx context.Context, name string) error {
+	return e.set.ResumeNode(ctx, name)
 }
 
 // Partition cuts every link of a worker slot to the members.
-func (l *memberLinks) Partition(ctx context.Context, slot int) error {
-	return l.proxies.CutAll(l.slotLinks(slot))
-}
+func (e *ensemble) Partition(ctx context.Context, slot int) error { return e.set.Partition(ctx, slot) }
 
 // Heal restores every link of a worker slot.
-func (l *memberLinks) Heal(ctx context.Context, slot int) error {
-	return l.proxies.RestoreAll(ctx, l.slotLinks(slot))
-}
+func (e *ensemble) Heal(ctx context.Context, slot int) error { return e.set.Heal(ctx, slot) }
 
-// slotLinks names the proxies of one worker slot, one per member.
-func (l *memberLinks) slotLinks(slot int) []string {
-	ids := l.memberIDs()
-	return LinkNames(len(ids), func(i int) string { return l.client(slot, ids[i]) })
-}
-
-// clientLinks names the proxies of every worker slot to member id.
-func (l *memberLinks) clientLinks(id int) []string {
-	return LinkNames(l.workers, func(slot int) string { return l.client(slot, id) })
+// Pids returns the pids of the running server processes, by node name.
+func (e *ensemble) Pids() map[string]int {
+	pids := make(map[string]int)
+	for _, m := range e.servers {
+		if pid := m.pid(); pid != 0 {
+			pids[m.name] = pid
+		}
+	}
+	if e.storage != nil {
+		if pid := e.storage.Pid(); pid != 0 {
+			pids["storage"] = pid
+		}
+	}
+	return pids
 }
 
 // peerLinks names the proxies of every link between the member named name
 // and its peers, both ways.
-func (l *memberLinks) peerLinks(name string) ([]string, error) {
-	id, err := l.idOf(name)
+func (e *ensemble) peerLinks(name string) ([]string, error) {
+	i, err := e.set.Index(name)
 	if err != nil {
 		return nil, err
 	}
+	id := e.servers[i].id
 	var links []string
-	for _, p := range l.memberIDs() {
-		if p != id {
-			links = append(links, l.peer(id, p)...)
-			links = append(links, l.peer(p, id)...)
+	for _, p := range e.servers {
+		if p.id != id {
+			links = append(links, e.peer(id, p.id)...)
+			links = append(links, e.peer(p.id, id)...)
 		}
 	}
 	return links, nil
@@ -67,19 +290,44 @@ func (l *memberLinks) peerLinks(name string) ([]string, error) {
 // it. Peer links are cut by stopping their proxies: open connections close
 // and new ones are refused, as when the SYN never arrives (see ZooKeeper for
 // why a timeout toxic would not do).
-func (l *memberLinks) Isolate(ctx context.Context, name string) error {
-	links, err := l.peerLinks(name)
+func (e *ensemble) Isolate(ctx context.Context, name string) error {
+	links, err := e.peerLinks(name)
 	if err != nil {
 		return err
 	}
-	return l.proxies.DisableAll(links)
+	return e.proxies.DisableAll(links)
 }
 
 // Rejoin restores the links Isolate cut.
-func (l *memberLinks) Rejoin(ctx context.Context, name string) error {
-	links, err := l.peerLinks(name)
+func (e *ensemble) Rejoin(ctx context.Context, name string) error {
+	links, err := e.peerLinks(name)
 	if err != nil {
 		return err
 	}
-	return l.proxies.EnableAll(links)
+	return e.proxies.EnableAll(links)
+}
+
+// teardown runs first, stops the proxies and every member, runs stopped,
+// stops the storage node and removes the data directory, whose name holds
+// prefix. It is idempotent.
+func (e *ensemble) teardown(ctx context.Context, prefix string, first, stopped func()) error {
+	if !e.tearDown() {
+		return nil
+	}
+	first()
+	if e.proxies != nil {
+		e.proxies.Close()
+	}
+	var errs []error
+	for _, m := range e.servers {
+		errs = append(errs, m.stop(ctx, 5*time.Second))
+	}
+	stopped()
+	if e.proxyLg != nil {
+		e.proxyLg.Close()
+	}
+	if e.storage != nil {
+		errs = append(errs, e.storage.Stop(ctx))
+	}
+	return errors.Join(append(errs, e.removeTemp(prefix))...)
 }

@@ -74,29 +74,12 @@ type EtcdConfig struct {
 
 // etcdMember is one etcd server.
 type etcdMember struct {
-	id           int
-	name         string
-	client, peer int          // the ports it listens on
-	front        net.Listener // its advertised peer URL: the peer demultiplexer
-	dir, logPath string
-	mu           sync.Mutex
-	proc         *Proc
-	log          *os.File
+	*member
+	peer  int          // the peer port it listens on
+	front net.Listener // its advertised peer URL: the peer demultiplexer
 }
 
-func (m *etcdMember) clientAddr() string {
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.client))
-}
 func (m *etcdMember) peerAddr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.peer)) }
-
-func (m *etcdMember) running() *Proc {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.proc == nil || m.proc.Exited() {
-		return nil
-	}
-	return m.proc
-}
 
 // Etcd is a Cluster of local etcd members plus a redis-server storage node
 // for the protected resource. Every worker-to-member link goes through its
@@ -122,18 +105,13 @@ func (m *etcdMember) running() *Proc {
 type Etcd struct {
 	cfg     EtcdConfig
 	bin     string
-	tmp     string
 	members []*etcdMember
-	storage *RedisServer
-	proxyLg *os.File
 	demuxWG sync.WaitGroup
-	// memberLinks gives Partition, Heal, Isolate and Rejoin.
-	memberLinks
+	// ensemble gives Kill, Restart, PauseNode, ResumeNode, Partition, Heal,
+	// Isolate and Rejoin.
+	ensemble
 
-	mu       sync.Mutex
-	torn     bool
-	slotAddr [][]string
-	ids      map[uint64]string // member id -> name, learned from status
+	ids map[uint64]string // member id -> name, learned from status (under mu)
 }
 
 var (
@@ -153,73 +131,36 @@ func NewEtcd(cfg EtcdConfig) *Etcd {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	e := &Etcd{cfg: cfg, ids: make(map[uint64]string)}
-	e.memberLinks = memberLinks{workers: cfg.Workers, client: etcdClientProxy,
-		memberIDs: func() []int {
-			ids := make([]int, len(e.members))
-			for i, m := range e.members {
-				ids[i] = m.id
-			}
-			return ids
-		},
-		idOf: func(name string) (int, error) {
-			m, err := e.member(name)
-			if err != nil {
-				return 0, err
-			}
-			return m.id, nil
-		},
-		peer: func(from, to int) []string { return []string{etcdPeerProxy(from, to)} }}
-	return e
+	return &Etcd{cfg: cfg, ids: make(map[uint64]string), ensemble: ensemble{logDir: cfg.LogDir, local: local{set: NodeSet{Kind: "etcd member"}},
+		peer: func(from, to int) []string { return []string{etcdPeerProxy(from, to)} }}}
 }
 
-func etcdClientProxy(slot, id int) string { return fmt.Sprintf("w%d-etcd%d", slot, id) }
-func etcdPeerProxy(from, to int) string   { return fmt.Sprintf("etcd%d-etcd%d-peer", from, to) }
+func etcdPeerProxy(from, to int) string { return fmt.Sprintf("etcd%d-etcd%d-peer", from, to) }
 
 // Setup starts the members and the storage node and returns once every
 // member answers a status request naming the same leader. On error,
 // whatever was started is stopped. A port taken by someone else between
 // choosing it and etcd binding it is retried with fresh ports.
 func (e *Etcd) Setup(ctx context.Context) error {
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		if err = e.setupOnce(ctx); err == nil || !errors.Is(err, errPortInUse) {
-			return err
-		}
-		e.mu.Lock()
-		e.torn, e.members, e.storage, e.proxies, e.proxyLg, e.slotAddr = false, nil, nil, nil, nil, nil
-		e.ids = make(map[uint64]string)
-		e.mu.Unlock()
-	}
-	return err
+	return e.retrySetup(ctx, e.setupOnce, func() { e.members, e.ids = nil, make(map[uint64]string) })
 }
 
 func (e *Etcd) setupOnce(ctx context.Context) (err error) {
 	if e.bin, err = LookEtcd(); err != nil {
 		return err
 	}
-	if _, err := LookRedis(); err != nil {
-		return err
-	}
-	if e.tmp, err = TempDir("etcd-"); err != nil {
-		return fmt.Errorf("create data dir: %w", err)
-	}
 	defer func() {
 		if err != nil {
 			_ = e.Teardown(context.WithoutCancel(ctx))
 		}
 	}()
-	if e.proxies, e.proxyLg, err = OpenProxies(e.cfg.LogDir); err != nil {
+	if err := e.open("etcd-"); err != nil {
 		return err
 	}
 	for i := 1; i <= e.cfg.Members; i++ {
-		m := &etcdMember{id: i, name: fmt.Sprintf("etcd%d", i), dir: filepath.Join(e.tmp, fmt.Sprintf("etcd%d", i)),
-			logPath: filepath.Join(e.cfg.LogDir, fmt.Sprintf("etcd%d.log", i))}
-		_ = os.Remove(m.logPath) // a retried setup starts a fresh log
-		for _, p := range []*int{&m.client, &m.peer} {
-			if *p, err = FreePort(); err != nil {
-				return err
-			}
+		m := &etcdMember{}
+		if m.member, err = e.add("etcd", i, &m.peer); err != nil {
+			return err
 		}
 		if m.front, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 			return fmt.Errorf("listen for %s's peers: %w", m.name, err)
@@ -240,30 +181,8 @@ func (e *Etcd) setupOnce(ctx context.Context) (err error) {
 		e.demuxWG.Add(1)
 		go e.demux(to)
 	}
-	for _, m := range e.members {
-		if err := e.startMember(ctx, m); err != nil {
-			return err
-		}
-	}
-	if err := e.waitReady(ctx, e.members, etcdReadyWait); err != nil {
-		return err
-	}
-	e.storage = &RedisServer{Name: "storage", Dir: filepath.Join(e.tmp, "storage"),
-		LogPath: filepath.Join(e.cfg.LogDir, "storage.log")}
-	if err := e.storage.Start(ctx); err != nil {
-		return err
-	}
-	e.slotAddr = make([][]string, e.cfg.Workers)
-	for slot := 0; slot < e.cfg.Workers; slot++ {
-		for _, m := range e.members {
-			addr, err := e.proxies.Add(etcdClientProxy(slot, m.id), m.clientAddr())
-			if err != nil {
-				return err
-			}
-			e.slotAddr[slot] = append(e.slotAddr[slot], addr)
-		}
-	}
-	return nil
+	return e.launch(ctx, e.cfg.Workers, false, func(ctx context.Context, i int) error { return e.startMember(ctx, e.members[i]) },
+		e.waitReady)
 }
 
 // initialCluster is the --initial-cluster flag: every member at its
@@ -279,10 +198,6 @@ func (e *Etcd) initialCluster() string {
 // startMember starts one member in its own process group. A member started
 // again finds its data dir and rejoins with it.
 func (e *Etcd) startMember(ctx context.Context, m *etcdMember) error {
-	log, err := os.OpenFile(m.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("open %s log: %w", m.name, err)
-	}
 	client := "http://" + m.clientAddr()
 	argv := []string{e.bin, "--name", m.name, "--data-dir", filepath.Join(m.dir, "data"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
@@ -292,15 +207,7 @@ func (e *Etcd) startMember(ctx context.Context, m *etcdMember) error {
 		"--initial-cluster-token", filepath.Base(e.tmp),
 		"--heartbeat-interval", strconv.Itoa(etcdHeartbeatMS), "--election-timeout", strconv.Itoa(etcdElectionMS),
 		"--logger", "zap", "--log-outputs", "stderr", "--enable-v2=false"}
-	proc, err := StartProcEnv(ctx, m.name, argv, nil, m.dir, log)
-	if err != nil {
-		log.Close()
-		return err
-	}
-	m.mu.Lock()
-	m.proc, m.log = proc, log
-	m.mu.Unlock()
-	return nil
+	return startMember(ctx, m.member, argv, nil)
 }
 
 // demux accepts the peer connections to member to and forwards each
@@ -460,65 +367,17 @@ func status(ctx context.Context, addr string) (etcdStatus, error) {
 
 // waitReady waits until every member in ms answers a status request that
 // names a leader.
-func (e *Etcd) waitReady(ctx context.Context, ms []*etcdMember, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		var notReady []string
-		for _, m := range ms {
-			if m.running() == nil {
-				if b, _ := os.ReadFile(m.logPath); strings.Contains(string(b), "address already in use") {
-					return fmt.Errorf("%s exited during start-up: %w (log %s)", m.name, errPortInUse, m.logPath)
-				}
-				return fmt.Errorf("%s exited during start-up (log %s)", m.name, m.logPath)
-			}
-			st, err := status(ctx, m.clientAddr())
-			if err != nil || st.leader == 0 {
-				notReady = append(notReady, m.name)
-				continue
-			}
-			e.mu.Lock()
-			e.ids[st.member] = m.name
-			e.mu.Unlock()
+func (e *Etcd) waitReady(ctx context.Context, ms []*member) error {
+	return e.waitServing(ctx, "etcd", ms, etcdReadyWait, "address already in use", "has no leader", func(m *member) bool {
+		st, err := status(ctx, m.clientAddr())
+		if err != nil || st.leader == 0 {
+			return false
 		}
-		if len(notReady) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("etcd not ready within %s: %s has no leader (logs in %s)", timeout, strings.Join(notReady, ", "), e.cfg.LogDir)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// Nodes lists the members, then the storage node.
-func (e *Etcd) Nodes() []Node {
-	var nodes []Node
-	for _, m := range e.members {
-		nodes = append(nodes, Node{Name: m.name, Role: "lock", Addr: m.clientAddr()})
-	}
-	if e.storage != nil {
-		nodes = append(nodes, Node{Name: "storage", Role: "storage", Addr: e.storage.Addr()})
-	}
-	return nodes
-}
-
-// LockAddrs returns the proxy addresses worker slot uses, one per member.
-func (e *Etcd) LockAddrs(slot int) []string { return append([]string(nil), e.slotAddr[slot]...) }
-
-// StorageAddr returns the storage node's address.
-func (e *Etcd) StorageAddr() string { return e.storage.Addr() }
-
-func (e *Etcd) member(name string) (*etcdMember, error) {
-	for _, m := range e.members {
-		if m.name == name {
-			return m, nil
-		}
-	}
-	return nil, fmt.Errorf("no etcd member named %q", name)
+		e.mu.Lock()
+		e.ids[st.member] = m.name
+		e.mu.Unlock()
+		return true
+	})
 }
 
 // Leader returns the member the first answering member names as leader.
@@ -544,123 +403,14 @@ func (e *Etcd) Leader(ctx context.Context) (string, error) {
 	return "", errors.New("no etcd leader that a majority of members agree on")
 }
 
-// Kill stops the clients' proxies to a member, so its connections close and
-// new ones are refused, and SIGKILLs it.
-func (e *Etcd) Kill(ctx context.Context, name string) error {
-	m, err := e.member(name)
-	if err != nil {
-		return err
-	}
-	if err := e.proxies.DisableAll(e.clientLinks(m.id)); err != nil {
-		return err
-	}
-	if p := m.running(); p != nil {
-		if err := p.Kill(); err != nil {
-			return fmt.Errorf("kill %s: %w", name, err)
-		}
-	}
-	m.mu.Lock()
-	if m.log != nil {
-		m.log.Close()
-	}
-	m.mu.Unlock()
-	return nil
-}
-
-// Restart starts a killed member with its old data, waits until it answers
-// with a leader, then lets clients reach it.
-func (e *Etcd) Restart(ctx context.Context, name string) error {
-	m, err := e.member(name)
-	if err != nil {
-		return err
-	}
-	if m.running() == nil {
-		if err := e.startMember(ctx, m); err != nil {
-			return fmt.Errorf("restart %s: %w", name, err)
-		}
-		if err := e.waitReady(ctx, []*etcdMember{m}, etcdReadyWait); err != nil {
-			return fmt.Errorf("restart %s: %w", name, err)
-		}
-	}
-	return e.proxies.EnableAll(e.clientLinks(m.id))
-}
-
-// PauseNode stops a member with SIGSTOP.
-func (e *Etcd) PauseNode(ctx context.Context, name string) error { return e.signal(name, true) }
-
-// ResumeNode continues a paused member with SIGCONT.
-func (e *Etcd) ResumeNode(ctx context.Context, name string) error { return e.signal(name, false) }
-
-func (e *Etcd) signal(name string, stop bool) error {
-	m, err := e.member(name)
-	if err != nil {
-		return err
-	}
-	p := m.running()
-	if p == nil {
-		return fmt.Errorf("%s is not running", name)
-	}
-	if stop {
-		return p.Signal(sigStop)
-	}
-	return p.Signal(sigCont)
-}
-
-// Pids returns the pids of the running server processes, by node name.
-func (e *Etcd) Pids() map[string]int {
-	pids := make(map[string]int)
-	for _, m := range e.members {
-		if p := m.running(); p != nil {
-			pids[m.name] = p.Pid()
-		}
-	}
-	if e.storage != nil {
-		if pid := e.storage.Pid(); pid != 0 {
-			pids["storage"] = pid
-		}
-	}
-	return pids
-}
-
 // Teardown stops the peer demultiplexers, the proxies, every member and the
 // storage node, and removes the data directory. It is idempotent.
 func (e *Etcd) Teardown(ctx context.Context) error {
-	e.mu.Lock()
-	if e.torn {
-		e.mu.Unlock()
-		return nil
-	}
-	e.torn = true
-	e.mu.Unlock()
-	for _, m := range e.members {
-		if m.front != nil {
-			m.front.Close()
+	return e.teardown(ctx, "etcd-", func() {
+		for _, m := range e.members {
+			if m.front != nil {
+				m.front.Close()
+			}
 		}
-	}
-	if e.proxies != nil {
-		e.proxies.Close()
-	}
-	var errs []error
-	for _, m := range e.members {
-		m.mu.Lock()
-		p, log := m.proc, m.log
-		m.mu.Unlock()
-		if p != nil {
-			errs = append(errs, p.Stop(ctx, 5*time.Second))
-		}
-		if log != nil {
-			log.Close()
-		}
-	}
-	e.demuxWG.Wait()
-	if e.proxyLg != nil {
-		e.proxyLg.Close()
-	}
-	if e.storage != nil {
-		errs = append(errs, e.storage.Stop(ctx))
-	}
-	if e.tmp != "" && strings.Contains(e.tmp, "lockcheck-etcd-") {
-		errs = append(errs, os.RemoveAll(e.tmp))
-	}
-	return errors.Join(errs...)
+	}, e.demuxWG.Wait)
 }

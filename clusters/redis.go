@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -29,9 +28,71 @@ type RedisServer struct {
 	// the clock shim).
 	Env []string
 
-	mu   sync.Mutex
-	proc *Proc
-	log  *os.File
+	serverProc
+}
+
+// newRedisServer returns the unstarted server called name, its data in
+// tmp/name and its log logDir/name.log.
+func newRedisServer(tmp, logDir, name string, persist bool) *RedisServer {
+	return &RedisServer{Name: name, Persist: persist, Dir: filepath.Join(tmp, name), LogPath: filepath.Join(logDir, name+".log")}
+}
+
+// newRedisServers returns n unstarted servers prefix0, prefix1, ... (see
+// newRedisServer), under the clock shim at shim unless shim is "".
+func newRedisServers(tmp, logDir, prefix string, n int, persist bool, shim string) ([]*RedisServer, error) {
+	var out []*RedisServer
+	for j := 0; j < n; j++ {
+		s := newRedisServer(tmp, logDir, prefix+strconv.Itoa(j), persist)
+		if err := shimNode(shim, s); err != nil {
+			return out, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// redisSetNodes returns servers as a NodeSet's nodes: peers(j), when not
+// nil, names node j's peer proxies, and start(j), when not nil, starts it
+// again (else Start does).
+func redisSetNodes(servers []*RedisServer, peers func(j int) []string, start func(j int, s *RedisServer) func(context.Context) error) []SetNode {
+	nodes := make([]SetNode, len(servers))
+	for j, s := range servers {
+		n := SetNode{Name: s.Name, Addr: s.Addr(), Server: localServer{name: s.Name, proc: &s.serverProc, start: s.Start}}
+		if peers != nil {
+			n.Peers = peers(j)
+		}
+		if start != nil {
+			n.Server = localServer{name: s.Name, proc: &s.serverProc, start: start(j, s)}
+		}
+		nodes[j] = n
+	}
+	return nodes
+}
+
+// redisPids returns the pids of the running servers (storage may be
+// nil), by node name.
+func redisPids(storage *RedisServer, servers []*RedisServer) map[string]int {
+	pids := make(map[string]int)
+	for _, s := range append(append([]*RedisServer(nil), servers...), storage) {
+		if s != nil {
+			if pid := s.Pid(); pid != 0 {
+				pids[s.Name] = pid
+			}
+		}
+	}
+	return pids
+}
+
+// stopRedis stops every server (storage may be nil) and returns their
+// errors.
+func stopRedis(ctx context.Context, storage *RedisServer, servers []*RedisServer) []error {
+	var errs []error
+	for _, s := range append(append([]*RedisServer(nil), servers...), storage) {
+		if s != nil {
+			errs = append(errs, s.Stop(ctx))
+		}
+	}
+	return errs
 }
 
 // Addr returns host:port of the server.
@@ -105,21 +166,13 @@ func (s *RedisServer) startOnce(ctx context.Context, bin string) error {
 	if err != nil {
 		return err
 	}
-	log, err := os.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	proc, err := s.startLogged(ctx, s.Name, s.LogPath, []string{bin, conf}, s.Env, s.Dir)
 	if err != nil {
-		return fmt.Errorf("open %s log: %w", s.Name, err)
-	}
-	proc, err := StartProcEnv(ctx, s.Name, []string{bin, conf}, s.Env, s.Dir, log)
-	if err != nil {
-		log.Close()
 		return err
 	}
-	s.mu.Lock()
-	s.proc, s.log = proc, log
-	s.mu.Unlock()
 	if err := waitRedis(ctx, s.Addr(), proc, 10*time.Second); err != nil {
 		_ = proc.Kill()
-		log.Close()
+		s.closeLog()
 		if b, _ := os.ReadFile(s.LogPath); strings.Contains(string(b), "Address already in use") {
 			return fmt.Errorf("start %s on %s: %w", s.Name, s.Addr(), errPortInUse)
 		}
@@ -129,47 +182,16 @@ func (s *RedisServer) startOnce(ctx context.Context, bin string) error {
 }
 
 // Kill crashes the server with SIGKILL.
-func (s *RedisServer) Kill() error {
-	s.mu.Lock()
-	p := s.proc
-	s.mu.Unlock()
-	if p == nil {
-		return nil
-	}
-	return p.Kill()
-}
+func (s *RedisServer) Kill() error { return s.kill(false) }
 
 // Running reports whether the server process is alive.
-func (s *RedisServer) Running() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.proc != nil && !s.proc.Exited()
-}
+func (s *RedisServer) Running() bool { return s.running() != nil }
 
 // Pid returns the server's pid, 0 when it is not running.
-func (s *RedisServer) Pid() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.proc == nil || s.proc.Exited() {
-		return 0
-	}
-	return s.proc.Pid()
-}
+func (s *RedisServer) Pid() int { return s.pid() }
 
 // Stop shuts the server down (SIGTERM, then SIGKILL after a grace period).
-func (s *RedisServer) Stop(ctx context.Context) error {
-	s.mu.Lock()
-	p, log := s.proc, s.log
-	s.mu.Unlock()
-	if p == nil {
-		return nil
-	}
-	err := p.Stop(ctx, 5*time.Second)
-	if log != nil {
-		log.Close()
-	}
-	return err
-}
+func (s *RedisServer) Stop(ctx context.Context) error { return s.stop(ctx, 5*time.Second) }
 
 // waitRedis polls addr with PING until it answers PONG, the process exits,
 // or the timeout passes.

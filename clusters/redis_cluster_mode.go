@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,22 +82,18 @@ type AddrMapper interface {
 // node can be cut off from every peer while workers still reach it.
 type RedisCluster struct {
 	cfg      RedisClusterConfig
-	tmp      string
 	nodes    []*RedisServer
 	storage  *RedisServer
-	proxies  *Proxies
-	proxyLg  *os.File
 	gateName string
 	gate     *busGate
 	ids      []string // node -> cluster node id
 	peer     []string // node -> announced client address (peer proxy)
 	bus      []string // node -> announced bus address (bus proxy)
-	slotAddr [][]string
+	local
 
-	mu      sync.Mutex
-	torn    bool
-	reason  map[string]map[string]bool // proxy -> the faults that cut it
-	gateCut map[string][]string        // fault -> node ids it cut at the bus gate
+	// under mu:
+	reason  heldCuts
+	gateCut map[string][]string // fault -> node ids it cut at the bus gate
 	fo      clusterFailover
 }
 
@@ -131,7 +124,8 @@ func NewRedisCluster(cfg RedisClusterConfig) *RedisCluster {
 	if cfg.NodeTimeout <= 0 {
 		cfg.NodeTimeout = DefaultClusterNodeTimeout
 	}
-	return &RedisCluster{cfg: cfg, reason: make(map[string]map[string]bool), gateCut: make(map[string][]string)}
+	return &RedisCluster{cfg: cfg, reason: make(heldCuts), gateCut: make(map[string][]string),
+		local: local{set: NodeSet{Kind: "cluster node"}}}
 }
 
 func clusterPeerName(j int) string { return fmt.Sprintf("peer-redis%d", j) }
@@ -168,15 +162,10 @@ func (c *RedisCluster) Setup(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	for j := 0; j < clusterSize; j++ {
-		r := &RedisServer{Name: fmt.Sprintf("redis%d", j), Persist: c.cfg.Persist, Dir: filepath.Join(c.tmp, fmt.Sprintf("redis%d", j)),
-			LogPath: filepath.Join(c.cfg.LogDir, fmt.Sprintf("redis%d.log", j))}
-		if err := shimNode(shim, r); err != nil {
-			return err
-		}
-		c.nodes = append(c.nodes, r)
+	if c.nodes, err = newRedisServers(c.tmp, c.cfg.LogDir, "redis", clusterSize, c.cfg.Persist, shim); err != nil {
+		return err
 	}
-	c.storage = &RedisServer{Name: "storage", Dir: filepath.Join(c.tmp, "storage"), LogPath: filepath.Join(c.cfg.LogDir, "storage.log")}
+	c.storage = newRedisServer(c.tmp, c.cfg.LogDir, "storage", false)
 	if err := c.startNodes(ctx); err != nil {
 		return err
 	}
@@ -200,17 +189,9 @@ func (c *RedisCluster) Setup(ctx context.Context) (err error) {
 	if err := c.join(ctx); err != nil {
 		return err
 	}
-	c.slotAddr = make([][]string, c.cfg.Workers)
-	for slot := 0; slot < c.cfg.Workers; slot++ {
-		for j, r := range c.nodes {
-			addr, err := c.proxies.Add(slotRedisName(slot, j), r.Addr())
-			if err != nil {
-				return err
-			}
-			c.slotAddr[slot] = append(c.slotAddr[slot], addr)
-		}
-	}
-	return nil
+	return c.set.Link(c.proxies, c.cfg.Workers, redisSetNodes(c.nodes, func(j int) []string {
+		return []string{clusterPeerName(j), clusterBusName(j)}
+	}, nil))
 }
 
 // clusterConfig is the cluster-mode config of a node whose bus listens on
@@ -525,9 +506,7 @@ func (c *RedisCluster) Nodes() []Node {
 
 // LockAddrs returns worker slot's proxies to the six nodes: the cluster
 // client's seed addresses.
-func (c *RedisCluster) LockAddrs(slot int) []string {
-	return append([]string(nil), c.slotAddr[slot]...)
-}
+func (c *RedisCluster) LockAddrs(slot int) []string { return c.set.LockAddrs(slot) }
 
 // StorageAddr returns the storage node's address (no proxy, no fault).
 func (c *RedisCluster) StorageAddr() string { return c.storage.Addr() }
@@ -536,32 +515,22 @@ func (c *RedisCluster) StorageAddr() string { return c.storage.Addr() }
 // slot's own proxy for that node.
 func (c *RedisCluster) AddrMap(slot int) map[string]string {
 	m := make(map[string]string, len(c.peer))
+	addrs := c.set.LockAddrs(slot)
 	for j, p := range c.peer {
-		m[p] = c.slotAddr[slot][j]
+		m[p] = addrs[j]
 	}
 	return m
 }
 
 // Pids returns the pids of the running server processes, by node name.
-func (c *RedisCluster) Pids() map[string]int {
-	pids := make(map[string]int)
-	for _, r := range append(append([]*RedisServer(nil), c.nodes...), c.storage) {
-		if r != nil {
-			if pid := r.Pid(); pid != 0 {
-				pids[r.Name] = pid
-			}
-		}
-	}
-	return pids
-}
+func (c *RedisCluster) Pids() map[string]int { return redisPids(c.storage, c.nodes) }
 
 func (c *RedisCluster) node(name string) (int, *RedisServer, error) {
-	for j, r := range c.nodes {
-		if r.Name == name {
-			return j, r, nil
-		}
+	j, err := c.set.Index(name)
+	if err != nil {
+		return 0, nil, err
 	}
-	return 0, nil, fmt.Errorf("no cluster node named %q", name)
+	return j, c.nodes[j], nil
 }
 
 // SetClockOffset moves a cluster node's wall clock to real time + offset.
@@ -649,13 +618,7 @@ func (c *RedisCluster) cut(fault string, names []string, senders []string) error
 		c.gate.set(id, true)
 	}
 	c.gateCut[fault] = append(c.gateCut[fault], senders...)
-	return each(names, func(n string) error {
-		if c.reason[n] == nil {
-			c.reason[n] = make(map[string]bool)
-		}
-		c.reason[n][fault] = true
-		return c.proxies.Cut(n)
-	})
+	return c.reason.cut(c.proxies, fault, names)
 }
 
 // restore lets go of every proxy and bus sender fault cut, and restores
@@ -677,26 +640,12 @@ func (c *RedisCluster) restore(ctx context.Context, fault string) error {
 		}
 	}
 	delete(c.gateCut, fault)
-	var names []string
-	for n, rs := range c.reason {
-		if rs[fault] {
-			delete(rs, fault)
-			if len(rs) == 0 {
-				names = append(names, n)
-			}
-		}
-	}
-	sort.Strings(names)
-	return c.proxies.RestoreAll(ctx, names)
+	return c.reason.release(ctx, c.proxies, fault)
 }
 
 // Partition cuts every link of a worker slot to the cluster nodes.
 func (c *RedisCluster) Partition(ctx context.Context, slot int) error {
-	var names []string
-	for j := range c.nodes {
-		names = append(names, slotRedisName(slot, j))
-	}
-	return c.cut(fmt.Sprintf("partition-%d", slot), names, nil)
+	return c.cut(fmt.Sprintf("partition-%d", slot), c.set.SlotLinks(slot), nil)
 }
 
 // Heal restores the links Partition cut for slot.
@@ -760,23 +709,8 @@ func (c *RedisCluster) CutMaster(ctx context.Context, master string, stay []int)
 	if slot < 0 || replica == "" {
 		return fmt.Errorf("%s is no master with slots and a running replica", master)
 	}
-	in := make(map[int]bool)
-	for _, s := range stay {
-		in[s] = true
-	}
 	names, senders := c.isolation(j)
-	for s := 0; s < c.cfg.Workers; s++ {
-		if !in[s] {
-			names = append(names, slotRedisName(s, j))
-			continue
-		}
-		for i := range c.nodes {
-			if i != j {
-				names = append(names, slotRedisName(s, i))
-			}
-		}
-	}
-	if err := c.cut("failover", names, senders); err != nil {
+	if err := c.cut("failover", append(names, c.set.splitLinks(j, stay, nil)...), senders); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -838,62 +772,22 @@ func (c *RedisCluster) WaitReplica(ctx context.Context, node string, timeout tim
 	}, node+" as a replica")
 }
 
-// nodeLinks names every proxy to node j: its peer and bus proxies and every
-// slot's proxy.
-func (c *RedisCluster) nodeLinks(j int) []string {
-	names := []string{clusterPeerName(j), clusterBusName(j)}
-	for slot := 0; slot < c.cfg.Workers; slot++ {
-		names = append(names, slotRedisName(slot, j))
-	}
-	return names
-}
-
 // Kill stops every proxy to a node (connections refused) and SIGKILLs it.
-func (c *RedisCluster) Kill(ctx context.Context, node string) error {
-	j, r, err := c.node(node)
-	if err != nil {
-		return err
-	}
-	if err := c.proxies.DisableAll(c.nodeLinks(j)); err != nil {
-		return err
-	}
-	if err := r.Kill(); err != nil {
-		return fmt.Errorf("kill %s: %w", node, err)
-	}
-	return nil
-}
+func (c *RedisCluster) Kill(ctx context.Context, node string) error { return c.set.Kill(ctx, node) }
 
 // Restart starts a killed node on its old ports (its nodes.conf keeps its
 // id, its role and the cluster it knew) and re-enables its proxies.
 func (c *RedisCluster) Restart(ctx context.Context, node string) error {
-	j, r, err := c.node(node)
-	if err != nil {
-		return err
-	}
-	if !r.Running() {
-		if err := r.Start(ctx); err != nil {
-			return fmt.Errorf("restart %s: %w", node, err)
-		}
-	}
-	return c.proxies.EnableAll(c.nodeLinks(j))
+	return c.set.Restart(ctx, node)
 }
 
 // Teardown stops the proxies and every server Setup started, and removes
 // the data directory. It is idempotent.
 func (c *RedisCluster) Teardown(ctx context.Context) error {
-	c.mu.Lock()
-	if c.torn {
-		c.mu.Unlock()
+	if !c.tearDown() {
 		return nil
 	}
-	c.torn = true
-	c.mu.Unlock()
-	if c.proxies != nil {
-		c.proxies.Close()
-	}
-	if c.proxyLg != nil {
-		c.proxyLg.Close()
-	}
+	c.closeProxies()
 	if c.gateName != "" {
 		busGates.Delete(c.gateName)
 	}
@@ -909,8 +803,5 @@ func (c *RedisCluster) Teardown(ctx context.Context) error {
 		}
 	}
 	wg.Wait()
-	if c.tmp != "" && strings.Contains(c.tmp, "lockcheck-rcluster-") {
-		errs = append(errs, os.RemoveAll(c.tmp))
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, c.removeTemp("rcluster-"))...)
 }

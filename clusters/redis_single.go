@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 )
 
@@ -38,15 +36,9 @@ type RedisConfig struct {
 // Redis is a Cluster of local redis-server processes behind Toxiproxy.
 type Redis struct {
 	cfg     RedisConfig
-	tmp     string
 	lock    []*RedisServer
 	storage *RedisServer
-	proxies *Proxies
-	proxyLg *os.File
-
-	mu       sync.Mutex
-	torn     bool
-	slotAddr [][]string // slot -> lock node -> proxy address
+	local
 }
 
 var (
@@ -65,10 +57,8 @@ func NewRedis(cfg RedisConfig) *Redis {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &Redis{cfg: cfg}
+	return &Redis{cfg: cfg, local: local{set: NodeSet{Kind: "lock node"}}}
 }
-
-func proxyName(slot, node int) string { return fmt.Sprintf("w%d-lock%d", slot, node) }
 
 // Setup starts the lock nodes, the storage node and the proxies, and returns
 // once every node answers. On error, whatever was started is stopped.
@@ -94,18 +84,10 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 	if err := os.MkdirAll(r.cfg.LogDir, 0o755); err != nil {
 		return fmt.Errorf("create log dir: %w", err)
 	}
-	mk := func(name string, persist bool) *RedisServer {
-		return &RedisServer{Name: name, Persist: persist, Dir: filepath.Join(r.tmp, name),
-			LogPath: filepath.Join(r.cfg.LogDir, name+".log")}
+	if r.lock, err = newRedisServers(r.tmp, r.cfg.LogDir, "lock", r.cfg.LockNodes, r.cfg.Persist, shim); err != nil {
+		return err
 	}
-	for i := 0; i < r.cfg.LockNodes; i++ {
-		s := mk(fmt.Sprintf("lock%d", i), r.cfg.Persist)
-		if err := shimNode(shim, s); err != nil {
-			return err
-		}
-		r.lock = append(r.lock, s)
-	}
-	r.storage = mk("storage", false)
+	r.storage = newRedisServer(r.tmp, r.cfg.LogDir, "storage", false)
 	for _, s := range append(append([]*RedisServer(nil), r.lock...), r.storage) {
 		if err := s.Start(ctx); err != nil {
 			return err
@@ -114,17 +96,7 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 	if r.proxies, r.proxyLg, err = OpenProxies(r.cfg.LogDir); err != nil {
 		return err
 	}
-	r.slotAddr = make([][]string, r.cfg.Workers)
-	for slot := 0; slot < r.cfg.Workers; slot++ {
-		for j, s := range r.lock {
-			addr, err := r.proxies.Add(proxyName(slot, j), s.Addr())
-			if err != nil {
-				return err
-			}
-			r.slotAddr[slot] = append(r.slotAddr[slot], addr)
-		}
-	}
-	return nil
+	return r.set.Link(r.proxies, r.cfg.Workers, redisSetNodes(r.lock, nil, nil))
 }
 
 // Nodes lists the lock nodes, then the storage node.
@@ -140,66 +112,22 @@ func (r *Redis) Nodes() []Node {
 }
 
 // LockAddrs returns the proxy addresses worker slot uses, one per lock node.
-func (r *Redis) LockAddrs(slot int) []string {
-	return append([]string(nil), r.slotAddr[slot]...)
-}
+func (r *Redis) LockAddrs(slot int) []string { return r.set.LockAddrs(slot) }
 
 // StorageAddr returns the storage node's address. Workers reach it directly:
 // no nemesis touches the protected resource.
 func (r *Redis) StorageAddr() string { return r.storage.Addr() }
 
 // Pids returns the pids of the running server processes, by node name.
-func (r *Redis) Pids() map[string]int {
-	pids := make(map[string]int)
-	for _, s := range append(append([]*RedisServer(nil), r.lock...), r.storage) {
-		if s != nil {
-			if pid := s.Pid(); pid != 0 {
-				pids[s.Name] = pid
-			}
-		}
-	}
-	return pids
-}
-
-func (r *Redis) lockNode(name string) (int, *RedisServer, error) {
-	for i, s := range r.lock {
-		if s.Name == name {
-			return i, s, nil
-		}
-	}
-	return 0, nil, fmt.Errorf("no lock node named %q", name)
-}
+func (r *Redis) Pids() map[string]int { return redisPids(r.storage, r.lock) }
 
 // Kill stops the proxies to a lock node, so new connections are refused and
 // open ones close, then SIGKILLs its redis-server.
-func (r *Redis) Kill(ctx context.Context, node string) error {
-	j, s, err := r.lockNode(node)
-	if err != nil {
-		return err
-	}
-	if err := r.proxies.DisableAll(r.nodeLinks(j)); err != nil {
-		return err
-	}
-	if err := s.Kill(); err != nil {
-		return fmt.Errorf("kill %s: %w", node, err)
-	}
-	return nil
-}
+func (r *Redis) Kill(ctx context.Context, node string) error { return r.set.Kill(ctx, node) }
 
 // Restart starts a killed lock node on its old port and re-enables its
 // proxies once it answers.
-func (r *Redis) Restart(ctx context.Context, node string) error {
-	j, s, err := r.lockNode(node)
-	if err != nil {
-		return err
-	}
-	if !s.Running() {
-		if err := s.Start(ctx); err != nil {
-			return fmt.Errorf("restart %s: %w", node, err)
-		}
-	}
-	return r.proxies.EnableAll(r.nodeLinks(j))
-}
+func (r *Redis) Restart(ctx context.Context, node string) error { return r.set.Restart(ctx, node) }
 
 // clockFile is the clock shim's offset file of a lock node.
 func clockFile(s *RedisServer) string { return filepath.Join(s.Dir, "clock") }
@@ -226,73 +154,30 @@ func (r *Redis) SetClockOffset(ctx context.Context, node string, offset time.Dur
 	if !r.cfg.ClockShim {
 		return fmt.Errorf("set clock of %s: lock nodes run without the clock shim: %w", node, ErrUnsupported)
 	}
-	_, s, err := r.lockNode(node)
+	i, err := r.set.Index(node)
 	if err != nil {
 		return err
 	}
-	return WriteClockOffset(clockFile(s), offset)
+	return WriteClockOffset(clockFile(r.lock[i]), offset)
 }
 
 // Partition cuts every link of a worker slot to the lock nodes.
-func (r *Redis) Partition(ctx context.Context, slot int) error {
-	return r.proxies.CutAll(r.slotLinks(slot))
-}
+func (r *Redis) Partition(ctx context.Context, slot int) error { return r.set.Partition(ctx, slot) }
 
 // Heal restores every link of a worker slot.
-func (r *Redis) Heal(ctx context.Context, slot int) error {
-	return r.proxies.RestoreAll(ctx, r.slotLinks(slot))
-}
+func (r *Redis) Heal(ctx context.Context, slot int) error { return r.set.Heal(ctx, slot) }
 
 // PartitionNodes cuts worker slot's links to the named lock nodes only.
 func (r *Redis) PartitionNodes(ctx context.Context, slot int, nodes []string) error {
-	if slot < 0 || slot >= len(r.slotAddr) {
-		return fmt.Errorf("partition slot %d: no such worker slot", slot)
-	}
-	var names []string
-	for _, n := range nodes {
-		j, _, err := r.lockNode(n)
-		if err != nil {
-			return err
-		}
-		names = append(names, proxyName(slot, j))
-	}
-	return r.proxies.CutAll(names)
-}
-
-// slotLinks names the proxies of one worker slot, one per lock node.
-func (r *Redis) slotLinks(slot int) []string {
-	return LinkNames(len(r.lock), func(j int) string { return proxyName(slot, j) })
-}
-
-// nodeLinks names the proxies of every worker slot to lock node j.
-func (r *Redis) nodeLinks(j int) []string {
-	return LinkNames(r.cfg.Workers, func(slot int) string { return proxyName(slot, j) })
+	return r.set.PartitionNodes(ctx, slot, nodes)
 }
 
 // Teardown stops the proxies and every server Setup started, and removes the
 // data directory. It is idempotent.
 func (r *Redis) Teardown(ctx context.Context) error {
-	r.mu.Lock()
-	if r.torn {
-		r.mu.Unlock()
+	if !r.tearDown() {
 		return nil
 	}
-	r.torn = true
-	r.mu.Unlock()
-	if r.proxies != nil {
-		r.proxies.Close()
-	}
-	if r.proxyLg != nil {
-		r.proxyLg.Close()
-	}
-	var errs []error
-	for _, s := range append(append([]*RedisServer(nil), r.lock...), r.storage) {
-		if s != nil {
-			errs = append(errs, s.Stop(ctx))
-		}
-	}
-	if r.tmp != "" && strings.Contains(r.tmp, "lockcheck-redis-") {
-		errs = append(errs, os.RemoveAll(r.tmp))
-	}
-	return errors.Join(errs...)
+	r.closeProxies()
+	return errors.Join(append(stopRedis(ctx, r.storage, r.lock), r.removeTemp("redis-"))...)
 }

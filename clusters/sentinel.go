@@ -8,10 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -86,9 +84,7 @@ type SentinelLinks struct {
 type sentinelProc struct {
 	name, dir, logPath string
 	port               int
-	mu                 sync.Mutex
-	proc               *Proc
-	log                *os.File
+	serverProc
 }
 
 func (s *sentinelProc) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
@@ -102,20 +98,16 @@ func (s *sentinelProc) addr() string { return net.JoinHostPort("127.0.0.1", strc
 // every redis node and every sentinel; SentinelLinks maps the announced
 // addresses to them. Sentinel-to-sentinel links are direct.
 type Sentinel struct {
-	cfg      SentinelConfig
-	tmp      string
-	redis    []*RedisServer
-	sents    []*sentinelProc
-	storage  *RedisServer
-	proxies  *Proxies
-	proxyLg  *os.File
-	peer     []string // redis node -> announced peer proxy address
-	slotAddr [][]string
-	slotSent [][]string
-
-	mu     sync.Mutex
-	torn   bool
-	reason map[string]map[string]bool // proxy -> the faults that cut it
+	cfg     SentinelConfig
+	redis   []*RedisServer
+	sents   []*sentinelProc
+	storage *RedisServer
+	peer    []string // redis node -> announced peer proxy address
+	// sentSet holds the sentinels' proxies; the lock nodes' set the
+	// redis nodes'.
+	sentSet NodeSet
+	local
+	reason heldCuts // under mu
 }
 
 var (
@@ -141,7 +133,7 @@ func NewSentinel(cfg SentinelConfig) *Sentinel {
 	if cfg.FailoverTimeout <= 0 {
 		cfg.FailoverTimeout = 3 * time.Second
 	}
-	return &Sentinel{cfg: cfg, reason: make(map[string]map[string]bool)}
+	return &Sentinel{cfg: cfg, reason: make(heldCuts), local: local{set: NodeSet{Kind: "redis node"}}}
 }
 
 const (
@@ -159,9 +151,7 @@ func (s *Sentinel) announce(j int) []string {
 	return []string{"replica-announce-ip 127.0.0.1", "replica-announce-port " + port, "repl-diskless-sync-delay 0"}
 }
 
-func peerName(j int) string            { return fmt.Sprintf("peer-redis%d", j) }
-func slotRedisName(slot, j int) string { return fmt.Sprintf("w%d-redis%d", slot, j) }
-func slotSentName(slot, k int) string  { return fmt.Sprintf("w%d-sentinel%d", slot, k) }
+func peerName(j int) string { return fmt.Sprintf("peer-redis%d", j) }
 
 // Setup starts the redis nodes and makes redis0 the master of the other
 // two, starts the sentinels, and returns once every sentinel names redis0 as
@@ -187,24 +177,16 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 	if s.proxies, s.proxyLg, err = OpenProxies(s.cfg.LogDir); err != nil {
 		return err
 	}
-	mk := func(name string, persist bool) *RedisServer {
-		return &RedisServer{Name: name, Persist: persist, Dir: filepath.Join(s.tmp, name),
-			LogPath: filepath.Join(s.cfg.LogDir, name+".log")}
-	}
 	shim := ""
 	if s.cfg.ClockShim {
 		if shim, err = ClockShim(); err != nil {
 			return err
 		}
 	}
-	for j := 0; j <= sentinelReplicas; j++ {
-		r := mk(fmt.Sprintf("redis%d", j), s.cfg.Persist)
-		if err := shimNode(shim, r); err != nil {
-			return err
-		}
-		s.redis = append(s.redis, r)
+	if s.redis, err = newRedisServers(s.tmp, s.cfg.LogDir, "redis", sentinelReplicas+1, s.cfg.Persist, shim); err != nil {
+		return err
 	}
-	s.storage = mk("storage", false)
+	s.storage = newRedisServer(s.tmp, s.cfg.LogDir, "storage", false)
 	for _, r := range append(append([]*RedisServer(nil), s.redis...), s.storage) {
 		if err := r.Start(ctx); err != nil {
 			return err
@@ -245,25 +227,30 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 	if err := s.waitSentinels(ctx, sentinelReadyWait); err != nil {
 		return err
 	}
-	s.slotAddr = make([][]string, s.cfg.Workers)
-	s.slotSent = make([][]string, s.cfg.Workers)
-	for slot := 0; slot < s.cfg.Workers; slot++ {
-		for j, r := range s.redis {
-			addr, err := s.proxies.Add(slotRedisName(slot, j), r.Addr())
-			if err != nil {
-				return err
-			}
-			s.slotAddr[slot] = append(s.slotAddr[slot], addr)
-		}
-		for k, sp := range s.sents {
-			addr, err := s.proxies.Add(slotSentName(slot, k), sp.addr())
-			if err != nil {
-				return err
-			}
-			s.slotSent[slot] = append(s.slotSent[slot], addr)
-		}
+	if err := s.set.Link(s.proxies, s.cfg.Workers, redisSetNodes(s.redis, func(j int) []string { return []string{peerName(j)} }, s.restarter)); err != nil {
+		return err
 	}
-	return nil
+	sents := make([]SetNode, len(s.sents))
+	for k, sp := range s.sents {
+		sents[k] = SetNode{Name: sp.name, Addr: sp.addr()}
+	}
+	return s.sentSet.Link(s.proxies, s.cfg.Workers, sents)
+}
+
+// restarter starts redis node j again on its old port, as a replica of
+// the master the sentinels name when that is another node (as Sentinel
+// would have rewritten its config had it been up).
+func (s *Sentinel) restarter(j int, r *RedisServer) func(context.Context) error {
+	return func(ctx context.Context) error {
+		extra := s.announce(j)
+		if leader, err := s.Leader(ctx); err == nil && leader != r.Name {
+			li, _, _ := s.redisNode(leader)
+			_, port, _ := net.SplitHostPort(s.peer[li])
+			extra = append(extra, "replicaof 127.0.0.1 "+port)
+		}
+		r.Extra = extra
+		return r.Start(ctx)
+	}
 }
 
 // sentinelConfig is a sentinel's config file. Sentinel rewrites it (its id,
@@ -303,23 +290,15 @@ func (s *Sentinel) startSentinel(ctx context.Context, bin string, sp *sentinelPr
 		if err := os.WriteFile(conf, []byte(s.sentinelConfig(sp)), 0o644); err != nil {
 			return fmt.Errorf("write %s config: %w", sp.name, err)
 		}
-		log, err := os.OpenFile(sp.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		proc, err := sp.startLogged(ctx, sp.name, sp.logPath, []string{bin, conf}, nil, sp.dir)
 		if err != nil {
-			return fmt.Errorf("open %s log: %w", sp.name, err)
-		}
-		proc, err := StartProc(ctx, sp.name, []string{bin, conf}, sp.dir, log)
-		if err != nil {
-			log.Close()
 			return err
 		}
-		sp.mu.Lock()
-		sp.proc, sp.log = proc, log
-		sp.mu.Unlock()
 		if lastErr = waitRedis(ctx, sp.addr(), proc, 10*time.Second); lastErr == nil {
 			return nil
 		}
 		_ = proc.Kill()
-		log.Close()
+		sp.closeLog()
 		if b, _ := os.ReadFile(sp.logPath); !strings.Contains(string(b), "Address already in use") {
 			break
 		}
@@ -397,13 +376,18 @@ func (s *Sentinel) sentinelReady(ctx context.Context, sp *sentinelProc) error {
 }
 
 // Poll calls f every 50 ms until it succeeds, ctx ends or timeout passes;
-// the error then names what was not ready and f's last error.
+// the error then names what was not ready and f's last error. An error f
+// wraps in pollStop ends it at once.
 func Poll(ctx context.Context, timeout time.Duration, f func() error, what string) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		err := f()
 		if err == nil {
 			return nil
+		}
+		var stop pollStop
+		if errors.As(err, &stop) {
+			return stop.err
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s not ready within %s: %w", what, timeout, err)
@@ -453,7 +437,7 @@ func (s *Sentinel) Nodes() []Node {
 
 // LockAddrs returns worker slot's proxies to the redis nodes. A client that
 // follows failovers uses SentinelLinks instead.
-func (s *Sentinel) LockAddrs(slot int) []string { return append([]string(nil), s.slotAddr[slot]...) }
+func (s *Sentinel) LockAddrs(slot int) []string { return s.set.LockAddrs(slot) }
 
 // StorageAddr returns the storage node's address (no proxy, no fault).
 func (s *Sentinel) StorageAddr() string { return s.storage.Addr() }
@@ -463,31 +447,23 @@ func (s *Sentinel) StorageAddr() string { return s.storage.Addr() }
 // a sentinel's own address) to the slot's proxy for that node.
 func (s *Sentinel) SentinelLinks(slot int) SentinelLinks {
 	m := make(map[string]string)
+	redis, sents := s.set.LockAddrs(slot), s.sentSet.LockAddrs(slot)
 	for j, p := range s.peer {
-		m[p] = s.slotAddr[slot][j]
+		m[p] = redis[j]
 	}
 	for k, sp := range s.sents {
-		m[sp.addr()] = s.slotSent[slot][k]
+		m[sp.addr()] = sents[k]
 	}
-	return SentinelLinks{Addrs: append([]string(nil), s.slotSent[slot]...), MasterName: s.cfg.MasterName, AddrMap: m}
+	return SentinelLinks{Addrs: sents, MasterName: s.cfg.MasterName, AddrMap: m}
 }
 
 // Pids returns the pids of the running server processes, by node name.
 func (s *Sentinel) Pids() map[string]int {
-	pids := make(map[string]int)
-	for _, r := range append(append([]*RedisServer(nil), s.redis...), s.storage) {
-		if r != nil {
-			if pid := r.Pid(); pid != 0 {
-				pids[r.Name] = pid
-			}
-		}
-	}
+	pids := redisPids(s.storage, s.redis)
 	for _, sp := range s.sents {
-		sp.mu.Lock()
-		if sp.proc != nil && !sp.proc.Exited() {
-			pids[sp.name] = sp.proc.Pid()
+		if pid := sp.pid(); pid != 0 {
+			pids[sp.name] = pid
 		}
-		sp.mu.Unlock()
 	}
 	return pids
 }
@@ -506,12 +482,11 @@ func (s *Sentinel) SetClockOffset(ctx context.Context, node string, offset time.
 }
 
 func (s *Sentinel) redisNode(name string) (int, *RedisServer, error) {
-	for j, r := range s.redis {
-		if r.Name == name {
-			return j, r, nil
-		}
+	j, err := s.set.Index(name)
+	if err != nil {
+		return 0, nil, err
 	}
-	return 0, nil, fmt.Errorf("no redis node named %q", name)
+	return j, s.redis[j], nil
 }
 
 // Leader returns the master most sentinels name (at least a quorum of them).
@@ -605,58 +580,29 @@ func (s *Sentinel) WaitReplica(ctx context.Context, node string, timeout time.Du
 	}, node+" as a replica")
 }
 
-// cut cuts proxies on behalf of fault (several faults may hold one proxy
-// cut; it is restored when the last lets go).
+// cut cuts proxies on behalf of fault (see heldCuts).
 func (s *Sentinel) cut(fault string, names []string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return each(names, func(n string) error {
-		if s.reason[n] == nil {
-			s.reason[n] = make(map[string]bool)
-		}
-		s.reason[n][fault] = true
-		return s.proxies.Cut(n)
-	})
+	return s.reason.cut(s.proxies, fault, names)
 }
 
-// restore lets go of every proxy fault cut, and restores those no other
-// fault holds.
+// restore lets go of every proxy fault cut (see heldCuts).
 func (s *Sentinel) restore(ctx context.Context, fault string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var names []string
-	for n, rs := range s.reason {
-		if rs[fault] {
-			delete(rs, fault)
-			if len(rs) == 0 {
-				names = append(names, n)
-			}
-		}
-	}
-	sort.Strings(names)
-	return s.proxies.RestoreAll(ctx, names)
+	return s.reason.release(ctx, s.proxies, fault)
 }
 
 // Partition cuts every link of a worker slot: to each redis node and each
 // sentinel.
 func (s *Sentinel) Partition(ctx context.Context, slot int) error {
-	return s.cut(fmt.Sprintf("partition-%d", slot), s.slotLinks(slot))
+	return s.cut(fmt.Sprintf("partition-%d", slot), append(s.set.SlotLinks(slot), s.sentSet.SlotLinks(slot)...))
 }
 
 // Heal restores the links Partition cut for slot.
 func (s *Sentinel) Heal(ctx context.Context, slot int) error {
 	return s.restore(ctx, fmt.Sprintf("partition-%d", slot))
-}
-
-func (s *Sentinel) slotLinks(slot int) []string {
-	var names []string
-	for j := range s.redis {
-		names = append(names, slotRedisName(slot, j))
-	}
-	for k := range s.sents {
-		names = append(names, slotSentName(slot, k))
-	}
-	return names
 }
 
 // Isolate cuts node off from its replicas (or master) and the sentinels:
@@ -682,115 +628,35 @@ func (s *Sentinel) CutMaster(ctx context.Context, master string, stay []int) err
 	if err != nil {
 		return err
 	}
-	in := make(map[int]bool)
-	for _, slot := range stay {
-		in[slot] = true
-	}
-	names := []string{peerName(j)}
-	for slot := 0; slot < s.cfg.Workers; slot++ {
-		if !in[slot] {
-			names = append(names, slotRedisName(slot, j))
-			continue
-		}
-		for i := range s.redis {
-			if i != j {
-				names = append(names, slotRedisName(slot, i))
-			}
-		}
-		for k := range s.sents {
-			names = append(names, slotSentName(slot, k))
-		}
-	}
-	return s.cut("failover", names)
+	return s.cut("failover", append([]string{peerName(j)}, s.set.splitLinks(j, stay, s.sentSet.SlotLinks)...))
 }
 
 // HealMaster restores every link CutMaster cut.
 func (s *Sentinel) HealMaster(ctx context.Context) error { return s.restore(ctx, "failover") }
 
-// nodeLinks names node j's peer proxy and every slot's proxy to it.
-func (s *Sentinel) nodeLinks(j int) []string {
-	names := []string{peerName(j)}
-	for slot := 0; slot < s.cfg.Workers; slot++ {
-		names = append(names, slotRedisName(slot, j))
-	}
-	return names
-}
-
 // Kill stops every proxy to a redis node (connections refused) and
 // SIGKILLs it.
-func (s *Sentinel) Kill(ctx context.Context, node string) error {
-	j, r, err := s.redisNode(node)
-	if err != nil {
-		return err
-	}
-	if err := s.proxies.DisableAll(s.nodeLinks(j)); err != nil {
-		return err
-	}
-	if err := r.Kill(); err != nil {
-		return fmt.Errorf("kill %s: %w", node, err)
-	}
-	return nil
-}
+func (s *Sentinel) Kill(ctx context.Context, node string) error { return s.set.Kill(ctx, node) }
 
 // Restart starts a killed redis node on its old port, as a replica of the
 // master the sentinels name when that is another node (as Sentinel would
 // have rewritten its config had it been up), and re-enables its proxies.
 func (s *Sentinel) Restart(ctx context.Context, node string) error {
-	j, r, err := s.redisNode(node)
-	if err != nil {
-		return err
-	}
 	_ = s.LagReplication(ctx, node, 0)
-	if !r.Running() {
-		extra := s.announce(j)
-		if leader, err := s.Leader(ctx); err == nil && leader != node {
-			li, _, _ := s.redisNode(leader)
-			_, port, _ := net.SplitHostPort(s.peer[li])
-			extra = append(extra, "replicaof 127.0.0.1 "+port)
-		}
-		r.Extra = extra
-		if err := r.Start(ctx); err != nil {
-			return fmt.Errorf("restart %s: %w", node, err)
-		}
-	}
-	return s.proxies.EnableAll(s.nodeLinks(j))
+	return s.set.Restart(ctx, node)
 }
 
 // Teardown stops the proxies, the sentinels and every redis server Setup
 // started, and removes the data directory. It is idempotent.
 func (s *Sentinel) Teardown(ctx context.Context) error {
-	s.mu.Lock()
-	if s.torn {
-		s.mu.Unlock()
+	if !s.tearDown() {
 		return nil
 	}
-	s.torn = true
-	s.mu.Unlock()
-	if s.proxies != nil {
-		s.proxies.Close()
-	}
-	if s.proxyLg != nil {
-		s.proxyLg.Close()
-	}
+	s.closeProxies()
 	var errs []error
 	for _, sp := range s.sents {
-		sp.mu.Lock()
-		p, log := sp.proc, sp.log
-		sp.mu.Unlock()
-		if p != nil {
-			errs = append(errs, p.Stop(ctx, 5*time.Second))
-		}
-		if log != nil {
-			log.Close()
-		}
+		errs = append(errs, sp.stop(ctx, 5*time.Second))
 	}
-	for _, r := range append(append([]*RedisServer(nil), s.redis...), s.storage) {
-		if r != nil {
-			errs = append(errs, r.Stop(ctx))
-		}
-	}
-	if s.tmp != "" && strings.Contains(s.tmp, "lockcheck-sentinel-") {
-		errs = append(errs, os.RemoveAll(s.tmp))
-	}
-	return errors.Join(errs...)
+	errs = append(errs, stopRedis(ctx, s.storage, s.redis)...)
+	return errors.Join(append(errs, s.removeTemp("sentinel-"))...)
 }

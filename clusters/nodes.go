@@ -1,0 +1,378 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The node toolkit: what every topology does to one node by name (Kill,
+// Restart, PauseNode, ResumeNode) and to one worker slot's links
+// (Partition, Heal, PartitionNodes), and the worker slots' proxies its
+// Setup makes, written once. A topology links its lock nodes into a
+// NodeSet at the end of Setup and sends its faults there.
+
+// NodeServer is one node's server as a NodeSet faults it: a local server
+// process (localServer) or a container.
+type NodeServer interface {
+	// Kill crashes the server. The harness asked for its exit, so it is no
+	// server death.
+	Kill(ctx context.Context) error
+	// Restart starts a killed server again and returns once it serves; a
+	// running server is left as it is.
+	Restart(ctx context.Context) error
+	// Signal pauses (SIGSTOP) or resumes (SIGCONT) the server.
+	Signal(ctx context.Context, sig syscall.Signal) error
+}
+
+// SetNode is one lock node of a NodeSet.
+type SetNode struct {
+	// Name is the node's name ("lock0", "zk1").
+	Name string
+	// Addr is where the worker slots' proxies to it forward.
+	Addr string
+	// Server is its server (nil for a node that is never faulted by name).
+	Server NodeServer
+	// Peers names its other proxies (a peer proxy that its replicas and
+	// failover managers reach it through), which a kill stops too.
+	Peers []string
+}
+
+// NodeSet is a topology's lock nodes by name, in order, each with its
+// server and the proxies that reach it: one from every worker slot
+// ("w<slot>-<node>"), and its peer proxies.
+type NodeSet struct {
+	// Kind names a node in the error for a name the set lacks: Kind "lock
+	// node" gives `no lock node named "x"`.
+	Kind     string
+	proxies  *Proxies
+	workers  int
+	nodes    []SetNode
+	slotAddr [][]string
+}
+
+// slotProxy names worker slot's proxy to the node named node.
+func slotProxy(slot int, node string) string { return fmt.Sprintf("w%d-%s", slot, node) }
+
+// Link makes the set hold nodes, in order, and starts in proxies a proxy
+// from every worker slot to each node (a slot at a time); LockAddrs
+// returns their addresses.
+func (s *NodeSet) Link(proxies *Proxies, workers int, nodes []SetNode) error {
+	s.proxies, s.workers, s.nodes = proxies, workers, nodes
+	s.slotAddr = make([][]string, workers)
+	for slot := range s.slotAddr {
+		for _, n := range nodes {
+			addr, err := proxies.Add(slotProxy(slot, n.Name), n.Addr)
+			if err != nil {
+				return err
+			}
+			s.slotAddr[slot] = append(s.slotAddr[slot], addr)
+		}
+	}
+	return nil
+}
+
+// LockAddrs returns worker slot's proxy addresses, one per node.
+func (s *NodeSet) LockAddrs(slot int) []string { return append([]string(nil), s.slotAddr[slot]...) }
+
+// Index returns the position of the node named name.
+func (s *NodeSet) Index(name string) (int, error) {
+	for i, n := range s.nodes {
+		if n.Name == name {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("no %s named %q", s.Kind, name)
+}
+
+// SlotLinks names worker slot's proxies, one per node.
+func (s *NodeSet) SlotLinks(slot int) []string {
+	return LinkNames(len(s.nodes), func(i int) string { return slotProxy(slot, s.nodes[i].Name) })
+}
+
+// nodeLinks names every proxy to node i: its peer proxies, then every
+// worker slot's.
+func (s *NodeSet) nodeLinks(i int) []string {
+	n := s.nodes[i]
+	return append(append([]string(nil), n.Peers...), LinkNames(s.workers, func(slot int) string { return slotProxy(slot, n.Name) })...)
+}
+
+// Kill stops every proxy to the named node, so its connections close and
+// new ones are refused, then kills its server.
+func (s *NodeSet) Kill(ctx context.Context, name string) error {
+	i, err := s.Index(name)
+	if err != nil {
+		return err
+	}
+	if err := s.proxies.DisableAll(s.nodeLinks(i)); err != nil {
+		return err
+	}
+	return s.nodes[i].Server.Kill(ctx)
+}
+
+// Restart starts the named node's server again, with its old data, and
+// once it serves starts its proxies again.
+func (s *NodeSet) Restart(ctx context.Context, name string) error {
+	i, err := s.Index(name)
+	if err != nil {
+		return err
+	}
+	if err := s.nodes[i].Server.Restart(ctx); err != nil {
+		return err
+	}
+	return s.proxies.EnableAll(s.nodeLinks(i))
+}
+
+// PauseNode stops the named node's server (SIGSTOP).
+func (s *NodeSet) PauseNode(ctx context.Context, name string) error {
+	return s.signal(ctx, name, syscall.SIGSTOP)
+}
+
+// ResumeNode continues it (SIGCONT).
+func (s *NodeSet) ResumeNode(ctx context.Context, name string) error {
+	return s.signal(ctx, name, syscall.SIGCONT)
+}
+
+func (s *NodeSet) signal(ctx context.Context, name string, sig syscall.Signal) error {
+	i, err := s.Index(name)
+	if err != nil {
+		return err
+	}
+	return s.nodes[i].Server.Signal(ctx, sig)
+}
+
+// Partition cuts every link of a worker slot to the nodes.
+func (s *NodeSet) Partition(ctx context.Context, slot int) error {
+	return s.proxies.CutAll(s.SlotLinks(slot))
+}
+
+// Heal restores every link of a worker slot.
+func (s *NodeSet) Heal(ctx context.Context, slot int) error {
+	return s.proxies.RestoreAll(ctx, s.SlotLinks(slot))
+}
+
+// PartitionNodes cuts worker slot's links to the named nodes only.
+func (s *NodeSet) PartitionNodes(ctx context.Context, slot int, nodes []string) error {
+	if slot < 0 || slot >= len(s.slotAddr) {
+		return fmt.Errorf("partition slot %d: no such worker slot", slot)
+	}
+	var names []string
+	for _, n := range nodes {
+		if _, err := s.Index(n); err != nil {
+			return err
+		}
+		names = append(names, slotProxy(slot, n))
+	}
+	return s.proxies.CutAll(names)
+}
+
+// splitLinks names the worker slots' proxies that split them around node
+// j: a slot in stay loses its links to every other node (and extra(slot),
+// when extra is not nil), every other slot its link to node j.
+func (s *NodeSet) splitLinks(j int, stay []int, extra func(slot int) []string) []string {
+	in := make(map[int]bool)
+	for _, slot := range stay {
+		in[slot] = true
+	}
+	var names []string
+	for slot := 0; slot < s.workers; slot++ {
+		if !in[slot] {
+			names = append(names, slotProxy(slot, s.nodes[j].Name))
+			continue
+		}
+		for i, n := range s.nodes {
+			if i != j {
+				names = append(names, slotProxy(slot, n.Name))
+			}
+		}
+		if extra != nil {
+			names = append(names, extra(slot)...)
+		}
+	}
+	return names
+}
+
+// heldCuts cuts proxies on behalf of faults: several faults may hold one
+// proxy cut, and it is restored when the last lets go. It maps a proxy to
+// the faults that cut it; its topology's lock guards it.
+type heldCuts map[string]map[string]bool
+
+// cut cuts the named proxies on behalf of fault.
+func (h heldCuts) cut(ps *Proxies, fault string, names []string) error {
+	return each(names, func(n string) error {
+		if h[n] == nil {
+			h[n] = make(map[string]bool)
+		}
+		h[n][fault] = true
+		return ps.Cut(n)
+	})
+}
+
+// release lets go of every proxy fault cut, and restores those no other
+// fault holds.
+func (h heldCuts) release(ctx context.Context, ps *Proxies, fault string) error {
+	var names []string
+	for n, rs := range h {
+		if rs[fault] {
+			delete(rs, fault)
+			if len(rs) == 0 {
+				names = append(names, n)
+			}
+		}
+	}
+	sort.Strings(names)
+	return ps.RestoreAll(ctx, names)
+}
+
+// serverProc is a local server's process, which a restart replaces, and
+// the log it writes.
+type serverProc struct {
+	mu   sync.Mutex
+	proc *Proc
+	log  *os.File
+}
+
+// started records a newly started process and its log.
+func (s *serverProc) started(p *Proc, log *os.File) {
+	s.mu.Lock()
+	s.proc, s.log = p, log
+	s.mu.Unlock()
+}
+
+// current returns the last started process (running or not), nil before
+// the first start.
+func (s *serverProc) current() *Proc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc
+}
+
+// logFile returns the log.
+func (s *serverProc) logFile() *os.File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log
+}
+
+// running returns the process while it runs, else nil.
+func (s *serverProc) running() *Proc {
+	if p := s.current(); p != nil && !p.Exited() {
+		return p
+	}
+	return nil
+}
+
+// pid returns the running process's pid, 0 when none runs.
+func (s *serverProc) pid() int {
+	if p := s.running(); p != nil {
+		return p.Pid()
+	}
+	return 0
+}
+
+// kill SIGKILLs the process (with its children when tree: see killTree)
+// and waits for it; nothing before the first start.
+func (s *serverProc) kill(tree bool) error {
+	p := s.current()
+	if p == nil {
+		return nil
+	}
+	if tree {
+		return killTree(p)
+	}
+	return p.Kill()
+}
+
+// closeLog closes the log (a start opens it again).
+func (s *serverProc) closeLog() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log != nil {
+		s.log.Close()
+	}
+}
+
+// stop asks the process to exit (Proc.Stop, killed after grace) and
+// closes its log; nothing before the first start.
+func (s *serverProc) stop(ctx context.Context, grace time.Duration) error {
+	s.mu.Lock()
+	p, log := s.proc, s.log
+	s.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	err := p.Stop(ctx, grace)
+	if log != nil {
+		log.Close()
+	}
+	return err
+}
+
+// startLogged starts argv as the process of the server called name, its
+// output appended to the log at logPath, and records both in s.
+func (s *serverProc) startLogged(ctx context.Context, name, logPath string, argv, env []string, dir string) (*Proc, error) {
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s log: %w", name, err)
+	}
+	proc, err := StartProcEnv(ctx, name, argv, env, dir, log)
+	if err != nil {
+		log.Close()
+		return nil, err
+	}
+	s.started(proc, log)
+	return proc, nil
+}
+
+// localServer is a local server process as a NodeSet kills, restarts and
+// signals it.
+type localServer struct {
+	name string
+	proc *serverProc
+	// start starts the server again and waits until it serves.
+	start func(ctx context.Context) error
+	// tree signals and kills the process's children too (PostgreSQL's
+	// backends lead sessions of their own: see children.go).
+	tree bool
+	// closeLog closes the log after a kill; a restart opens it again.
+	closeLog bool
+}
+
+// Kill SIGKILLs the server and waits for it to exit.
+func (l localServer) Kill(ctx context.Context) error {
+	if err := l.proc.kill(l.tree); err != nil {
+		return fmt.Errorf("kill %s: %w", l.name, err)
+	}
+	if l.closeLog {
+		l.proc.closeLog()
+	}
+	return nil
+}
+
+// Restart starts the server when it is not running.
+func (l localServer) Restart(ctx context.Context) error {
+	if l.proc.running() != nil {
+		return nil
+	}
+	if err := l.start(ctx); err != nil {
+		return fmt.Errorf("restart %s: %w", l.name, err)
+	}
+	return nil
+}
+
+// Signal sends sig to the server's process group (and its children when
+// tree).
+func (l localServer) Signal(ctx context.Context, sig syscall.Signal) error {
+	p := l.proc.current()
+	if p == nil {
+		return fmt.Errorf("%s is not running", l.name)
+	}
+	if l.tree {
+		return signalTree(p, sig)
+	}
+	return p.Signal(sig)
+}
