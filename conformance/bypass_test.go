@@ -56,6 +56,11 @@ func bypassOpen(line []byte, real []string) []byte {
 	for announced := range req.Config.AddrMap {
 		req.Config.AddrMap[announced] = announced
 	}
+	if req.Config.AddrMap != nil {
+		for _, a := range req.Config.LockAddrs {
+			req.Config.AddrMap[a] = a
+		}
+	}
 	b, err := json.Marshal(req)
 	if err != nil {
 		return line
@@ -88,6 +93,9 @@ func TestProxyBypass(t *testing.T) {
 		{"honest", "redis-set-px", false},
 		{"bypass", "redis-set-px", true},
 		{"bypass-redlock", "redlock", true},
+		// A cluster client that ignores addr_map dials the addresses the
+		// cluster announces, around its proxies.
+		{"bypass-cluster", "redis-cluster", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,7 +110,7 @@ func TestProxyBypass(t *testing.T) {
 			}
 			t.Logf("checked in %s", time.Since(start).Round(time.Millisecond))
 			if !contains(rep.Checked, RuleProxies) {
-				t.Fatalf("rule %q not checked: %v", RuleProxies, rep.Checked)
+				t.Fatalf("rule %q not checked: %v; broken %+v", RuleProxies, rep.Checked, rep.Broken)
 			}
 			if !tt.bypass {
 				if !rep.Conforms() {

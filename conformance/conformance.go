@@ -116,14 +116,20 @@ type topology interface {
 	StorageAddr() string
 }
 
-func newTopology(d workloads.Design, dir string) (topology, error) {
-	switch d.Service {
-	case "redis":
-		return clusters.NewRedis(clusters.RedisConfig{LockNodes: d.LockNodes, Workers: 1, LogDir: dir}), nil
-	case "zookeeper":
-		return clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: 1, Workers: 1, LogDir: dir}), nil
+func newTopology(d workloads.Design, dir string, lease time.Duration) (topology, error) {
+	svc, err := clusters.FindService(d.Service)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("conformance runs redis and zookeeper designs, not %s's %s", d.Name, d.Service)
+	if err := svc.Look(); err != nil {
+		return nil, err
+	}
+	top := svc.New(clusters.TopologyConfig{Workers: 1, LockNodes: d.LockNodes, Nodes: 1, LogDir: dir, Lease: lease, RunID: "conformance"})
+	t, ok := top.(topology)
+	if !ok {
+		return nil, fmt.Errorf("conformance cuts a worker's links, and the %s topology cannot (no Partition)", d.Service)
+	}
+	return t, nil
 }
 
 // Check starts the lock service of o.Lock, drives the worker through every
@@ -150,7 +156,7 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	top, err := newTopology(d, filepath.Join(o.Dir, "nodes"))
+	top, err := newTopology(d, filepath.Join(o.Dir, "nodes"), o.Lease)
 	if err != nil {
 		return nil, err
 	}
@@ -170,6 +176,9 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 	c.cfg = workloads.Config{Protocol: workloads.ProtocolVersion, Lock: d.Name, Process: 0, Seed: 1,
 		LockAddrs: top.LockAddrs(0), StorageAddr: top.StorageAddr(), LeaseMS: o.Lease.Milliseconds(),
 		AcquireTimeoutMS: 2 * o.Lease.Milliseconds(), RetryMS: 10, ThinkMS: 10, OpTimeoutMS: 500}
+	l := clusters.LinksOf(top, 0)
+	c.cfg.User, c.cfg.Password, c.cfg.Database = l.Login.User, l.Login.Password, l.Login.Database
+	c.cfg.SentinelAddrs, c.cfg.MasterName, c.cfg.AddrMap = l.SentinelAddrs, l.MasterName, l.AddrMap
 	if err := c.unknownVersion(); err != nil {
 		return c.rep, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/workers"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -127,5 +128,37 @@ func TestBrokenWorker(t *testing.T) {
 	}
 	if got[RuleCycle] || got[RuleClose] {
 		t.Errorf("rules the worker keeps reported broken: %+v", rep.Broken)
+	}
+}
+
+// TestEveryServiceConforms runs the built-in worker through conformance on
+// a design of each lock service beyond Redis and ZooKeeper: the topology
+// comes from the service registry, and the open request carries what the
+// service needs (a database login, Sentinels, the map of a cluster's
+// announced addresses) exactly as a run sends it.
+func TestEveryServiceConforms(t *testing.T) {
+	for _, lock := range []string{"pg-advisory", "mysql-get-lock", "etcd-mutex", "redis-sentinel", "redis-cluster"} {
+		t.Run(lock, func(t *testing.T) {
+			d, err := workloads.FindDesign(lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			svc, err := clusters.FindService(d.Service)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.Look(); err != nil {
+				t.Skip(err)
+			}
+			argv, env := workerOf(t, lock)
+			o := Options{Worker: argv, Env: env, Lock: lock, Dir: t.TempDir(), Lease: 2 * time.Second, ReplyTimeout: 30 * time.Second}
+			rep, err := Check(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Conforms() {
+				t.Fatalf("broken rules: %+v", rep.Broken)
+			}
+		})
 	}
 }
