@@ -8,8 +8,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -69,17 +67,12 @@ type SQLDB struct {
 	kind    string // "postgres", "mariadb": the temp dir prefix
 	node    string // the node's name, e.g. "pg0"
 	engine  dbEngine
-	tmp     string
 	storage *RedisServer
-	proxies *Proxies
-	proxyLg *os.File
-
-	mu       sync.Mutex
-	torn     bool
-	port     int
-	proc     *Proc
-	log      *os.File
-	slotAddr [][]string
+	// server is the server's process and its log, which every start
+	// appends to.
+	server serverProc
+	local
+	port int // under mu
 }
 
 var (
@@ -98,7 +91,7 @@ func newSQLDB(kind, node string, engine dbEngine, cfg SQLDBConfig) *SQLDB {
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = 2 * time.Second
 	}
-	return &SQLDB{cfg: cfg, kind: kind, node: node, engine: engine}
+	return &SQLDB{cfg: cfg, kind: kind, node: node, engine: engine, local: local{set: NodeSet{Kind: "lock node"}}}
 }
 
 // sessionTimeout is the server's silent-session bound for a test's lease:
@@ -107,8 +100,6 @@ func newSQLDB(kind, node string, engine dbEngine, cfg SQLDBConfig) *SQLDB {
 func sessionTimeout(lease time.Duration) time.Duration {
 	return max(2*lease, time.Second)
 }
-
-func dbProxyName(slot int, node string) string { return fmt.Sprintf("w%d-%s", slot, node) }
 
 // Setup initialises the data directory, starts the server and the storage
 // node and the proxies, and returns once the server runs SELECT 1. On error,
@@ -147,9 +138,7 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("open %s log: %w", c.node, err)
 	}
-	c.mu.Lock()
-	c.log = log
-	c.mu.Unlock()
+	c.server.started(nil, log)
 	if err := c.engine.initialize(ctx, serverDir, log); err != nil {
 		return err
 	}
@@ -166,23 +155,16 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 	}, "the session-kill connection to "+c.node); err != nil {
 		return fmt.Errorf("connect to %s for session kills: %w", c.node, err)
 	}
-	c.storage = &RedisServer{Name: "storage", Dir: filepath.Join(c.tmp, "storage"),
-		LogPath: filepath.Join(c.cfg.LogDir, "storage.log")}
+	c.storage = newRedisServer(c.tmp, c.cfg.LogDir, "storage", false)
 	if err := c.storage.Start(ctx); err != nil {
 		return err
 	}
 	if c.proxies, c.proxyLg, err = OpenProxies(c.cfg.LogDir); err != nil {
 		return err
 	}
-	c.slotAddr = make([][]string, c.cfg.Workers)
-	for slot := range c.slotAddr {
-		addr, err := c.proxies.Add(dbProxyName(slot, c.node), c.Addr())
-		if err != nil {
-			return err
-		}
-		c.slotAddr[slot] = []string{addr}
-	}
-	return nil
+	restart := func(ctx context.Context) error { return c.startServer(ctx, false) }
+	return c.set.Link(c.proxies, c.cfg.Workers, []SetNode{{Name: c.node, Addr: c.Addr(),
+		Server: localServer{name: c.node, proc: &c.server, start: restart, tree: true}}})
 }
 
 // startServer starts the server, on a fresh free port when fresh (retried
@@ -199,13 +181,12 @@ func (c *SQLDB) startServer(ctx context.Context, fresh bool) error {
 			}
 			c.port = p
 		}
-		port, log := c.port, c.log
+		port := c.port
 		c.mu.Unlock()
+		log := c.server.logFile()
 		proc, err := c.engine.start(ctx, port, log)
 		if err == nil {
-			c.mu.Lock()
-			c.proc = proc
-			c.mu.Unlock()
+			c.server.started(proc, log)
 			return nil
 		}
 		lastErr = fmt.Errorf("start %s on 127.0.0.1:%d (log %s): %w", c.node, port, log.Name(), err)
@@ -238,107 +219,40 @@ func (c *SQLDB) Nodes() []Node {
 }
 
 // LockAddrs returns worker slot's proxy to the server.
-func (c *SQLDB) LockAddrs(slot int) []string { return append([]string(nil), c.slotAddr[slot]...) }
+func (c *SQLDB) LockAddrs(slot int) []string { return c.set.LockAddrs(slot) }
 
 // StorageAddr returns the storage node's address.
 func (c *SQLDB) StorageAddr() string { return c.storage.Addr() }
 
 // Pids returns the pids of the running server processes, by node name.
 func (c *SQLDB) Pids() map[string]int {
-	pids := make(map[string]int)
-	c.mu.Lock()
-	if c.proc != nil && !c.proc.Exited() {
-		pids[c.node] = c.proc.Pid()
-	}
-	c.mu.Unlock()
-	if c.storage != nil {
-		if pid := c.storage.Pid(); pid != 0 {
-			pids["storage"] = pid
-		}
+	pids := redisPids(c.storage, nil)
+	if pid := c.server.pid(); pid != 0 {
+		pids[c.node] = pid
 	}
 	return pids
 }
 
-func (c *SQLDB) checkNode(node string) error {
-	if node != c.node {
-		return fmt.Errorf("no lock node named %q", node)
-	}
-	return nil
-}
-
-func (c *SQLDB) allLinks() []string {
-	return LinkNames(c.cfg.Workers, func(slot int) string { return dbProxyName(slot, c.node) })
-}
-
 // Kill stops every proxy to the server (connections refused) and SIGKILLs
-// the server's process group.
-func (c *SQLDB) Kill(ctx context.Context, node string) error {
-	if err := c.checkNode(node); err != nil {
-		return err
-	}
-	if err := c.proxies.DisableAll(c.allLinks()); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	p := c.proc
-	c.mu.Unlock()
-	if p == nil {
-		return nil
-	}
-	if err := killTree(p); err != nil {
-		return fmt.Errorf("kill %s: %w", node, err)
-	}
-	return nil
-}
+// the server's process group and its children.
+func (c *SQLDB) Kill(ctx context.Context, node string) error { return c.set.Kill(ctx, node) }
 
 // Restart starts a killed server on its old port (it recovers from its
 // write-ahead log) and re-enables the proxies once it answers.
-func (c *SQLDB) Restart(ctx context.Context, node string) error {
-	if err := c.checkNode(node); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	running := c.proc != nil && !c.proc.Exited()
-	c.mu.Unlock()
-	if !running {
-		if err := c.startServer(ctx, false); err != nil {
-			return fmt.Errorf("restart %s: %w", node, err)
-		}
-	}
-	return c.proxies.EnableAll(c.allLinks())
-}
+func (c *SQLDB) Restart(ctx context.Context, node string) error { return c.set.Restart(ctx, node) }
 
 // Partition cuts worker slot's link to the server.
-func (c *SQLDB) Partition(ctx context.Context, slot int) error {
-	return c.proxies.Cut(dbProxyName(slot, c.node))
-}
+func (c *SQLDB) Partition(ctx context.Context, slot int) error { return c.set.Partition(ctx, slot) }
 
 // Heal restores worker slot's link to the server.
-func (c *SQLDB) Heal(ctx context.Context, slot int) error {
-	return c.proxies.Restore(ctx, dbProxyName(slot, c.node))
-}
+func (c *SQLDB) Heal(ctx context.Context, slot int) error { return c.set.Heal(ctx, slot) }
 
-// PauseNode stops the server's process group (SIGSTOP).
-func (c *SQLDB) PauseNode(ctx context.Context, node string) error {
-	return c.signal(node, syscall.SIGSTOP)
-}
+// PauseNode stops the server's process group and its children (SIGSTOP).
+func (c *SQLDB) PauseNode(ctx context.Context, node string) error { return c.set.PauseNode(ctx, node) }
 
-// ResumeNode continues it (SIGCONT).
+// ResumeNode continues them (SIGCONT).
 func (c *SQLDB) ResumeNode(ctx context.Context, node string) error {
-	return c.signal(node, syscall.SIGCONT)
-}
-
-func (c *SQLDB) signal(node string, sig syscall.Signal) error {
-	if err := c.checkNode(node); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	p := c.proc
-	c.mu.Unlock()
-	if p == nil {
-		return fmt.Errorf("%s is not running", node)
-	}
-	return signalTree(p, sig)
+	return c.set.ResumeNode(ctx, node)
 }
 
 // KillSessions ends the sessions named name, through a direct connection
@@ -350,34 +264,17 @@ func (c *SQLDB) KillSessions(ctx context.Context, name string) ([]int64, error) 
 // Teardown stops the proxies, the server and the storage node, and removes
 // the data directory. It is idempotent.
 func (c *SQLDB) Teardown(ctx context.Context) error {
-	c.mu.Lock()
-	if c.torn {
-		c.mu.Unlock()
+	if !c.tearDown() {
 		return nil
 	}
-	c.torn = true
-	p, log := c.proc, c.log
-	c.mu.Unlock()
-	if c.proxies != nil {
-		c.proxies.Close()
-	}
-	if c.proxyLg != nil {
-		c.proxyLg.Close()
-	}
+	c.closeProxies()
 	var errs []error
-	if p != nil {
+	if p := c.server.current(); p != nil {
 		errs = append(errs, c.engine.stop(ctx, p, 5*time.Second))
 	}
-	if log != nil {
-		log.Close()
-	}
-	if c.storage != nil {
-		errs = append(errs, c.storage.Stop(ctx))
-	}
-	if c.tmp != "" && strings.Contains(c.tmp, TempPrefix+c.kind+"-") {
-		errs = append(errs, os.RemoveAll(c.tmp))
-	}
-	return errors.Join(errs...)
+	c.server.closeLog()
+	errs = append(errs, stopRedis(ctx, c.storage, nil)...)
+	return errors.Join(append(errs, c.removeTemp(c.kind+"-"))...)
 }
 
 // serverUser is who a database server runs as: nil (the controller's own

@@ -114,10 +114,10 @@ func TestSQLDBFailedSetup(t *testing.T) {
 				c.Teardown(context.Background())
 				t.Fatal("setup succeeded")
 			}
-			if c.proc == nil || c.storage == nil {
+			if c.server.proc == nil || c.storage == nil {
 				t.Fatal("setup failed before the server started: the test no longer tests cleanup")
 			}
-			assertGone(t, map[string]int{s.node: c.proc.Pid(), "storage": c.storage.proc.Pid()})
+			assertGone(t, map[string]int{s.node: c.server.proc.Pid(), "storage": c.storage.proc.Pid()})
 			if _, err := os.Stat(c.tmp); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("data dir %s left behind: %v", c.tmp, err)
 			}
