@@ -24,9 +24,8 @@ const redisReady = "Ready to accept connections"
 // lock nodes through their own proxies and the storage node directly.
 type Redis struct {
 	stack
-	lock     []*node
-	storage  *node
-	slotAddr [][]string // slot -> lock node -> proxy address
+	lock    []*node
+	storage *node
 }
 
 var (
@@ -49,7 +48,7 @@ func newRedis(cfg clusters.TopologyConfig) (clusters.Topology, error) {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &Redis{stack: stack{cfg: cfg}}, nil
+	return &Redis{stack: stack{cfg: cfg, set: clusters.NodeSet{Kind: "lock node"}}}, nil
 }
 
 // redisSpec is a redis-server container; persist keeps an append-only file
@@ -97,24 +96,21 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 	}
 	r.lock, r.storage = nodes[:r.cfg.LockNodes], nodes[r.cfg.LockNodes]
 	for _, n := range nodes {
-		if err := waitFor(ctx, 30*time.Second, n.spec.name, func() error { return clusters.Ping(n.addr()) }); err != nil {
+		if err := pingable(ctx, n); err != nil {
 			return err
 		}
 	}
-	r.slotAddr = make([][]string, r.cfg.Workers)
-	for slot := range r.slotAddr {
-		for j, n := range r.lock {
-			addr, err := r.proxies.Add(redisProxy(slot, j), n.addr())
-			if err != nil {
-				return err
-			}
-			r.slotAddr[slot] = append(r.slotAddr[slot], addr)
-		}
+	set := make([]clusters.SetNode, len(r.lock))
+	for j, n := range r.lock {
+		set[j] = r.setNode(n, func(ctx context.Context) error { return pingable(ctx, n) })
 	}
-	return nil
+	return r.set.Link(r.proxies, r.cfg.Workers, set)
 }
 
-func redisProxy(slot, node int) string { return fmt.Sprintf("w%d-lock%d", slot, node) }
+// pingable waits until the redis-server in n answers PING.
+func pingable(ctx context.Context, n *node) error {
+	return waitFor(ctx, 30*time.Second, n.spec.name, func() error { return clusters.Ping(n.addr()) })
+}
 
 // Teardown removes the containers, the network and the proxies.
 func (r *Redis) Teardown(ctx context.Context) error { return r.teardown(ctx) }
@@ -133,75 +129,36 @@ func (r *Redis) Nodes() []clusters.Node {
 }
 
 // LockAddrs returns the proxy addresses worker slot uses, one per lock node.
-func (r *Redis) LockAddrs(slot int) []string { return append([]string(nil), r.slotAddr[slot]...) }
+func (r *Redis) LockAddrs(slot int) []string { return r.set.LockAddrs(slot) }
 
 // StorageAddr returns the storage container's published address.
 func (r *Redis) StorageAddr() string { return r.storage.addr() }
 
-func (r *Redis) lockNode(name string) (int, *node, error) {
-	for j, n := range r.lock {
-		if n.spec.name == name {
-			return j, n, nil
-		}
-	}
-	return 0, nil, fmt.Errorf("no lock node named %q", name)
-}
-
 // Kill stops the proxies to a lock node, so its client connections close
 // and new ones are refused, and kills its container.
-func (r *Redis) Kill(ctx context.Context, name string) error {
-	j, n, err := r.lockNode(name)
-	if err != nil {
-		return err
-	}
-	if err := r.proxies.DisableAll(r.nodeLinks(j)); err != nil {
-		return err
-	}
-	return r.kill(ctx, n)
-}
+func (r *Redis) Kill(ctx context.Context, name string) error { return r.set.Kill(ctx, name) }
 
 // Restart starts a killed lock node's container again (its append-only
 // file survives in the container) and re-enables its proxies once it
 // answers.
-func (r *Redis) Restart(ctx context.Context, name string) error {
-	j, n, err := r.lockNode(name)
-	if err != nil {
-		return err
-	}
-	if err := r.restart(ctx, n); err != nil {
-		return err
-	}
-	if err := waitFor(ctx, 30*time.Second, name, func() error { return clusters.Ping(n.addr()) }); err != nil {
-		return fmt.Errorf("restart %s: %w", name, err)
-	}
-	return r.proxies.EnableAll(r.nodeLinks(j))
-}
+func (r *Redis) Restart(ctx context.Context, name string) error { return r.set.Restart(ctx, name) }
 
 // PauseNode freezes a lock node's container (docker pause).
-func (r *Redis) PauseNode(ctx context.Context, name string) error {
-	_, n, err := r.lockNode(name)
-	if err != nil {
-		return err
-	}
-	return r.pause(ctx, n)
-}
+func (r *Redis) PauseNode(ctx context.Context, name string) error { return r.set.PauseNode(ctx, name) }
 
 // ResumeNode thaws it (docker unpause).
 func (r *Redis) ResumeNode(ctx context.Context, name string) error {
-	_, n, err := r.lockNode(name)
-	if err != nil {
-		return err
-	}
-	return r.unpause(ctx, n)
+	return r.set.ResumeNode(ctx, name)
 }
 
 // SetClockOffset moves a lock node's wall clock through the clock shim in
 // its container; it needs TopologyConfig.ClockShim.
 func (r *Redis) SetClockOffset(ctx context.Context, name string, offset time.Duration) error {
-	_, n, err := r.lockNode(name)
+	j, err := r.set.Index(name)
 	if err != nil {
 		return err
 	}
+	n := r.lock[j]
 	if n.clockFile == "" {
 		return fmt.Errorf("set clock of %s: lock nodes run without the clock shim: %w", name, clusters.ErrUnsupported)
 	}
@@ -209,35 +166,12 @@ func (r *Redis) SetClockOffset(ctx context.Context, name string, offset time.Dur
 }
 
 // Partition cuts every link of a worker slot to the lock nodes.
-func (r *Redis) Partition(ctx context.Context, slot int) error {
-	return r.proxies.CutAll(r.slotLinks(slot))
-}
+func (r *Redis) Partition(ctx context.Context, slot int) error { return r.set.Partition(ctx, slot) }
 
 // Heal restores every link of a worker slot.
-func (r *Redis) Heal(ctx context.Context, slot int) error {
-	return r.proxies.RestoreAll(ctx, r.slotLinks(slot))
-}
+func (r *Redis) Heal(ctx context.Context, slot int) error { return r.set.Heal(ctx, slot) }
 
 // PartitionNodes cuts worker slot's links to the named lock nodes only.
 func (r *Redis) PartitionNodes(ctx context.Context, slot int, nodes []string) error {
-	if slot < 0 || slot >= len(r.slotAddr) {
-		return fmt.Errorf("partition slot %d: no such worker slot", slot)
-	}
-	var names []string
-	for _, name := range nodes {
-		j, _, err := r.lockNode(name)
-		if err != nil {
-			return err
-		}
-		names = append(names, redisProxy(slot, j))
-	}
-	return r.proxies.CutAll(names)
-}
-
-func (r *Redis) slotLinks(slot int) []string {
-	return clusters.LinkNames(len(r.lock), func(j int) string { return redisProxy(slot, j) })
-}
-
-func (r *Redis) nodeLinks(j int) []string {
-	return clusters.LinkNames(r.cfg.Workers, func(slot int) string { return redisProxy(slot, j) })
+	return r.set.PartitionNodes(ctx, slot, nodes)
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -82,6 +83,8 @@ type stack struct {
 	tmp     string // clock files
 	proxies *clusters.Proxies
 	proxyLg *os.File
+	// set holds the lock nodes and their worker slots' proxies.
+	set clusters.NodeSet
 
 	mu    sync.Mutex
 	torn  bool
@@ -347,6 +350,40 @@ func (s *stack) restart(ctx context.Context, n *node) error {
 	n.stopping.Store(false)
 	s.watch(ctx, n)
 	return nil
+}
+
+// server is a lock node's container as a clusters.NodeSet faults it:
+// docker kill, docker start (then serving waits until it serves again),
+// docker pause and unpause.
+type server struct {
+	s       *stack
+	n       *node
+	serving func(ctx context.Context) error
+}
+
+// setNode returns n as a clusters.NodeSet's node: its worker slots'
+// proxies forward to its published address.
+func (s *stack) setNode(n *node, serving func(ctx context.Context) error) clusters.SetNode {
+	return clusters.SetNode{Name: n.spec.name, Addr: n.addr(), Server: server{s: s, n: n, serving: serving}}
+}
+
+func (c server) Kill(ctx context.Context) error { return c.s.kill(ctx, c.n) }
+
+func (c server) Restart(ctx context.Context) error {
+	if err := c.s.restart(ctx, c.n); err != nil {
+		return err
+	}
+	if err := c.serving(ctx); err != nil {
+		return fmt.Errorf("restart %s: %w", c.n.spec.name, err)
+	}
+	return nil
+}
+
+func (c server) Signal(ctx context.Context, sig syscall.Signal) error {
+	if sig == syscall.SIGSTOP {
+		return c.s.pause(ctx, c.n)
+	}
+	return c.s.unpause(ctx, c.n)
 }
 
 // disconnect takes a container off a network (its peers'); connect puts it

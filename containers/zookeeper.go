@@ -36,11 +36,10 @@ const zkServeWait = 180 * time.Second
 // reach it.
 type ZooKeeper struct {
 	stack
-	clients  *testcontainers.DockerNetwork
-	peers    *testcontainers.DockerNetwork // nil for a standalone server
-	zk       []*node
-	storage  *node
-	slotAddr [][]string
+	clients *testcontainers.DockerNetwork
+	peers   *testcontainers.DockerNetwork // nil for a standalone server
+	zk      []*node
+	storage *node
 }
 
 var (
@@ -61,7 +60,7 @@ func newZooKeeper(cfg clusters.TopologyConfig) (clusters.Topology, error) {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &ZooKeeper{stack: stack{cfg: cfg}}, nil
+	return &ZooKeeper{stack: stack{cfg: cfg, set: clusters.NodeSet{Kind: "ZooKeeper node"}}}, nil
 }
 
 // tick is the ensemble's tickTime, as clusters.ZooKeeper's default.
@@ -130,20 +129,12 @@ func (z *ZooKeeper) Setup(ctx context.Context) (err error) {
 	if err := z.waitServing(ctx, z.zk); err != nil {
 		return err
 	}
-	z.slotAddr = make([][]string, z.cfg.Workers)
-	for slot := range z.slotAddr {
-		for _, n := range z.zk {
-			addr, err := z.proxies.Add(zkProxy(slot, n.spec.name), n.addr())
-			if err != nil {
-				return err
-			}
-			z.slotAddr[slot] = append(z.slotAddr[slot], addr)
-		}
+	set := make([]clusters.SetNode, len(z.zk))
+	for i, n := range z.zk {
+		set[i] = z.setNode(n, func(ctx context.Context) error { return z.waitServing(ctx, []*node{n}) })
 	}
-	return nil
+	return z.set.Link(z.proxies, z.cfg.Workers, set)
 }
-
-func zkProxy(slot int, name string) string { return fmt.Sprintf("w%d-%s", slot, name) }
 
 // waitServing waits until every node of nodes reports a serving mode.
 func (z *ZooKeeper) waitServing(ctx context.Context, nodes []*node) error {
@@ -178,18 +169,17 @@ func (z *ZooKeeper) Nodes() []clusters.Node {
 }
 
 // LockAddrs returns the proxy addresses worker slot uses, one per server.
-func (z *ZooKeeper) LockAddrs(slot int) []string { return append([]string(nil), z.slotAddr[slot]...) }
+func (z *ZooKeeper) LockAddrs(slot int) []string { return z.set.LockAddrs(slot) }
 
 // StorageAddr returns the storage container's published address.
 func (z *ZooKeeper) StorageAddr() string { return z.storage.addr() }
 
 func (z *ZooKeeper) node(name string) (*node, error) {
-	for _, n := range z.zk {
-		if n.spec.name == name {
-			return n, nil
-		}
+	i, err := z.set.Index(name)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("no ZooKeeper node named %q", name)
+	return z.zk[i], nil
 }
 
 // Leader returns the server whose srvr reports it leader (or standalone).
@@ -203,50 +193,21 @@ func (z *ZooKeeper) Leader(ctx context.Context) (string, error) {
 }
 
 // Kill stops the clients' proxies to a server and kills its container.
-func (z *ZooKeeper) Kill(ctx context.Context, name string) error {
-	n, err := z.node(name)
-	if err != nil {
-		return err
-	}
-	if err := z.proxies.DisableAll(z.clientLinks(name)); err != nil {
-		return err
-	}
-	return z.kill(ctx, n)
-}
+func (z *ZooKeeper) Kill(ctx context.Context, name string) error { return z.set.Kill(ctx, name) }
 
 // Restart starts a killed server's container again with its data, waits
 // until it serves, then lets clients reach it.
-func (z *ZooKeeper) Restart(ctx context.Context, name string) error {
-	n, err := z.node(name)
-	if err != nil {
-		return err
-	}
-	if err := z.restart(ctx, n); err != nil {
-		return err
-	}
-	if err := z.waitServing(ctx, []*node{n}); err != nil {
-		return fmt.Errorf("restart %s: %w", name, err)
-	}
-	return z.proxies.EnableAll(z.clientLinks(name))
-}
+func (z *ZooKeeper) Restart(ctx context.Context, name string) error { return z.set.Restart(ctx, name) }
 
 // PauseNode freezes a server's container (docker pause): the JVM stops as
 // in a long GC pause.
 func (z *ZooKeeper) PauseNode(ctx context.Context, name string) error {
-	n, err := z.node(name)
-	if err != nil {
-		return err
-	}
-	return z.pause(ctx, n)
+	return z.set.PauseNode(ctx, name)
 }
 
 // ResumeNode thaws it (docker unpause).
 func (z *ZooKeeper) ResumeNode(ctx context.Context, name string) error {
-	n, err := z.node(name)
-	if err != nil {
-		return err
-	}
-	return z.unpause(ctx, n)
+	return z.set.ResumeNode(ctx, name)
 }
 
 // Isolate disconnects a server from the peers network: its quorum and
@@ -288,19 +249,7 @@ func (z *ZooKeeper) SetClockOffset(ctx context.Context, name string, offset time
 }
 
 // Partition cuts every link of a worker slot to the ensemble.
-func (z *ZooKeeper) Partition(ctx context.Context, slot int) error {
-	return z.proxies.CutAll(z.slotLinks(slot))
-}
+func (z *ZooKeeper) Partition(ctx context.Context, slot int) error { return z.set.Partition(ctx, slot) }
 
 // Heal restores every link of a worker slot.
-func (z *ZooKeeper) Heal(ctx context.Context, slot int) error {
-	return z.proxies.RestoreAll(ctx, z.slotLinks(slot))
-}
-
-func (z *ZooKeeper) slotLinks(slot int) []string {
-	return clusters.LinkNames(len(z.zk), func(i int) string { return zkProxy(slot, z.zk[i].spec.name) })
-}
-
-func (z *ZooKeeper) clientLinks(name string) []string {
-	return clusters.LinkNames(z.cfg.Workers, func(slot int) string { return zkProxy(slot, name) })
-}
+func (z *ZooKeeper) Heal(ctx context.Context, slot int) error { return z.set.Heal(ctx, slot) }
