@@ -127,14 +127,14 @@ func judgePartition(x *exerciseRun, f *fault) string {
 
 // judgeCrash: the killed worker was stopped at a failpoint, or held a lock.
 func judgeCrash(x *exerciseRun, f *fault) string {
-	if f.Hit != nil && f.Hit.Failpoint != "" || strings.Contains(f.Detail, "stopped at failpoint") {
-		return ""
-	}
 	if f.Hit != nil {
-		if f.Hit.Holder {
+		if f.Hit.Failpoint != "" || f.Hit.Holder {
 			return ""
 		}
 		return "killed a worker that held no lock and was at no failpoint"
+	}
+	if strings.Contains(f.Detail, "stopped at failpoint") { // a history recorded before Hit
+		return ""
 	}
 	p, ok := target(f)
 	if !ok {
@@ -211,8 +211,8 @@ func judgeClockClient(x *exerciseRun, f *fault) string {
 
 // promoted reports whether a failover saw a replica promoted.
 func promoted(f *fault) bool {
-	if f.Hit != nil && f.Hit.Promoted {
-		return true
+	if f.Hit != nil {
+		return f.Hit.Promoted
 	}
 	return strings.Contains(f.Detail, "promoted") && !strings.Contains(f.Detail, "no promotion")
 }
@@ -241,7 +241,7 @@ func judgeFailoverKill(_ *exerciseRun, f *fault) string {
 	if !promoted(f) {
 		return "promoted no replica"
 	}
-	if f.Hit != nil && f.Hit.Unreplicated || strings.Contains(f.Detail, "right after it granted") {
+	if f.Hit != nil && f.Hit.Unreplicated || f.Hit == nil && strings.Contains(f.Detail, "right after it granted") {
 		return ""
 	}
 	return "killed the master with no fresh grant unreplicated"

@@ -226,15 +226,10 @@ func clockWhy(f history.Fault) string {
 		if len(f.Nodes) > 0 {
 			node = f.Nodes[0]
 		}
-		if strings.Contains(f.Detail, " back") {
+		if strobes(f) {
 			return node + "'s wall clock was jumping back and forth, and each return to real time passed the PX expiry of keys set meanwhile early (Redis judges expiry by its wall clock)"
 		}
-		amount := ""
-		if _, rest, ok := strings.Cut(f.Detail, "jumped "); ok {
-			if a, _, ok := strings.Cut(rest, " forward"); ok {
-				amount = a + " "
-			}
-		}
+		amount := jumpAmount(f)
 		return node + "'s wall clock jumped " + amount + "forward, so the lock key's PX expiry passed early (Redis judges expiry by its wall clock)"
 	case history.FClockJump:
 		node := "the shared node"
@@ -262,7 +257,7 @@ func clockWhy(f history.Fault) string {
 // none (the master was killed), the grants it had not yet replicated.
 func failoverWhy(f history.Fault) string {
 	promoted := "the sentinels promoted a replica"
-	if strings.Contains(f.Detail, "TAKEOVER") {
+	if takeover(f) {
 		// Redis Cluster: the master's replica took its slots over.
 		promoted = "the master's replica was promoted and took over its slots"
 	}

@@ -40,6 +40,15 @@ type Hit struct {
 	// when it was shorter).
 	Lasted    time.Duration `json:"lasted,omitempty"`
 	Outlasted time.Duration `json:"outlasted,omitempty"`
+	// Offset is how far a clock fault moved the node's clock at first
+	// (negative: back); Strobe says it then kept moving back and forth
+	// between the offset and real time.
+	Offset time.Duration `json:"offset,omitempty"`
+	Strobe bool          `json:"strobe,omitempty"`
+	// Takeover says a failover's replica took its master's slots over
+	// (Redis Cluster's CLUSTER FAILOVER TAKEOVER) instead of being
+	// promoted by Sentinels.
+	Takeover bool `json:"takeover,omitempty"`
 }
 
 // HitOf returns op's Hit, or nil.

@@ -47,8 +47,12 @@ type Fault struct {
 	// Targets and Nodes are what the fault acted on.
 	Targets []int
 	Nodes   []string
-	// Detail is the nemesis's own description of the fault.
+	// Detail is the nemesis's own description of the fault, for people:
+	// checkers read Hit.
 	Detail string
+	// Hit is what the start op recorded it struck, nil in a history
+	// recorded before faults carried one.
+	Hit *Hit
 	// Ops are the indices of the start and end completions.
 	Ops []int
 }
@@ -81,7 +85,7 @@ func (h History) Faults() []Fault {
 				f.Start = t
 			}
 			if v := op.Value; v != nil {
-				f.Targets, f.Nodes, f.Detail = v.Targets, v.Nodes, v.Detail
+				f.Targets, f.Nodes, f.Detail, f.Hit = v.Targets, v.Nodes, v.Detail, v.Hit
 			}
 			open[end] = append(open[end], len(faults))
 			faults = append(faults, f)

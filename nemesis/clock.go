@@ -119,6 +119,7 @@ func (n *Clock) Invoke(ctx context.Context, op history.Op) history.Op {
 		}
 		awaitHolder(ctx, n.env, nodeAimWait)
 		hit := nodeHit(n.kind(), n.env)
+		hit.Offset, hit.Strobe = n.offsetAt(0), n.back
 		if err := n.c.SetClockOffset(ctx, node, n.offsetAt(0)); err != nil {
 			return completed(op, nil, err)
 		}

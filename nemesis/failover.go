@@ -209,7 +209,7 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 		} else {
 			parts = append(parts, fmt.Sprintf("sentinels promoted %s after %.1f s", promoted, time.Since(began).Seconds()))
 		}
-		v.Hit.Promoted = true
+		v.Hit.Promoted, v.Hit.Takeover = true, keyed
 	}
 	if !n.kill {
 		if len(v.Targets) == 0 {
