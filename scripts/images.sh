@@ -11,19 +11,15 @@
 #   scripts/images.sh list               print the image names, one per line
 #   scripts/images.sh clean              remove lockcheck's images (by label)
 #
-# NAME is one of: base redis zookeeper postgres mariadb etcd, or check: the
-# matrix cell image (the check binary on the zookeeper image, docs/scale.md).
+# NAME is a short name of containers/images.txt (base redis zookeeper
+# postgres mariadb etcd, or check: the matrix cell image, the check binary
+# on the zookeeper image, docs/scale.md).
 #
 # Image names are variables, read by this script and by docker-compose.yml:
-#   LOCKCHECK_IMAGE_PREFIX   default "lockcheck" (this script only; compose
-#                            reads the per-image variables below)
-#   LOCKCHECK_BASE_IMAGE     default $PREFIX/base:bookworm
-#   LOCKCHECK_REDIS_IMAGE    default $PREFIX/redis:7.0
-#   LOCKCHECK_ZOOKEEPER_IMAGE default $PREFIX/zookeeper:3.8
-#   LOCKCHECK_POSTGRES_IMAGE default $PREFIX/postgres:15
-#   LOCKCHECK_MARIADB_IMAGE  default $PREFIX/mariadb:10.11
-#   LOCKCHECK_ETCD_IMAGE     default $PREFIX/etcd:3.4
-#   LOCKCHECK_CHECK_IMAGE    default $PREFIX/check:dev
+# LOCKCHECK_<NAME>_IMAGE names a whole image, else it is
+# $LOCKCHECK_IMAGE_PREFIX (default "lockcheck") / the name:tag that
+# containers/images.txt gives (this script reads the prefix; compose reads
+# the per-image variables, which `scripts/images.sh env` prints).
 #
 # The apt mirror is read from the machine's apt sources (/etc/apt/sources.list
 # and /etc/apt/sources.list.d/) at build time, or from LOCKCHECK_DEBIAN_MIRROR
@@ -40,22 +36,24 @@ PREFIX=${LOCKCHECK_IMAGE_PREFIX:-lockcheck}
 SUITE=bookworm
 CACHE=${LOCKCHECK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lockcheck/images}
 LABEL=org.lockcheck.image=1
-ALL=(base redis zookeeper postgres mariadb etcd)
-
-image_of() {
-	case $1 in
-	base) echo "${LOCKCHECK_BASE_IMAGE:-$PREFIX/base:bookworm}" ;;
-	redis) echo "${LOCKCHECK_REDIS_IMAGE:-$PREFIX/redis:7.0}" ;;
-	zookeeper) echo "${LOCKCHECK_ZOOKEEPER_IMAGE:-$PREFIX/zookeeper:3.8}" ;;
-	postgres) echo "${LOCKCHECK_POSTGRES_IMAGE:-$PREFIX/postgres:15}" ;;
-	mariadb) echo "${LOCKCHECK_MARIADB_IMAGE:-$PREFIX/mariadb:10.11}" ;;
-	etcd) echo "${LOCKCHECK_ETCD_IMAGE:-$PREFIX/etcd:3.4}" ;;
-	check) echo "${LOCKCHECK_CHECK_IMAGE:-$PREFIX/check:dev}" ;;
-	*) echo "images.sh: unknown image $1 (one of: ${ALL[*]} check)" >&2; return 1 ;;
-	esac
-}
+# The images, their default names and build order come from one list,
+# containers/images.txt, which the Go code embeds too.
+LIST=$ROOT/containers/images.txt
+# ALL: every image but check (the matrix cell image, built only when asked).
+mapfile -t ALL < <(awk '!/^#/ && NF == 2 && $1 != "check" { print $1 }' "$LIST")
 
 var_of() { echo "LOCKCHECK_$(echo "$1" | tr a-z A-Z)_IMAGE"; }
+
+image_of() {
+	local def var
+	def=$(awk -v n="$1" '!/^#/ && NF == 2 && $1 == n { print $2 }' "$LIST")
+	if [ -z "$def" ]; then
+		echo "images.sh: unknown image $1 (one of: ${ALL[*]} check; see containers/images.txt)" >&2
+		return 1
+	fi
+	var=$(var_of "$1")
+	echo "${!var:-$PREFIX/$def}"
+}
 
 log() { printf 'images: %s\n' "$*" >&2; }
 
@@ -255,8 +253,7 @@ main() {
 		exit 0
 		;;
 	build) shift || true ;;
-	base | redis | zookeeper | postgres | mariadb | etcd | check) ;;
-	*) echo "usage: scripts/images.sh [build|env|list|clean] [NAME...]" >&2; exit 3 ;;
+	*) image_of "$1" >/dev/null 2>&1 || { echo "usage: scripts/images.sh [build|env|list|clean] [NAME...] (NAME: see containers/images.txt)" >&2; exit 3; } ;;
 	esac
 
 	if ! docker version --format '{{.Server.Version}}' >/dev/null 2>&1; then
@@ -265,6 +262,9 @@ main() {
 	fi
 	# The base image needs debootstrap (Debian's package), installed here as
 	# deps.sh installs the servers: only when missing.
+	for svc in "$@"; do
+		image_of "$svc" >/dev/null || exit 3
+	done
 	if ! command -v debootstrap >/dev/null 2>&1 && [ ! -x /usr/sbin/debootstrap ]; then
 		sudo=""
 		[ "$(id -u)" = 0 ] || sudo="sudo"

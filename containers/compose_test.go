@@ -1,4 +1,4 @@
-package compose
+package containers
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 func setup(t *testing.T, ctx context.Context, services ...string) Tool {
 	t.Helper()
 	dockertest.Skip(t)
-	if err := Engine(ctx); err != nil {
+	if err := EngineAnswers(ctx); err != nil {
 		t.Skip(err.Error())
 	}
 	tool, err := FindTool(ctx)

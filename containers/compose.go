@@ -1,4 +1,4 @@
-package compose
+package containers
 
 import (
 	"bytes"
@@ -12,10 +12,6 @@ import (
 	"time"
 )
 
-// ErrNoEngine means no Docker engine answers (no docker CLI, or the daemon
-// is down or unreachable).
-var ErrNoEngine = errors.New("no Docker engine answers")
-
 // ErrNoCompose means neither `docker compose` nor `docker-compose` is
 // installed.
 var ErrNoCompose = errors.New("neither docker compose (v2) nor docker-compose (v1) is installed")
@@ -24,9 +20,9 @@ var ErrNoCompose = errors.New("neither docker compose (v2) nor docker-compose (v
 // volume of a project.
 const ProjectLabel = "com.docker.compose.project"
 
-// Engine returns nil when a Docker engine answers, else an error wrapping
+// EngineAnswers returns nil when a Docker engine answers, else an error wrapping
 // ErrNoEngine with the CLI's own words.
-func Engine(ctx context.Context) error {
+func EngineAnswers(ctx context.Context) error {
 	if _, err := exec.LookPath("docker"); err != nil {
 		return fmt.Errorf("%w: docker CLI not in PATH", ErrNoEngine)
 	}
@@ -34,7 +30,7 @@ func Engine(ctx context.Context) error {
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "docker", "version", "--format", "{{.Server.Version}}").CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%w: docker version: %s", ErrNoEngine, firstLine(out, err))
+		return fmt.Errorf("%w: docker version: %s", ErrNoEngine, composeFirstLine(out, err))
 	}
 	return nil
 }
@@ -68,7 +64,7 @@ type Project struct {
 	Profiles []string
 	// Env is added to the environment of every compose command
 	// (LOCKCHECK_*_PORT, ...); the LOCKCHECK_*_IMAGE variables are set from
-	// Image unless Env sets them.
+	// Images unless Env sets them.
 	Env []string
 	// Timeout bounds Up's wait for healthy containers (2 min by default).
 	Timeout time.Duration
@@ -82,8 +78,8 @@ func (p *Project) cmd(ctx context.Context, args ...string) *exec.Cmd {
 	}
 	c := exec.CommandContext(ctx, p.Tool.Argv[0], append(argv, args...)...)
 	env := os.Environ()
-	for _, n := range ImageNames() {
-		env = append(env, ImageVar(n)+"="+Image(n))
+	for _, im := range Images() {
+		env = append(env, im.Env+"="+im.Ref())
 	}
 	c.Env = append(env, p.Env...)
 	return c
@@ -92,7 +88,7 @@ func (p *Project) cmd(ctx context.Context, args ...string) *exec.Cmd {
 func (p *Project) run(ctx context.Context, args ...string) error {
 	out, err := p.cmd(ctx, args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s %s: %w: %s", strings.Join(p.Tool.Argv, " "), strings.Join(args, " "), err, tail(out, 2000))
+		return fmt.Errorf("%s %s: %w: %s", strings.Join(p.Tool.Argv, " "), strings.Join(args, " "), err, composeTail(out, 2000))
 	}
 	return nil
 }
@@ -124,7 +120,7 @@ func (p *Project) Wait(ctx context.Context, timeout time.Duration) error {
 			return err
 		}
 		var waiting []string
-		for _, name := range sortedKeys(states) {
+		for _, name := range composeSortedKeys(states) {
 			switch st := states[name]; st {
 			case "healthy", "running":
 			case "exited", "dead", "unhealthy":
@@ -207,10 +203,10 @@ func (p *Project) Down(ctx context.Context) error {
 
 func (p *Project) logs(ctx context.Context, container string) string {
 	out, _ := exec.CommandContext(ctx, "docker", "logs", "--tail", "20", container).CombinedOutput()
-	return tail(out, 1500)
+	return composeTail(out, 1500)
 }
 
-func sortedKeys(m map[string]string) []string {
+func composeSortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -219,7 +215,7 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-func tail(b []byte, n int) string {
+func composeTail(b []byte, n int) string {
 	b = bytes.TrimSpace(b)
 	if len(b) > n {
 		b = b[len(b)-n:]
@@ -227,7 +223,7 @@ func tail(b []byte, n int) string {
 	return string(b)
 }
 
-func firstLine(out []byte, err error) string {
+func composeFirstLine(out []byte, err error) string {
 	s := strings.TrimSpace(string(out))
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
@@ -236,4 +232,21 @@ func firstLine(out []byte, err error) string {
 		return err.Error()
 	}
 	return s
+}
+
+// MissingImages returns those of the named services whose image the engine
+// does not have.
+func MissingImages(ctx context.Context, names ...string) []string {
+	var missing []string
+	for _, n := range names {
+		im, ok := ImageOf(n)
+		img := im.Ref()
+		if !ok {
+			img = n
+		}
+		if !ok || exec.CommandContext(ctx, "docker", "image", "inspect", img).Run() != nil {
+			missing = append(missing, img)
+		}
+	}
+	return missing
 }
