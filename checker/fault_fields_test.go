@@ -30,6 +30,8 @@ func TestFaultFields(t *testing.T) {
 		{"back and forth, an old history", oldBack, true, ""},
 		{"forward, an old history", oldFwd, false, "3s "},
 		{"a hit with no offset", unknown, false, ""},
+		{"forward by its hit, whatever its words", history.Fault{F: history.FClock, Detail: "jumped 2s back",
+			Hit: &history.Hit{Nemesis: "clock", Offset: time.Second}}, false, "1 s "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
