@@ -12,7 +12,11 @@
 //
 // Setup waits until every node answers; Teardown stops exactly the processes
 // Setup started, by process group, never by name. Optional capabilities
-// (Killer, ...) are small interfaces found by type assertion.
+// (Killer, ...) are small interfaces found by type assertion. A topology
+// links its lock nodes into a NodeSet (nodes.go), which kills, restarts,
+// pauses and resumes one node by name and cuts and heals one worker
+// slot's links for every topology, the container ones too (a NodeServer
+// is a local process or a container).
 //
 // clusters may import history; it must not import checker, workloads or runner.
 package clusters

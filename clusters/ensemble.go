@@ -56,6 +56,26 @@ type local struct {
 	torn bool
 }
 
+// setUp makes the data directory (its name holds prefix) and runs start;
+// when either fails, teardown stops whatever was started.
+func (l *local) setUp(ctx context.Context, prefix string, teardown func(context.Context) error, start func() error) (err error) {
+	defer func() {
+		if err != nil {
+			_ = teardown(context.WithoutCancel(ctx))
+		}
+	}()
+	if l.tmp, err = TempDir(prefix); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	return start()
+}
+
+// openProxies opens the proxies, their log in logDir (see OpenProxies).
+func (l *local) openProxies(logDir string) (err error) {
+	l.proxies, l.proxyLg, err = OpenProxies(logDir)
+	return err
+}
+
 // tearDown marks the topology torn down and reports whether it was not
 // yet: a teardown is done once.
 func (l *local) tearDown() bool {
@@ -106,17 +126,18 @@ func (e *ensemble) retrySetup(ctx context.Context, once func(context.Context) er
 	return err
 }
 
-// open looks for redis-server (the storage node), makes the data
-// directory (prefix names it) and opens the proxies.
-func (e *ensemble) open(prefix string) (err error) {
+// setUp looks for redis-server (the storage node), then makes the data
+// directory and the proxies and runs start (see local.setUp).
+func (e *ensemble) setUp(ctx context.Context, prefix string, teardown func(context.Context) error, start func() error) error {
 	if _, err := LookRedis(); err != nil {
 		return err
 	}
-	if e.tmp, err = TempDir(prefix); err != nil {
-		return fmt.Errorf("create data dir: %w", err)
-	}
-	e.proxies, e.proxyLg, err = OpenProxies(e.logDir)
-	return err
+	return e.local.setUp(ctx, prefix, teardown, func() error {
+		if err := e.openProxies(e.logDir); err != nil {
+			return err
+		}
+		return start()
+	})
 }
 
 // add makes member id (named prefix<id>) with its data directory, its log
@@ -207,14 +228,11 @@ func (e *ensemble) waitServing(ctx context.Context, what string, ms []*member, t
 
 // Nodes lists the members, then the storage node.
 func (e *ensemble) Nodes() []Node {
-	var nodes []Node
+	var members []Node
 	for _, m := range e.servers {
-		nodes = append(nodes, Node{Name: m.name, Role: "lock", Addr: m.clientAddr()})
+		members = append(members, Node{Name: m.name, Role: "lock", Addr: m.clientAddr()})
 	}
-	if e.storage != nil {
-		nodes = append(nodes, Node{Name: "storage", Role: "storage", Addr: e.storage.Addr()})
-	}
-	return nodes
+	return nodeList(e.storage, nil, members...)
 }
 
 // LockAddrs returns the proxy addresses worker slot uses, one per member.
@@ -268,12 +286,12 @@ func (e *ensemble) Pids() map[string]int {
 	return pids
 }
 
-// peerLinks names the proxies of every link between the member named name
-// and its peers, both ways.
-func (e *ensemble) peerLinks(name string) ([]string, error) {
+// peerLinks applies f to the proxies of every link between the member
+// named name and its peers, both ways.
+func (e *ensemble) peerLinks(name string, f func([]string) error) error {
 	i, err := e.set.Index(name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	id := e.servers[i].id
 	var links []string
@@ -283,7 +301,7 @@ func (e *ensemble) peerLinks(name string) ([]string, error) {
 			links = append(links, e.peer(p.id, id)...)
 		}
 	}
-	return links, nil
+	return f(links)
 }
 
 // Isolate cuts a member off from its peers, both ways; clients still reach
@@ -291,20 +309,12 @@ func (e *ensemble) peerLinks(name string) ([]string, error) {
 // and new ones are refused, as when the SYN never arrives (see ZooKeeper for
 // why a timeout toxic would not do).
 func (e *ensemble) Isolate(ctx context.Context, name string) error {
-	links, err := e.peerLinks(name)
-	if err != nil {
-		return err
-	}
-	return e.proxies.DisableAll(links)
+	return e.peerLinks(name, e.proxies.DisableAll)
 }
 
 // Rejoin restores the links Isolate cut.
 func (e *ensemble) Rejoin(ctx context.Context, name string) error {
-	links, err := e.peerLinks(name)
-	if err != nil {
-		return err
-	}
-	return e.proxies.EnableAll(links)
+	return e.peerLinks(name, e.proxies.EnableAll)
 }
 
 // teardown runs first, stops the proxies and every member, runs stopped,

@@ -149,40 +149,34 @@ func (e *Etcd) setupOnce(ctx context.Context) (err error) {
 	if e.bin, err = LookEtcd(); err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			_ = e.Teardown(context.WithoutCancel(ctx))
+	return e.setUp(ctx, "etcd-", e.Teardown, func() (err error) {
+		for i := 1; i <= e.cfg.Members; i++ {
+			m := &etcdMember{}
+			if m.member, err = e.add("etcd", i, &m.peer); err != nil {
+				return err
+			}
+			if m.front, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+				return fmt.Errorf("listen for %s's peers: %w", m.name, err)
+			}
+			if err := os.MkdirAll(m.dir, 0o755); err != nil {
+				return fmt.Errorf("create %s dir: %w", m.name, err)
+			}
+			e.members = append(e.members, m)
 		}
-	}()
-	if err := e.open("etcd-"); err != nil {
-		return err
-	}
-	for i := 1; i <= e.cfg.Members; i++ {
-		m := &etcdMember{}
-		if m.member, err = e.add("etcd", i, &m.peer); err != nil {
-			return err
-		}
-		if m.front, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			return fmt.Errorf("listen for %s's peers: %w", m.name, err)
-		}
-		if err := os.MkdirAll(m.dir, 0o755); err != nil {
-			return fmt.Errorf("create %s dir: %w", m.name, err)
-		}
-		e.members = append(e.members, m)
-	}
-	for _, to := range e.members {
-		for _, from := range e.members {
-			if from.id != to.id {
-				if _, err := e.proxies.Add(etcdPeerProxy(from.id, to.id), to.peerAddr()); err != nil {
-					return err
+		for _, to := range e.members {
+			for _, from := range e.members {
+				if from.id != to.id {
+					if _, err := e.proxies.Add(etcdPeerProxy(from.id, to.id), to.peerAddr()); err != nil {
+						return err
+					}
 				}
 			}
+			e.demuxWG.Add(1)
+			go e.demux(to)
 		}
-		e.demuxWG.Add(1)
-		go e.demux(to)
-	}
-	return e.launch(ctx, e.cfg.Workers, false, func(ctx context.Context, i int) error { return e.startMember(ctx, e.members[i]) },
-		e.waitReady)
+		return e.launch(ctx, e.cfg.Workers, false, func(ctx context.Context, i int) error { return e.startMember(ctx, e.members[i]) },
+			e.waitReady)
+	})
 }
 
 // initialCluster is the --initial-cluster flag: every member at its

@@ -18,11 +18,9 @@ import (
 func init() {
 	registerService(Service{
 		Name: "mariadb", Packages: "mariadb-server, redis-server (storage)",
-		Summary: "one MariaDB server (mariadb-install-db into the run's temp dir, InnoDB flushed at every commit, wait_timeout and idle_transaction_timeout from the lease), run as the mysql user when lockcheck runs as root",
-		Look:    lookAll(LookMariaDB, LookRedis),
-		New: func(cfg TopologyConfig) Topology {
-			return NewMariaDB(SQLDBConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, SessionTimeout: sessionTimeout(cfg.Lease)})
-		},
+		Summary:         "one MariaDB server (mariadb-install-db into the run's temp dir, InnoDB flushed at every commit, wait_timeout and idle_transaction_timeout from the lease), run as the mysql user when lockcheck runs as root",
+		Look:            lookAll(LookMariaDB, LookRedis),
+		New:             newSQLTopology(NewMariaDB),
 		Server:          "MariaDB",
 		SessionSettings: "wait_timeout and idle_transaction_timeout",
 		SessionTimeout:  func(lease time.Duration) time.Duration { return wholeSeconds(sessionTimeout(lease)) },
@@ -67,18 +65,13 @@ func lookInstallDB() (string, error) {
 // NewMariaDB returns an unstarted MariaDB topology: one server "maria0"
 // and a redis storage node.
 func NewMariaDB(cfg SQLDBConfig) *SQLDB {
-	c := newSQLDB("mariadb", "maria0", nil, cfg)
-	c.engine = &mariadbEngine{cfg: c.cfg}
-	return c
+	return newSQLDB("mariadb", "maria0", func(cfg SQLDBConfig) dbEngine { return &mariadbEngine{dbServer: dbServer{cfg: cfg}} }, cfg)
 }
 
 // mariadbEngine runs one mariadbd.
 type mariadbEngine struct {
-	cfg  SQLDBConfig
-	bin  string
-	dir  string
-	data string
-	cred *syscall.Credential
+	dbServer
+	dir string
 
 	mu    sync.Mutex
 	admin *sql.DB // the session-kill connection pool (one connection)
@@ -129,7 +122,6 @@ func (e *mariadbEngine) initialize(ctx context.Context, dir string, log *os.File
 }
 
 func (e *mariadbEngine) start(ctx context.Context, port int, log *os.File) (*Proc, error) {
-	logStart, _ := log.Seek(0, 2)
 	secs := strconv.Itoa(int(wholeSeconds(e.cfg.SessionTimeout) / time.Second))
 	argv := []string{e.bin, "--no-defaults", "--datadir=" + e.data,
 		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
@@ -146,20 +138,8 @@ func (e *mariadbEngine) start(ctx context.Context, port int, log *os.File) (*Pro
 		"--wait-timeout=" + secs, "--interactive-timeout=" + secs, "--idle-transaction-timeout=" + secs,
 		"--net-read-timeout=" + secs, "--net-write-timeout=" + secs,
 	}
-	proc, err := StartProcAs(ctx, "maria0", argv, nil, e.dir, log, e.cred)
-	if err != nil {
-		return nil, err
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	err = waitReady(ctx, proc, 60*time.Second, func(ctx context.Context) error { return mariadbReady(ctx, addr) })
-	if err != nil {
-		_ = killTree(proc)
-		if logSays(log.Name(), logStart, "Address already in use", "Can't start server: Bind") {
-			return nil, errPortInUse
-		}
-		return nil, err
-	}
-	return proc, nil
+	return startDBServer(ctx, "maria0", argv, e.dir, log, e.cred, port, 60*time.Second, mariadbReady,
+		"Address already in use", "Can't start server: Bind")
 }
 
 // mariadbReady connects to addr, runs SELECT 1 and creates the workers'
@@ -189,21 +169,7 @@ func (e *mariadbEngine) stop(ctx context.Context, p *Proc, grace time.Duration) 
 		e.admin = nil
 	}
 	e.mu.Unlock()
-	if p.Exited() {
-		return nil
-	}
-	_ = signalTree(p, syscall.SIGCONT)
-	if err := p.Signal(syscall.SIGTERM); err != nil {
-		return killTree(p)
-	}
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-p.Done():
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	return killTree(p)
+	return stopDBServer(ctx, p, grace, func() error { return p.Signal(syscall.SIGTERM) })
 }
 
 func (e *mariadbEngine) killSessions(ctx context.Context, addr, name string) ([]int64, error) {

@@ -19,11 +19,9 @@ import (
 func init() {
 	registerService(Service{
 		Name: "postgres", Packages: "postgresql-15, redis-server (storage)",
-		Summary: "one PostgreSQL server (initdb into the run's temp dir, fsync on, session timeouts 2 x lease), run as the postgres user when lockcheck runs as root",
-		Look:    lookAll(LookPostgres, LookRedis),
-		New: func(cfg TopologyConfig) Topology {
-			return NewPostgres(SQLDBConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, SessionTimeout: sessionTimeout(cfg.Lease)})
-		},
+		Summary:         "one PostgreSQL server (initdb into the run's temp dir, fsync on, session timeouts 2 x lease), run as the postgres user when lockcheck runs as root",
+		Look:            lookAll(LookPostgres, LookRedis),
+		New:             newSQLTopology(NewPostgres),
 		Server:          "PostgreSQL",
 		SessionSettings: "idle_in_transaction_session_timeout, idle_session_timeout and tcp_user_timeout",
 		SessionTimeout:  sessionTimeout,
@@ -71,17 +69,12 @@ func isExec(path string) bool {
 // NewPostgres returns an unstarted PostgreSQL topology: one server "pg0"
 // and a redis storage node.
 func NewPostgres(cfg SQLDBConfig) *SQLDB {
-	c := newSQLDB("postgres", "pg0", nil, cfg)
-	c.engine = &postgresEngine{cfg: c.cfg}
-	return c
+	return newSQLDB("postgres", "pg0", func(cfg SQLDBConfig) dbEngine { return &postgresEngine{dbServer: dbServer{cfg: cfg}} }, cfg)
 }
 
 // postgresEngine runs one PostgreSQL server.
 type postgresEngine struct {
-	cfg  SQLDBConfig
-	bin  string
-	data string
-	cred *syscall.Credential
+	dbServer
 
 	// admin is the session-kill connection, kept open so a kill lands
 	// within a millisecond or two, not after a new connection's handshake.
@@ -154,25 +147,11 @@ func (e *postgresEngine) settings() []string {
 }
 
 func (e *postgresEngine) start(ctx context.Context, port int, log *os.File) (*Proc, error) {
-	logStart, _ := log.Seek(0, 2)
 	argv := []string{filepath.Join(e.bin, "postgres"), "-D", e.data, "-p", strconv.Itoa(port)}
 	for _, kv := range e.settings() {
 		argv = append(argv, "-c", kv)
 	}
-	proc, err := StartProcAs(ctx, "pg0", argv, nil, e.data, log, e.cred)
-	if err != nil {
-		return nil, err
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	err = waitReady(ctx, proc, 30*time.Second, func(ctx context.Context) error { return pgSelect1(ctx, addr) })
-	if err != nil {
-		_ = killTree(proc)
-		if logSays(log.Name(), logStart, "could not bind", "Address already in use") {
-			return nil, errPortInUse
-		}
-		return nil, err
-	}
-	return proc, nil
+	return startDBServer(ctx, "pg0", argv, e.data, log, e.cred, port, 30*time.Second, pgSelect1, "could not bind", "Address already in use")
 }
 
 // pgSelect1 connects to addr and runs SELECT 1.
@@ -197,23 +176,12 @@ func (e *postgresEngine) stop(ctx context.Context, p *Proc, grace time.Duration)
 		e.admin = nil
 	}
 	e.mu.Unlock()
-	if p.Exited() {
+	return stopDBServer(ctx, p, grace, func() error {
+		if err := syscall.Kill(p.Pid(), syscall.SIGINT); err != nil && err != syscall.ESRCH {
+			return err
+		}
 		return nil
-	}
-	_ = signalTree(p, syscall.SIGCONT)
-	if err := syscall.Kill(p.Pid(), syscall.SIGINT); err != nil && err != syscall.ESRCH {
-		return killTree(p)
-	}
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-p.Done():
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	// Whatever is left (a postmaster that did not stop in time, and its
-	// children) is killed.
-	return killTree(p)
+	})
 }
 
 func (e *postgresEngine) killSessions(ctx context.Context, addr, name string) (ids []int64, err error) {

@@ -69,6 +69,20 @@ func redisSetNodes(servers []*RedisServer, peers func(j int) []string, start fun
 	return nodes
 }
 
+// nodeList lists servers as lock nodes, then more, then the storage node
+// (when not nil).
+func nodeList(storage *RedisServer, servers []*RedisServer, more ...Node) []Node {
+	var nodes []Node
+	for _, s := range servers {
+		nodes = append(nodes, Node{Name: s.Name, Role: "lock", Addr: s.Addr()})
+	}
+	nodes = append(nodes, more...)
+	if storage != nil {
+		nodes = append(nodes, Node{Name: storage.Name, Role: "storage", Addr: storage.Addr()})
+	}
+	return nodes
+}
+
 // redisPids returns the pids of the running servers (storage may be
 // nil), by node name.
 func redisPids(storage *RedisServer, servers []*RedisServer) map[string]int {

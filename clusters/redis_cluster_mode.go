@@ -142,56 +142,49 @@ func (c *RedisCluster) Setup(ctx context.Context) (err error) {
 	if _, err := LookRedis(); err != nil {
 		return err
 	}
-	c.tmp, err = TempDir("rcluster-")
-	if err != nil {
-		return fmt.Errorf("create data dir: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = c.Teardown(context.WithoutCancel(ctx))
-		}
-	}()
-	if c.proxies, c.proxyLg, err = OpenProxies(c.cfg.LogDir); err != nil {
-		return err
-	}
-	c.gateName = c.tmp
-	c.gate = newBusGate(c.gateName)
-	shim := ""
-	if c.cfg.ClockShim {
-		if shim, err = ClockShim(); err != nil {
+	return c.setUp(ctx, "rcluster-", c.Teardown, func() (err error) {
+		if err := c.openProxies(c.cfg.LogDir); err != nil {
 			return err
 		}
-	}
-	if c.nodes, err = newRedisServers(c.tmp, c.cfg.LogDir, "redis", clusterSize, c.cfg.Persist, shim); err != nil {
-		return err
-	}
-	c.storage = newRedisServer(c.tmp, c.cfg.LogDir, "storage", false)
-	if err := c.startNodes(ctx); err != nil {
-		return err
-	}
-	if err := c.storage.Start(ctx); err != nil {
-		return err
-	}
-	c.peer, c.bus, c.ids = make([]string, clusterSize), make([]string, clusterSize), make([]string, clusterSize)
-	errs := make([]error, clusterSize)
-	var wg sync.WaitGroup
-	for j, r := range c.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[j] = c.announce(ctx, j, r)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	if err := c.join(ctx); err != nil {
-		return err
-	}
-	return c.set.Link(c.proxies, c.cfg.Workers, redisSetNodes(c.nodes, func(j int) []string {
-		return []string{clusterPeerName(j), clusterBusName(j)}
-	}, nil))
+		c.gateName = c.tmp
+		c.gate = newBusGate(c.gateName)
+		shim := ""
+		if c.cfg.ClockShim {
+			if shim, err = ClockShim(); err != nil {
+				return err
+			}
+		}
+		if c.nodes, err = newRedisServers(c.tmp, c.cfg.LogDir, "redis", clusterSize, c.cfg.Persist, shim); err != nil {
+			return err
+		}
+		c.storage = newRedisServer(c.tmp, c.cfg.LogDir, "storage", false)
+		if err := c.startNodes(ctx); err != nil {
+			return err
+		}
+		if err := c.storage.Start(ctx); err != nil {
+			return err
+		}
+		c.peer, c.bus, c.ids = make([]string, clusterSize), make([]string, clusterSize), make([]string, clusterSize)
+		errs := make([]error, clusterSize)
+		var wg sync.WaitGroup
+		for j, r := range c.nodes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[j] = c.announce(ctx, j, r)
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		if err := c.join(ctx); err != nil {
+			return err
+		}
+		return c.set.Link(c.proxies, c.cfg.Workers, redisSetNodes(c.nodes, func(j int) []string {
+			return []string{clusterPeerName(j), clusterBusName(j)}
+		}, nil))
+	})
 }
 
 // clusterConfig is the cluster-mode config of a node whose bus listens on
@@ -493,16 +486,7 @@ func parseClusterNodes(txt string) []clusterNode {
 }
 
 // Nodes lists the cluster nodes (role "lock") and the storage node.
-func (c *RedisCluster) Nodes() []Node {
-	var nodes []Node
-	for _, r := range c.nodes {
-		nodes = append(nodes, Node{Name: r.Name, Role: "lock", Addr: r.Addr()})
-	}
-	if c.storage != nil {
-		nodes = append(nodes, Node{Name: c.storage.Name, Role: "storage", Addr: c.storage.Addr()})
-	}
-	return nodes
-}
+func (c *RedisCluster) Nodes() []Node { return nodeList(c.storage, c.nodes) }
 
 // LockAddrs returns worker slot's proxies to the six nodes: the cluster
 // client's seed addresses.
@@ -536,14 +520,7 @@ func (c *RedisCluster) node(name string) (int, *RedisServer, error) {
 // SetClockOffset moves a cluster node's wall clock to real time + offset.
 // It needs the topology to run under the clock shim.
 func (c *RedisCluster) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
-	if !c.cfg.ClockShim {
-		return fmt.Errorf("set clock of %s: cluster nodes run without the clock shim: %w", node, ErrUnsupported)
-	}
-	_, r, err := c.node(node)
-	if err != nil {
-		return err
-	}
-	return WriteClockOffset(clockFile(r), offset)
+	return c.set.setClock(c.cfg.ClockShim, "cluster nodes", node, offset, func(j int) string { return clockFile(c.nodes[j]) })
 }
 
 // owner returns the master that serves slot, as most running nodes see it
@@ -736,19 +713,7 @@ func (c *RedisCluster) WaitPromotion(ctx context.Context, old string, timeout ti
 	if fo.old == old {
 		slot = fo.slot
 	}
-	var leader string
-	err := Poll(ctx, timeout, func() error {
-		l, err := c.owner(ctx, slot, old)
-		if err != nil {
-			return err
-		}
-		if l == old {
-			return fmt.Errorf("the cluster still names %s", old)
-		}
-		leader = l
-		return nil
-	}, "promotion")
-	return leader, err
+	return waitPromotion(ctx, old, timeout, "the cluster", func(ctx context.Context) (string, error) { return c.owner(ctx, slot, old) })
 }
 
 // WaitReplica polls node (directly) until it is a replica with its master
@@ -758,18 +723,7 @@ func (c *RedisCluster) WaitReplica(ctx context.Context, node string, timeout tim
 	if err != nil {
 		return err
 	}
-	cl := nodeClient(r.Addr())
-	defer cl.Close()
-	return Poll(ctx, timeout, func() error {
-		info, err := cl.Info(ctx, "replication").Result()
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(info, "role:slave") || !strings.Contains(info, "master_link_status:up") {
-			return fmt.Errorf("%s is not a replica in sync yet", node)
-		}
-		return nil
-	}, node+" as a replica")
+	return waitReplica(ctx, r, timeout)
 }
 
 // Kill stops every proxy to a node (connections refused) and SIGKILLs it.

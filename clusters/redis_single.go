@@ -72,44 +72,28 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	r.tmp, err = TempDir("redis-")
-	if err != nil {
-		return fmt.Errorf("create data dir: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = r.Teardown(context.WithoutCancel(ctx))
+	return r.setUp(ctx, "redis-", r.Teardown, func() (err error) {
+		if err := os.MkdirAll(r.cfg.LogDir, 0o755); err != nil {
+			return fmt.Errorf("create log dir: %w", err)
 		}
-	}()
-	if err := os.MkdirAll(r.cfg.LogDir, 0o755); err != nil {
-		return fmt.Errorf("create log dir: %w", err)
-	}
-	if r.lock, err = newRedisServers(r.tmp, r.cfg.LogDir, "lock", r.cfg.LockNodes, r.cfg.Persist, shim); err != nil {
-		return err
-	}
-	r.storage = newRedisServer(r.tmp, r.cfg.LogDir, "storage", false)
-	for _, s := range append(append([]*RedisServer(nil), r.lock...), r.storage) {
-		if err := s.Start(ctx); err != nil {
+		if r.lock, err = newRedisServers(r.tmp, r.cfg.LogDir, "lock", r.cfg.LockNodes, r.cfg.Persist, shim); err != nil {
 			return err
 		}
-	}
-	if r.proxies, r.proxyLg, err = OpenProxies(r.cfg.LogDir); err != nil {
-		return err
-	}
-	return r.set.Link(r.proxies, r.cfg.Workers, redisSetNodes(r.lock, nil, nil))
+		r.storage = newRedisServer(r.tmp, r.cfg.LogDir, "storage", false)
+		for _, s := range append(append([]*RedisServer(nil), r.lock...), r.storage) {
+			if err := s.Start(ctx); err != nil {
+				return err
+			}
+		}
+		if err := r.openProxies(r.cfg.LogDir); err != nil {
+			return err
+		}
+		return r.set.Link(r.proxies, r.cfg.Workers, redisSetNodes(r.lock, nil, nil))
+	})
 }
 
 // Nodes lists the lock nodes, then the storage node.
-func (r *Redis) Nodes() []Node {
-	var nodes []Node
-	for _, s := range r.lock {
-		nodes = append(nodes, Node{Name: s.Name, Role: "lock", Addr: s.Addr()})
-	}
-	if r.storage != nil {
-		nodes = append(nodes, Node{Name: r.storage.Name, Role: "storage", Addr: r.storage.Addr()})
-	}
-	return nodes
-}
+func (r *Redis) Nodes() []Node { return nodeList(r.storage, r.lock) }
 
 // LockAddrs returns the proxy addresses worker slot uses, one per lock node.
 func (r *Redis) LockAddrs(slot int) []string { return r.set.LockAddrs(slot) }
@@ -151,14 +135,7 @@ func shimNode(shim string, s *RedisServer) error {
 // SetClockOffset moves a lock node's wall clock to real time + offset. It
 // needs the cluster to run under the clock shim (RedisConfig.ClockShim).
 func (r *Redis) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
-	if !r.cfg.ClockShim {
-		return fmt.Errorf("set clock of %s: lock nodes run without the clock shim: %w", node, ErrUnsupported)
-	}
-	i, err := r.set.Index(node)
-	if err != nil {
-		return err
-	}
-	return WriteClockOffset(clockFile(r.lock[i]), offset)
+	return r.set.setClock(r.cfg.ClockShim, "lock nodes", node, offset, func(i int) string { return clockFile(r.lock[i]) })
 }
 
 // Partition cuts every link of a worker slot to the lock nodes.

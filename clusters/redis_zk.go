@@ -128,20 +128,32 @@ func (c *RedisZK) PartNodes(part string) []string {
 // other name belongs to the Redis part.
 func isZK(node string) bool { return strings.HasPrefix(node, "zk") }
 
-// Kill crashes the named node in its part.
-func (c *RedisZK) Kill(ctx context.Context, node string) error {
+// part returns the part that owns node.
+func (c *RedisZK) part(node string) interface {
+	Killer
+	Clocker
+} {
 	if isZK(node) {
-		return c.zk.Kill(ctx, node)
+		return c.zk
 	}
-	return c.redis.Kill(ctx, node)
+	return c.redis
 }
+
+// zkOnly applies f, a fault only the ZooKeeper part has, to node; for a
+// Redis node it is ErrUnsupported, what saying what was asked.
+func zkOnly(ctx context.Context, node, what string, f func(context.Context, string) error) error {
+	if !isZK(node) {
+		return fmt.Errorf("%s: %w", what, ErrUnsupported)
+	}
+	return f(ctx, node)
+}
+
+// Kill crashes the named node in its part.
+func (c *RedisZK) Kill(ctx context.Context, node string) error { return c.part(node).Kill(ctx, node) }
 
 // Restart starts a killed node of either part again.
 func (c *RedisZK) Restart(ctx context.Context, node string) error {
-	if isZK(node) {
-		return c.zk.Restart(ctx, node)
-	}
-	return c.redis.Restart(ctx, node)
+	return c.part(node).Restart(ctx, node)
 }
 
 // Partition cuts every link of worker slot, to Redis and to ZooKeeper.
@@ -160,44 +172,29 @@ func (c *RedisZK) Leader(ctx context.Context) (string, error) { return c.zk.Lead
 // Isolate cuts a ZooKeeper server off from its peers; the Redis node has
 // no peers.
 func (c *RedisZK) Isolate(ctx context.Context, node string) error {
-	if !isZK(node) {
-		return fmt.Errorf("isolate %s: a single redis-server has no peers: %w", node, ErrUnsupported)
-	}
-	return c.zk.Isolate(ctx, node)
+	return zkOnly(ctx, node, "isolate "+node+": a single redis-server has no peers", c.zk.Isolate)
 }
 
 // Rejoin restores what Isolate cut.
 func (c *RedisZK) Rejoin(ctx context.Context, node string) error {
-	if !isZK(node) {
-		return fmt.Errorf("rejoin %s: %w", node, ErrUnsupported)
-	}
-	return c.zk.Rejoin(ctx, node)
+	return zkOnly(ctx, node, "rejoin "+node, c.zk.Rejoin)
 }
 
 // PauseNode stops a ZooKeeper server's JVM (pause-leader); the Redis part
 // cannot pause its node.
 func (c *RedisZK) PauseNode(ctx context.Context, node string) error {
-	if !isZK(node) {
-		return fmt.Errorf("pause %s: %w", node, ErrUnsupported)
-	}
-	return c.zk.PauseNode(ctx, node)
+	return zkOnly(ctx, node, "pause "+node, c.zk.PauseNode)
 }
 
 // ResumeNode continues a paused ZooKeeper server.
 func (c *RedisZK) ResumeNode(ctx context.Context, node string) error {
-	if !isZK(node) {
-		return fmt.Errorf("resume %s: %w", node, ErrUnsupported)
-	}
-	return c.zk.ResumeNode(ctx, node)
+	return zkOnly(ctx, node, "resume "+node, c.zk.ResumeNode)
 }
 
 // SetClockOffset moves the wall clock of a node of either part (under the
 // clock shim).
 func (c *RedisZK) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
-	if isZK(node) {
-		return c.zk.SetClockOffset(ctx, node, offset)
-	}
-	return c.redis.SetClockOffset(ctx, node, offset)
+	return c.part(node).SetClockOffset(ctx, node, offset)
 }
 
 // Pids returns the pids of both parts' running servers, by node name.

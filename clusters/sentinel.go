@@ -165,76 +165,69 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	s.tmp, err = TempDir("sentinel-")
-	if err != nil {
-		return fmt.Errorf("create data dir: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = s.Teardown(context.WithoutCancel(ctx))
-		}
-	}()
-	if s.proxies, s.proxyLg, err = OpenProxies(s.cfg.LogDir); err != nil {
-		return err
-	}
-	shim := ""
-	if s.cfg.ClockShim {
-		if shim, err = ClockShim(); err != nil {
+	return s.setUp(ctx, "sentinel-", s.Teardown, func() (err error) {
+		if err := s.openProxies(s.cfg.LogDir); err != nil {
 			return err
 		}
-	}
-	if s.redis, err = newRedisServers(s.tmp, s.cfg.LogDir, "redis", sentinelReplicas+1, s.cfg.Persist, shim); err != nil {
-		return err
-	}
-	s.storage = newRedisServer(s.tmp, s.cfg.LogDir, "storage", false)
-	for _, r := range append(append([]*RedisServer(nil), s.redis...), s.storage) {
-		if err := r.Start(ctx); err != nil {
+		shim := ""
+		if s.cfg.ClockShim {
+			if shim, err = ClockShim(); err != nil {
+				return err
+			}
+		}
+		if s.redis, err = newRedisServers(s.tmp, s.cfg.LogDir, "redis", sentinelReplicas+1, s.cfg.Persist, shim); err != nil {
 			return err
 		}
-	}
-	for j, r := range s.redis {
-		addr, err := s.proxies.Add(peerName(j), r.Addr())
-		if err != nil {
+		s.storage = newRedisServer(s.tmp, s.cfg.LogDir, "storage", false)
+		for _, r := range append(append([]*RedisServer(nil), s.redis...), s.storage) {
+			if err := r.Start(ctx); err != nil {
+				return err
+			}
+		}
+		for j, r := range s.redis {
+			addr, err := s.proxies.Add(peerName(j), r.Addr())
+			if err != nil {
+				return err
+			}
+			s.peer = append(s.peer, addr)
+			_, port, _ := net.SplitHostPort(addr)
+			// Extra is written into the config of every later start (Restart).
+			r.Extra = s.announce(j)
+			// A full sync starts at once, not after the default 5 s delay.
+			if err := redisDo(ctx, r.Addr(), "CONFIG", "SET", "replica-announce-ip", "127.0.0.1", "replica-announce-port", port,
+				"repl-diskless-sync-delay", "0"); err != nil {
+				return fmt.Errorf("announce %s as %s: %w", r.Name, addr, err)
+			}
+		}
+		_, mport, _ := net.SplitHostPort(s.peer[0])
+		for _, r := range s.redis[1:] {
+			if err := redisDo(ctx, r.Addr(), "REPLICAOF", "127.0.0.1", mport); err != nil {
+				return fmt.Errorf("make %s a replica of %s: %w", r.Name, s.redis[0].Name, err)
+			}
+		}
+		if err := s.waitReplicas(ctx, s.redis[0], sentinelReplicas, sentinelReadyWait); err != nil {
 			return err
 		}
-		s.peer = append(s.peer, addr)
-		_, port, _ := net.SplitHostPort(addr)
-		// Extra is written into the config of every later start (Restart).
-		r.Extra = s.announce(j)
-		// A full sync starts at once, not after the default 5 s delay.
-		if err := redisDo(ctx, r.Addr(), "CONFIG", "SET", "replica-announce-ip", "127.0.0.1", "replica-announce-port", port,
-			"repl-diskless-sync-delay", "0"); err != nil {
-			return fmt.Errorf("announce %s as %s: %w", r.Name, addr, err)
+		for k := 0; k < sentinelSentinels; k++ {
+			sp := &sentinelProc{name: fmt.Sprintf("sentinel%d", k), dir: filepath.Join(s.tmp, fmt.Sprintf("sentinel%d", k)),
+				logPath: filepath.Join(s.cfg.LogDir, fmt.Sprintf("sentinel%d.log", k))}
+			s.sents = append(s.sents, sp)
+			if err := s.startSentinel(ctx, bin, sp); err != nil {
+				return err
+			}
 		}
-	}
-	_, mport, _ := net.SplitHostPort(s.peer[0])
-	for _, r := range s.redis[1:] {
-		if err := redisDo(ctx, r.Addr(), "REPLICAOF", "127.0.0.1", mport); err != nil {
-			return fmt.Errorf("make %s a replica of %s: %w", r.Name, s.redis[0].Name, err)
-		}
-	}
-	if err := s.waitReplicas(ctx, s.redis[0], sentinelReplicas, sentinelReadyWait); err != nil {
-		return err
-	}
-	for k := 0; k < sentinelSentinels; k++ {
-		sp := &sentinelProc{name: fmt.Sprintf("sentinel%d", k), dir: filepath.Join(s.tmp, fmt.Sprintf("sentinel%d", k)),
-			logPath: filepath.Join(s.cfg.LogDir, fmt.Sprintf("sentinel%d.log", k))}
-		s.sents = append(s.sents, sp)
-		if err := s.startSentinel(ctx, bin, sp); err != nil {
+		if err := s.waitSentinels(ctx, sentinelReadyWait); err != nil {
 			return err
 		}
-	}
-	if err := s.waitSentinels(ctx, sentinelReadyWait); err != nil {
-		return err
-	}
-	if err := s.set.Link(s.proxies, s.cfg.Workers, redisSetNodes(s.redis, func(j int) []string { return []string{peerName(j)} }, s.restarter)); err != nil {
-		return err
-	}
-	sents := make([]SetNode, len(s.sents))
-	for k, sp := range s.sents {
-		sents[k] = SetNode{Name: sp.name, Addr: sp.addr()}
-	}
-	return s.sentSet.Link(s.proxies, s.cfg.Workers, sents)
+		if err := s.set.Link(s.proxies, s.cfg.Workers, redisSetNodes(s.redis, func(j int) []string { return []string{peerName(j)} }, s.restarter)); err != nil {
+			return err
+		}
+		sents := make([]SetNode, len(s.sents))
+		for k, sp := range s.sents {
+			sents[k] = SetNode{Name: sp.name, Addr: sp.addr()}
+		}
+		return s.sentSet.Link(s.proxies, s.cfg.Workers, sents)
+	})
 }
 
 // restarter starts redis node j again on its old port, as a replica of
@@ -422,17 +415,11 @@ func redisDo(ctx context.Context, addr string, args ...any) error {
 // Nodes lists the redis nodes (role "lock"), the sentinels (role
 // "sentinel") and the storage node.
 func (s *Sentinel) Nodes() []Node {
-	var nodes []Node
-	for _, r := range s.redis {
-		nodes = append(nodes, Node{Name: r.Name, Role: "lock", Addr: r.Addr()})
-	}
+	var sents []Node
 	for _, sp := range s.sents {
-		nodes = append(nodes, Node{Name: sp.name, Role: "sentinel", Addr: sp.addr()})
+		sents = append(sents, Node{Name: sp.name, Role: "sentinel", Addr: sp.addr()})
 	}
-	if s.storage != nil {
-		nodes = append(nodes, Node{Name: s.storage.Name, Role: "storage", Addr: s.storage.Addr()})
-	}
-	return nodes
+	return nodeList(s.storage, s.redis, sents...)
 }
 
 // LockAddrs returns worker slot's proxies to the redis nodes. A client that
@@ -471,14 +458,7 @@ func (s *Sentinel) Pids() map[string]int {
 // SetClockOffset moves a redis node's wall clock to real time + offset. It
 // needs the topology to run under the clock shim (SentinelConfig.ClockShim).
 func (s *Sentinel) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
-	if !s.cfg.ClockShim {
-		return fmt.Errorf("set clock of %s: redis nodes run without the clock shim: %w", node, ErrUnsupported)
-	}
-	_, r, err := s.redisNode(node)
-	if err != nil {
-		return err
-	}
-	return WriteClockOffset(clockFile(r), offset)
+	return s.set.setClock(s.cfg.ClockShim, "redis nodes", node, offset, func(j int) string { return clockFile(s.redis[j]) })
 }
 
 func (s *Sentinel) redisNode(name string) (int, *RedisServer, error) {
@@ -520,19 +500,25 @@ func (s *Sentinel) Leader(ctx context.Context) (string, error) {
 // WaitPromotion polls the sentinels until a quorum names a master other
 // than old.
 func (s *Sentinel) WaitPromotion(ctx context.Context, old string, timeout time.Duration) (string, error) {
-	var leader string
+	return waitPromotion(ctx, old, timeout, "the sentinels", s.Leader)
+}
+
+// waitPromotion polls leader until it names a master other than old, and
+// returns it; who is who names the masters ("the sentinels").
+func waitPromotion(ctx context.Context, old string, timeout time.Duration, who string, leader func(context.Context) (string, error)) (string, error) {
+	var promoted string
 	err := Poll(ctx, timeout, func() error {
-		l, err := s.Leader(ctx)
+		l, err := leader(ctx)
 		if err != nil {
 			return err
 		}
 		if l == old {
-			return fmt.Errorf("the sentinels still name %s", old)
+			return fmt.Errorf("%s still name %s", who, old)
 		}
-		leader = l
+		promoted = l
 		return nil
 	}, "promotion")
-	return leader, err
+	return promoted, err
 }
 
 // LagReplication delays everything node sends through its peer proxy (the
@@ -566,6 +552,12 @@ func (s *Sentinel) WaitReplica(ctx context.Context, node string, timeout time.Du
 	if err != nil {
 		return err
 	}
+	return waitReplica(ctx, r, timeout)
+}
+
+// waitReplica polls r (directly, not through a proxy) until it reports
+// role slave with its master link up.
+func waitReplica(ctx context.Context, r *RedisServer, timeout time.Duration) error {
 	c := nodeClient(r.Addr())
 	defer c.Close()
 	return Poll(ctx, timeout, func() error {
@@ -574,10 +566,10 @@ func (s *Sentinel) WaitReplica(ctx context.Context, node string, timeout time.Du
 			return err
 		}
 		if !strings.Contains(info, "role:slave") || !strings.Contains(info, "master_link_status:up") {
-			return fmt.Errorf("%s is not a replica in sync yet", node)
+			return fmt.Errorf("%s is not a replica in sync yet", r.Name)
 		}
 		return nil
-	}, node+" as a replica")
+	}, r.Name+" as a replica")
 }
 
 // cut cuts proxies on behalf of fault (see heldCuts).

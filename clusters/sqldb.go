@@ -44,6 +44,16 @@ type dbEngine interface {
 	login() Login
 }
 
+// dbServer is what every dbEngine keeps: the topology's config, the
+// server's binary (postgres: its directory), its data directory and the
+// user it runs as (nil: the controller's).
+type dbServer struct {
+	cfg  SQLDBConfig
+	bin  string
+	data string
+	cred *syscall.Credential
+}
+
 // SQLDBConfig describes a database lock service: one server and a redis
 // storage node.
 type SQLDBConfig struct {
@@ -84,14 +94,24 @@ var (
 	_ SessionKiller = (*SQLDB)(nil)
 )
 
-func newSQLDB(kind, node string, engine dbEngine, cfg SQLDBConfig) *SQLDB {
+// newSQLDB returns an unstarted topology of the server engine makes
+// (from the config with its defaults), called node.
+func newSQLDB(kind, node string, engine func(SQLDBConfig) dbEngine, cfg SQLDBConfig) *SQLDB {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = 2 * time.Second
 	}
-	return &SQLDB{cfg: cfg, kind: kind, node: node, engine: engine, local: local{set: NodeSet{Kind: "lock node"}}}
+	return &SQLDB{cfg: cfg, kind: kind, node: node, engine: engine(cfg), local: local{set: NodeSet{Kind: "lock node"}}}
+}
+
+// newSQLTopology is a Service's New for a database topology: newTopology
+// with the test's worker slots, log directory and session timeout.
+func newSQLTopology(newTopology func(SQLDBConfig) *SQLDB) func(TopologyConfig) Topology {
+	return func(cfg TopologyConfig) Topology {
+		return newTopology(SQLDBConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, SessionTimeout: sessionTimeout(cfg.Lease)})
+	}
 }
 
 // sessionTimeout is the server's silent-session bound for a test's lease:
@@ -112,59 +132,53 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 	// the sweep of a later run removes it (server data and all) after a
 	// SIGKILL; the server gets a directory of its own inside it, which
 	// initialize gives to the server's user when lockcheck runs as root.
-	if c.tmp, err = TempDir(c.kind + "-"); err != nil {
-		return fmt.Errorf("create data dir: %w", err)
-	}
-	defer func() {
+	return c.setUp(ctx, c.kind+"-", c.Teardown, func() (err error) {
+		serverDir := filepath.Join(c.tmp, c.node)
+		if err := os.Mkdir(serverDir, 0o700); err != nil {
+			return fmt.Errorf("create %s dir: %w", c.node, err)
+		}
+		// Run as root, the server runs as its own user, who must pass through
+		// (not list) the run's directory to reach its own.
+		if os.Geteuid() == 0 {
+			if err := os.Chmod(c.tmp, 0o711); err != nil {
+				return fmt.Errorf("open data dir to the server's user: %w", err)
+			}
+		}
+		if err := os.MkdirAll(c.cfg.LogDir, 0o755); err != nil {
+			return fmt.Errorf("create log dir: %w", err)
+		}
+		log, err := os.OpenFile(filepath.Join(c.cfg.LogDir, c.node+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			_ = c.Teardown(context.WithoutCancel(ctx))
+			return fmt.Errorf("open %s log: %w", c.node, err)
 		}
-	}()
-	serverDir := filepath.Join(c.tmp, c.node)
-	if err := os.Mkdir(serverDir, 0o700); err != nil {
-		return fmt.Errorf("create %s dir: %w", c.node, err)
-	}
-	// Run as root, the server runs as its own user, who must pass through
-	// (not list) the run's directory to reach its own.
-	if os.Geteuid() == 0 {
-		if err := os.Chmod(c.tmp, 0o711); err != nil {
-			return fmt.Errorf("open data dir to the server's user: %w", err)
+		c.server.started(nil, log)
+		if err := c.engine.initialize(ctx, serverDir, log); err != nil {
+			return err
 		}
-	}
-	if err := os.MkdirAll(c.cfg.LogDir, 0o755); err != nil {
-		return fmt.Errorf("create log dir: %w", err)
-	}
-	log, err := os.OpenFile(filepath.Join(c.cfg.LogDir, c.node+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("open %s log: %w", c.node, err)
-	}
-	c.server.started(nil, log)
-	if err := c.engine.initialize(ctx, serverDir, log); err != nil {
-		return err
-	}
-	if err := c.startServer(ctx, true); err != nil {
-		return err
-	}
-	// Open the session-kill connection now, so that a kill lands within
-	// a query's round trip, not after a connection's handshake. A server
-	// that has just answered SELECT 1 on a loaded machine can still miss a
-	// 2 s connect timeout, so this tries again for a while.
-	if err := Poll(ctx, 30*time.Second, func() error {
-		_, err := c.engine.killSessions(ctx, c.Addr(), "lockcheck-none")
-		return err
-	}, "the session-kill connection to "+c.node); err != nil {
-		return fmt.Errorf("connect to %s for session kills: %w", c.node, err)
-	}
-	c.storage = newRedisServer(c.tmp, c.cfg.LogDir, "storage", false)
-	if err := c.storage.Start(ctx); err != nil {
-		return err
-	}
-	if c.proxies, c.proxyLg, err = OpenProxies(c.cfg.LogDir); err != nil {
-		return err
-	}
-	restart := func(ctx context.Context) error { return c.startServer(ctx, false) }
-	return c.set.Link(c.proxies, c.cfg.Workers, []SetNode{{Name: c.node, Addr: c.Addr(),
-		Server: localServer{name: c.node, proc: &c.server, start: restart, tree: true}}})
+		if err := c.startServer(ctx, true); err != nil {
+			return err
+		}
+		// Open the session-kill connection now, so that a kill lands within
+		// a query's round trip, not after a connection's handshake. A server
+		// that has just answered SELECT 1 on a loaded machine can still miss a
+		// 2 s connect timeout, so this tries again for a while.
+		if err := Poll(ctx, 30*time.Second, func() error {
+			_, err := c.engine.killSessions(ctx, c.Addr(), "lockcheck-none")
+			return err
+		}, "the session-kill connection to "+c.node); err != nil {
+			return fmt.Errorf("connect to %s for session kills: %w", c.node, err)
+		}
+		c.storage = newRedisServer(c.tmp, c.cfg.LogDir, "storage", false)
+		if err := c.storage.Start(ctx); err != nil {
+			return err
+		}
+		if err := c.openProxies(c.cfg.LogDir); err != nil {
+			return err
+		}
+		restart := func(ctx context.Context) error { return c.startServer(ctx, false) }
+		return c.set.Link(c.proxies, c.cfg.Workers, []SetNode{{Name: c.node, Addr: c.Addr(),
+			Server: localServer{name: c.node, proc: &c.server, start: restart, tree: true}}})
+	})
 }
 
 // startServer starts the server, on a fresh free port when fresh (retried
@@ -211,11 +225,7 @@ func (c *SQLDB) Login() Login { return c.engine.login() }
 
 // Nodes lists the database server, then the storage node.
 func (c *SQLDB) Nodes() []Node {
-	nodes := []Node{{Name: c.node, Role: "lock", Addr: c.Addr()}}
-	if c.storage != nil {
-		nodes = append(nodes, Node{Name: c.storage.Name, Role: "storage", Addr: c.storage.Addr()})
-	}
-	return nodes
+	return nodeList(c.storage, nil, Node{Name: c.node, Role: "lock", Addr: c.Addr()})
 }
 
 // LockAddrs returns worker slot's proxy to the server.
@@ -309,6 +319,53 @@ func chownTree(dir string, cred *syscall.Credential) error {
 		}
 		return os.Lchown(path, int(cred.Uid), int(cred.Gid))
 	})
+}
+
+// startDBServer starts argv as the database server called name (as
+// cred's user, in dir, its output appended to log) and waits at most
+// timeout until ready answers at its address on port; a server that does
+// not is killed with its children, and errPortInUse when its log says one
+// of bindErrs since this start.
+func startDBServer(ctx context.Context, name string, argv []string, dir string, log *os.File, cred *syscall.Credential,
+	port int, timeout time.Duration, ready func(ctx context.Context, addr string) error, bindErrs ...string) (*Proc, error) {
+	logStart, _ := log.Seek(0, 2)
+	proc, err := StartProcAs(ctx, name, argv, nil, dir, log, cred)
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	err = waitReady(ctx, proc, timeout, func(ctx context.Context) error { return ready(ctx, addr) })
+	if err != nil {
+		_ = killTree(proc)
+		if logSays(log.Name(), logStart, bindErrs...) {
+			return nil, errPortInUse
+		}
+		return nil, err
+	}
+	return proc, nil
+}
+
+// stopDBServer continues p and its children (in case they are paused),
+// asks p to shut down with term, and kills whatever is left (see
+// killTree) after grace, or at once when term fails.
+func stopDBServer(ctx context.Context, p *Proc, grace time.Duration, term func() error) error {
+	if p.Exited() {
+		return nil
+	}
+	_ = signalTree(p, syscall.SIGCONT)
+	if err := term(); err != nil {
+		return killTree(p)
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.Done():
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	// Whatever is left (a server that did not stop in time, and its
+	// children) is killed.
+	return killTree(p)
 }
 
 // waitReady polls ready every 20 ms until it succeeds, the process exits,

@@ -135,36 +135,30 @@ func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 	if z.java, err = LookZooKeeper(); err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			_ = z.Teardown(context.WithoutCancel(ctx))
-		}
-	}()
-	if err := z.open("zk-"); err != nil {
-		return err
-	}
-	for i := 1; i <= z.cfg.Nodes; i++ {
-		n := &zkNode{}
-		if n.member, err = z.add("zk", i, &n.quorum, &n.election); err != nil {
-			return err
-		}
-		z.nodes = append(z.nodes, n)
-	}
-	if err := z.writeConfigs(); err != nil {
-		return err
-	}
-	if z.cfg.ClockShim {
-		if z.shim, err = ClockShim(); err != nil {
-			return err
-		}
-		for _, n := range z.nodes {
-			if err := WriteClockOffset(n.clockFile(), 0); err != nil {
+	return z.setUp(ctx, "zk-", z.Teardown, func() (err error) {
+		for i := 1; i <= z.cfg.Nodes; i++ {
+			n := &zkNode{}
+			if n.member, err = z.add("zk", i, &n.quorum, &n.election); err != nil {
 				return err
 			}
+			z.nodes = append(z.nodes, n)
 		}
-	}
-	return z.launch(ctx, z.cfg.Workers, z.cfg.NoStorage, func(ctx context.Context, i int) error { return z.startNode(ctx, z.nodes[i]) },
-		z.waitReady)
+		if err := z.writeConfigs(); err != nil {
+			return err
+		}
+		if z.cfg.ClockShim {
+			if z.shim, err = ClockShim(); err != nil {
+				return err
+			}
+			for _, n := range z.nodes {
+				if err := WriteClockOffset(n.clockFile(), 0); err != nil {
+					return err
+				}
+			}
+		}
+		return z.launch(ctx, z.cfg.Workers, z.cfg.NoStorage, func(ctx context.Context, i int) error { return z.startNode(ctx, z.nodes[i]) },
+			z.waitReady)
+	})
 }
 
 // writeConfigs writes each node's zoo.cfg. A node's own server line has its
@@ -270,22 +264,7 @@ func Mode(addr string) (string, error) {
 // SetClockOffset moves a server's wall clock to real time + offset. It
 // needs the ensemble to run under the clock shim (ZooKeeperConfig.ClockShim).
 func (z *ZooKeeper) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
-	if z.shim == "" {
-		return fmt.Errorf("set clock of %s: servers run without the clock shim: %w", node, ErrUnsupported)
-	}
-	n, err := z.node(node)
-	if err != nil {
-		return err
-	}
-	return WriteClockOffset(n.clockFile(), offset)
-}
-
-func (z *ZooKeeper) node(name string) (*zkNode, error) {
-	i, err := z.set.Index(name)
-	if err != nil {
-		return nil, err
-	}
-	return z.nodes[i], nil
+	return z.set.setClock(z.shim != "", "servers", node, offset, func(i int) string { return z.nodes[i].clockFile() })
 }
 
 // Leader returns the name of the node that reports itself leader (the only
