@@ -40,6 +40,9 @@ type ensemble struct {
 	storage *RedisServer
 	// peer names the proxies that carry member from's traffic to member to.
 	peer func(from, to int) []string
+	// runningOnly: pausing or resuming a member whose process has exited
+	// fails as for one not running (see localServer).
+	runningOnly bool
 	local
 }
 
@@ -184,7 +187,7 @@ func (e *ensemble) launch(ctx context.Context, workers int, noStorage bool, star
 			return wait(ctx, []*member{m})
 		}
 		nodes[i] = SetNode{Name: m.name, Addr: m.clientAddr(),
-			Server: localServer{name: m.name, proc: &m.serverProc, start: restart, closeLog: true}}
+			Server: localServer{name: m.name, proc: &m.serverProc, start: restart, closeLog: true, runningOnly: e.runningOnly}}
 	}
 	return e.set.Link(e.proxies, workers, nodes)
 }

@@ -131,7 +131,7 @@ func NewEtcd(cfg EtcdConfig) *Etcd {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &Etcd{cfg: cfg, ids: make(map[uint64]string), ensemble: ensemble{logDir: cfg.LogDir, local: local{set: NodeSet{Kind: "etcd member"}},
+	return &Etcd{cfg: cfg, ids: make(map[uint64]string), ensemble: ensemble{logDir: cfg.LogDir, local: local{set: NodeSet{Kind: "etcd member"}}, runningOnly: true,
 		peer: func(from, to int) []string { return []string{etcdPeerProxy(from, to)} }}}
 }
 

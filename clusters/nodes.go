@@ -355,6 +355,9 @@ type localServer struct {
 	tree bool
 	// closeLog closes the log after a kill; a restart opens it again.
 	closeLog bool
+	// runningOnly makes Signal take a process that has exited for one
+	// that is not running, as it does one never started (etcd's members).
+	runningOnly bool
 }
 
 // Kill SIGKILLs the server and waits for it to exit.
@@ -383,6 +386,9 @@ func (l localServer) Restart(ctx context.Context) error {
 // tree).
 func (l localServer) Signal(ctx context.Context, sig syscall.Signal) error {
 	p := l.proc.current()
+	if l.runningOnly {
+		p = l.proc.running()
+	}
 	if p == nil {
 		return fmt.Errorf("%s is not running", l.name)
 	}
