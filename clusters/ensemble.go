@@ -44,6 +44,10 @@ type ensemble struct {
 	// fails as for one not running (see localServer).
 	runningOnly bool
 	local
+	// Faults kills and restarts a member (its clients' proxies stopped
+	// while it is down; a restart waits until it serves again), pauses and
+	// resumes it (SIGSTOP, SIGCONT), cuts and heals a worker slot's links.
+	Faults
 }
 
 // local is what every topology of local server processes keeps: its data
@@ -248,30 +252,6 @@ func (e *ensemble) StorageAddr() string {
 	}
 	return e.storage.Addr()
 }
-
-// Kill stops the clients' proxies to a member, so its connections close
-// and new ones are refused, and SIGKILLs it.
-func (e *ensemble) Kill(ctx context.Context, name string) error { return e.set.Kill(ctx, name) }
-
-// Restart starts a killed member with its old data, waits until it
-// serves again, then lets clients reach it.
-func (e *ensemble) Restart(ctx context.Context, name string) error { return e.set.Restart(ctx, name) }
-
-// PauseNode stops a member with SIGSTOP.
-func (e *ensemble) PauseNode(ctx context.Context, name string) error {
-	return e.set.PauseNode(ctx, name)
-}
-
-// ResumeNode continues a paused member with SIGCONT.
-func (e *ensemble) ResumeNode(ctx context.Context, name string) error {
-	return e.set.ResumeNode(ctx, name)
-}
-
-// Partition cuts every link of a worker slot to the members.
-func (e *ensemble) Partition(ctx context.Context, slot int) error { return e.set.Partition(ctx, slot) }
-
-// Heal restores every link of a worker slot.
-func (e *ensemble) Heal(ctx context.Context, slot int) error { return e.set.Heal(ctx, slot) }
 
 // Pids returns the pids of the running server processes, by node name.
 func (e *ensemble) Pids() map[string]int {

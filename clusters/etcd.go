@@ -131,8 +131,10 @@ func NewEtcd(cfg EtcdConfig) *Etcd {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &Etcd{cfg: cfg, ids: make(map[uint64]string), ensemble: ensemble{logDir: cfg.LogDir, local: local{set: NodeSet{Kind: "etcd member"}}, runningOnly: true,
+	e := &Etcd{cfg: cfg, ids: make(map[uint64]string), ensemble: ensemble{logDir: cfg.LogDir, local: local{set: NodeSet{Kind: "etcd member"}}, runningOnly: true,
 		peer: func(from, to int) []string { return []string{etcdPeerProxy(from, to)} }}}
+	e.Faults = FaultsOf(&e.set)
+	return e
 }
 
 func etcdPeerProxy(from, to int) string { return fmt.Sprintf("etcd%d-etcd%d-peer", from, to) }

@@ -55,6 +55,34 @@ type NodeSet struct {
 	slotAddr [][]string
 }
 
+// Faults gives a topology that embeds it the faults of its NodeSet on one
+// node by name and on one worker slot's links: Kill and Restart (Killer),
+// PauseNode and ResumeNode (Pauser), Partition and Heal (Partitioner).
+type Faults struct{ of *NodeSet }
+
+// FaultsOf returns the faults of set.
+func FaultsOf(set *NodeSet) Faults { return Faults{of: set} }
+
+// Kill stops every proxy to the named node and kills its server (see
+// NodeSet.Kill).
+func (f Faults) Kill(ctx context.Context, name string) error { return f.of.Kill(ctx, name) }
+
+// Restart starts the named node's server again, then its proxies (see
+// NodeSet.Restart).
+func (f Faults) Restart(ctx context.Context, name string) error { return f.of.Restart(ctx, name) }
+
+// PauseNode pauses the named node's server (SIGSTOP, docker pause).
+func (f Faults) PauseNode(ctx context.Context, name string) error { return f.of.PauseNode(ctx, name) }
+
+// ResumeNode resumes it (SIGCONT, docker unpause).
+func (f Faults) ResumeNode(ctx context.Context, name string) error { return f.of.ResumeNode(ctx, name) }
+
+// Partition cuts every link of a worker slot to the nodes.
+func (f Faults) Partition(ctx context.Context, slot int) error { return f.of.Partition(ctx, slot) }
+
+// Heal restores every link of a worker slot.
+func (f Faults) Heal(ctx context.Context, slot int) error { return f.of.Heal(ctx, slot) }
+
 // slotProxy names worker slot's proxy to the node named node.
 func slotProxy(slot int, node string) string { return fmt.Sprintf("w%d-%s", slot, node) }
 

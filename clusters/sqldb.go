@@ -83,6 +83,11 @@ type SQLDB struct {
 	server serverProc
 	local
 	port int // under mu
+	// Faults kills the server (its proxies stopped, SIGKILL to its process
+	// group and its children) and restarts it on its old port (it recovers
+	// from its write-ahead log), pauses and resumes it with its children
+	// (SIGSTOP, SIGCONT), cuts and heals a worker slot's link to it.
+	Faults
 }
 
 var (
@@ -103,7 +108,9 @@ func newSQLDB(kind, node string, engine func(SQLDBConfig) dbEngine, cfg SQLDBCon
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = 2 * time.Second
 	}
-	return &SQLDB{cfg: cfg, kind: kind, node: node, engine: engine(cfg), local: local{set: NodeSet{Kind: "lock node"}}}
+	c := &SQLDB{cfg: cfg, kind: kind, node: node, engine: engine(cfg), local: local{set: NodeSet{Kind: "lock node"}}}
+	c.Faults = FaultsOf(&c.set)
+	return c
 }
 
 // newSQLTopology is a Service's New for a database topology: newTopology
@@ -241,28 +248,6 @@ func (c *SQLDB) Pids() map[string]int {
 		pids[c.node] = pid
 	}
 	return pids
-}
-
-// Kill stops every proxy to the server (connections refused) and SIGKILLs
-// the server's process group and its children.
-func (c *SQLDB) Kill(ctx context.Context, node string) error { return c.set.Kill(ctx, node) }
-
-// Restart starts a killed server on its old port (it recovers from its
-// write-ahead log) and re-enables the proxies once it answers.
-func (c *SQLDB) Restart(ctx context.Context, node string) error { return c.set.Restart(ctx, node) }
-
-// Partition cuts worker slot's link to the server.
-func (c *SQLDB) Partition(ctx context.Context, slot int) error { return c.set.Partition(ctx, slot) }
-
-// Heal restores worker slot's link to the server.
-func (c *SQLDB) Heal(ctx context.Context, slot int) error { return c.set.Heal(ctx, slot) }
-
-// PauseNode stops the server's process group and its children (SIGSTOP).
-func (c *SQLDB) PauseNode(ctx context.Context, node string) error { return c.set.PauseNode(ctx, node) }
-
-// ResumeNode continues them (SIGCONT).
-func (c *SQLDB) ResumeNode(ctx context.Context, node string) error {
-	return c.set.ResumeNode(ctx, node)
 }
 
 // KillSessions ends the sessions named name, through a direct connection

@@ -112,10 +112,12 @@ func NewZooKeeper(cfg ZooKeeperConfig) *ZooKeeper {
 	if cfg.Tick <= 0 {
 		cfg.Tick = 100 * time.Millisecond
 	}
-	return &ZooKeeper{cfg: cfg, ensemble: ensemble{logDir: cfg.LogDir, local: local{set: NodeSet{Kind: "ZooKeeper node"}},
+	z := &ZooKeeper{cfg: cfg, ensemble: ensemble{logDir: cfg.LogDir, local: local{set: NodeSet{Kind: "ZooKeeper node"}},
 		peer: func(from, to int) []string {
 			return []string{peerProxy(from, to, "quorum"), peerProxy(from, to, "election")}
 		}}}
+	z.Faults = FaultsOf(&z.set)
+	return z
 }
 
 func peerProxy(from, to int, kind string) string {

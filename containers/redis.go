@@ -48,7 +48,9 @@ func newRedis(cfg clusters.TopologyConfig) (clusters.Topology, error) {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &Redis{stack: stack{cfg: cfg, set: clusters.NodeSet{Kind: "lock node"}}}, nil
+	r := &Redis{stack: stack{cfg: cfg, set: clusters.NodeSet{Kind: "lock node"}}}
+	r.Faults = clusters.FaultsOf(&r.set)
+	return r, nil
 }
 
 // redisSpec is a redis-server container; persist keeps an append-only file
@@ -134,23 +136,6 @@ func (r *Redis) LockAddrs(slot int) []string { return r.set.LockAddrs(slot) }
 // StorageAddr returns the storage container's published address.
 func (r *Redis) StorageAddr() string { return r.storage.addr() }
 
-// Kill stops the proxies to a lock node, so its client connections close
-// and new ones are refused, and kills its container.
-func (r *Redis) Kill(ctx context.Context, name string) error { return r.set.Kill(ctx, name) }
-
-// Restart starts a killed lock node's container again (its append-only
-// file survives in the container) and re-enables its proxies once it
-// answers.
-func (r *Redis) Restart(ctx context.Context, name string) error { return r.set.Restart(ctx, name) }
-
-// PauseNode freezes a lock node's container (docker pause).
-func (r *Redis) PauseNode(ctx context.Context, name string) error { return r.set.PauseNode(ctx, name) }
-
-// ResumeNode thaws it (docker unpause).
-func (r *Redis) ResumeNode(ctx context.Context, name string) error {
-	return r.set.ResumeNode(ctx, name)
-}
-
 // SetClockOffset moves a lock node's wall clock through the clock shim in
 // its container; it needs TopologyConfig.ClockShim.
 func (r *Redis) SetClockOffset(ctx context.Context, name string, offset time.Duration) error {
@@ -164,12 +149,6 @@ func (r *Redis) SetClockOffset(ctx context.Context, name string, offset time.Dur
 	}
 	return clusters.WriteClockOffset(n.clockFile, offset)
 }
-
-// Partition cuts every link of a worker slot to the lock nodes.
-func (r *Redis) Partition(ctx context.Context, slot int) error { return r.set.Partition(ctx, slot) }
-
-// Heal restores every link of a worker slot.
-func (r *Redis) Heal(ctx context.Context, slot int) error { return r.set.Heal(ctx, slot) }
 
 // PartitionNodes cuts worker slot's links to the named lock nodes only.
 func (r *Redis) PartitionNodes(ctx context.Context, slot int, nodes []string) error {

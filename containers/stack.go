@@ -85,6 +85,10 @@ type stack struct {
 	proxyLg *os.File
 	// set holds the lock nodes and their worker slots' proxies.
 	set clusters.NodeSet
+	// Faults kills a lock node's container (its clients' proxies stopped
+	// while it is down) and starts it again (then waits until it serves),
+	// pauses and unpauses it, cuts and heals a worker slot's links.
+	clusters.Faults
 
 	mu    sync.Mutex
 	torn  bool

@@ -60,7 +60,9 @@ func newZooKeeper(cfg clusters.TopologyConfig) (clusters.Topology, error) {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &ZooKeeper{stack: stack{cfg: cfg, set: clusters.NodeSet{Kind: "ZooKeeper node"}}}, nil
+	z := &ZooKeeper{stack: stack{cfg: cfg, set: clusters.NodeSet{Kind: "ZooKeeper node"}}}
+	z.Faults = clusters.FaultsOf(&z.set)
+	return z, nil
 }
 
 // tick is the ensemble's tickTime, as clusters.ZooKeeper's default.
@@ -192,24 +194,6 @@ func (z *ZooKeeper) Leader(ctx context.Context) (string, error) {
 	return "", errors.New("no ZooKeeper node reports itself leader")
 }
 
-// Kill stops the clients' proxies to a server and kills its container.
-func (z *ZooKeeper) Kill(ctx context.Context, name string) error { return z.set.Kill(ctx, name) }
-
-// Restart starts a killed server's container again with its data, waits
-// until it serves, then lets clients reach it.
-func (z *ZooKeeper) Restart(ctx context.Context, name string) error { return z.set.Restart(ctx, name) }
-
-// PauseNode freezes a server's container (docker pause): the JVM stops as
-// in a long GC pause.
-func (z *ZooKeeper) PauseNode(ctx context.Context, name string) error {
-	return z.set.PauseNode(ctx, name)
-}
-
-// ResumeNode thaws it (docker unpause).
-func (z *ZooKeeper) ResumeNode(ctx context.Context, name string) error {
-	return z.set.ResumeNode(ctx, name)
-}
-
 // Isolate disconnects a server from the peers network: its quorum and
 // election links fail both ways, its clients still reach it.
 func (z *ZooKeeper) Isolate(ctx context.Context, name string) error {
@@ -247,9 +231,3 @@ func (z *ZooKeeper) SetClockOffset(ctx context.Context, name string, offset time
 	}
 	return clusters.WriteClockOffset(n.clockFile, offset)
 }
-
-// Partition cuts every link of a worker slot to the ensemble.
-func (z *ZooKeeper) Partition(ctx context.Context, slot int) error { return z.set.Partition(ctx, slot) }
-
-// Heal restores every link of a worker slot.
-func (z *ZooKeeper) Heal(ctx context.Context, slot int) error { return z.set.Heal(ctx, slot) }
