@@ -24,8 +24,6 @@ const redisReady = "Ready to accept connections"
 // lock nodes through their own proxies and the storage node directly.
 type Redis struct {
 	stack
-	lock    []*node
-	storage *node
 }
 
 var (
@@ -74,67 +72,35 @@ func redisSpec(name, role string, nw *testcontainers.DockerNetwork, persist, clo
 // Setup starts the containers and the proxies and returns once every node
 // answers PING on its published port. On error, whatever was started is
 // removed.
-func (r *Redis) Setup(ctx context.Context) (err error) {
-	defer func() {
+func (r *Redis) Setup(ctx context.Context) error {
+	return r.setUp(ctx, func() error {
+		nw, err := r.network(ctx, false)
 		if err != nil {
-			_ = r.Teardown(ctx)
-		}
-	}()
-	if err := r.open(ctx); err != nil {
-		return err
-	}
-	nw, err := r.network(ctx, false)
-	if err != nil {
-		return err
-	}
-	var specs []nodeSpec
-	for i := 0; i < r.cfg.LockNodes; i++ {
-		specs = append(specs, redisSpec(fmt.Sprintf("lock%d", i), "lock", nw, true, r.cfg.ClockShim))
-	}
-	specs = append(specs, redisSpec("storage", "storage", nw, false, false))
-	nodes, err := r.startAll(ctx, specs)
-	if err != nil {
-		return err
-	}
-	r.lock, r.storage = nodes[:r.cfg.LockNodes], nodes[r.cfg.LockNodes]
-	for _, n := range nodes {
-		if err := pingable(ctx, n); err != nil {
 			return err
 		}
-	}
-	set := make([]clusters.SetNode, len(r.lock))
-	for j, n := range r.lock {
-		set[j] = r.setNode(n, func(ctx context.Context) error { return pingable(ctx, n) })
-	}
-	return r.set.Link(r.proxies, r.cfg.Workers, set)
+		var specs []nodeSpec
+		for i := 0; i < r.cfg.LockNodes; i++ {
+			specs = append(specs, redisSpec(fmt.Sprintf("lock%d", i), "lock", nw, true, r.cfg.ClockShim))
+		}
+		specs = append(specs, redisSpec("storage", "storage", nw, false, false))
+		nodes, err := r.startAll(ctx, specs)
+		if err != nil {
+			return err
+		}
+		r.lock, r.storage = nodes[:r.cfg.LockNodes], nodes[r.cfg.LockNodes]
+		for _, n := range nodes {
+			if err := pingable(ctx, n); err != nil {
+				return err
+			}
+		}
+		return r.link(pingable)
+	})
 }
 
 // pingable waits until the redis-server in n answers PING.
 func pingable(ctx context.Context, n *node) error {
 	return waitFor(ctx, 30*time.Second, n.spec.name, func() error { return clusters.Ping(n.addr()) })
 }
-
-// Teardown removes the containers, the network and the proxies.
-func (r *Redis) Teardown(ctx context.Context) error { return r.teardown(ctx) }
-
-// Nodes lists the lock nodes, then the storage node, at their published
-// addresses.
-func (r *Redis) Nodes() []clusters.Node {
-	var nodes []clusters.Node
-	for _, n := range r.lock {
-		nodes = append(nodes, clusters.Node{Name: n.spec.name, Role: "lock", Addr: n.addr()})
-	}
-	if r.storage != nil {
-		nodes = append(nodes, clusters.Node{Name: "storage", Role: "storage", Addr: r.storage.addr()})
-	}
-	return nodes
-}
-
-// LockAddrs returns the proxy addresses worker slot uses, one per lock node.
-func (r *Redis) LockAddrs(slot int) []string { return r.set.LockAddrs(slot) }
-
-// StorageAddr returns the storage container's published address.
-func (r *Redis) StorageAddr() string { return r.storage.addr() }
 
 // SetClockOffset moves a lock node's wall clock through the clock shim in
 // its container; it needs TopologyConfig.ClockShim.

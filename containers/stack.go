@@ -90,6 +90,11 @@ type stack struct {
 	// pauses and unpauses it, cuts and heals a worker slot's links.
 	clusters.Faults
 
+	// lock and storage are the lock nodes and the storage node Setup
+	// started.
+	lock    []*node
+	storage *node
+
 	mu    sync.Mutex
 	torn  bool
 	nets  []*testcontainers.DockerNetwork
@@ -102,6 +107,43 @@ type stack struct {
 	onExit    clusters.ExitFunc
 	watchOnce sync.Once
 }
+
+// setUp opens the stack (see open), then runs start; when either fails,
+// whatever was started is removed.
+func (s *stack) setUp(ctx context.Context, start func() error) (err error) {
+	defer func() {
+		if err != nil {
+			_ = s.teardown(ctx)
+		}
+	}()
+	if err := s.open(ctx); err != nil {
+		return err
+	}
+	return start()
+}
+
+// Teardown removes the containers, the networks and the proxies.
+func (s *stack) Teardown(ctx context.Context) error { return s.teardown(ctx) }
+
+// Nodes lists the lock nodes, then the storage node, at their published
+// addresses.
+func (s *stack) Nodes() []clusters.Node {
+	var nodes []clusters.Node
+	for _, n := range s.lock {
+		nodes = append(nodes, clusters.Node{Name: n.spec.name, Role: "lock", Addr: n.addr()})
+	}
+	if s.storage != nil {
+		nodes = append(nodes, clusters.Node{Name: "storage", Role: "storage", Addr: s.storage.addr()})
+	}
+	return nodes
+}
+
+// LockAddrs returns the proxy addresses worker slot uses, one per lock
+// node.
+func (s *stack) LockAddrs(slot int) []string { return s.set.LockAddrs(slot) }
+
+// StorageAddr returns the storage container's published address.
+func (s *stack) StorageAddr() string { return s.storage.addr() }
 
 // open connects to the engine and prepares the run's labels, log
 // directory and proxies.
@@ -365,10 +407,16 @@ type server struct {
 	serving func(ctx context.Context) error
 }
 
-// setNode returns n as a clusters.NodeSet's node: its worker slots'
-// proxies forward to its published address.
-func (s *stack) setNode(n *node, serving func(ctx context.Context) error) clusters.SetNode {
-	return clusters.SetNode{Name: n.spec.name, Addr: n.addr(), Server: server{s: s, n: n, serving: serving}}
+// link links the lock nodes into the set, each as a server (serving
+// waits until a restarted one serves again), and makes the worker slots'
+// proxies to their published addresses.
+func (s *stack) link(serving func(ctx context.Context, n *node) error) error {
+	nodes := make([]clusters.SetNode, len(s.lock))
+	for i, n := range s.lock {
+		nodes[i] = clusters.SetNode{Name: n.spec.name, Addr: n.addr(),
+			Server: server{s: s, n: n, serving: func(ctx context.Context) error { return serving(ctx, n) }}}
+	}
+	return s.set.Link(s.proxies, s.cfg.Workers, nodes)
 }
 
 func (c server) Kill(ctx context.Context) error { return c.s.kill(ctx, c.n) }

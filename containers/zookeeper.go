@@ -38,8 +38,6 @@ type ZooKeeper struct {
 	stack
 	clients *testcontainers.DockerNetwork
 	peers   *testcontainers.DockerNetwork // nil for a standalone server
-	zk      []*node
-	storage *node
 }
 
 var (
@@ -98,44 +96,34 @@ func (z *ZooKeeper) zkSpec(id int) nodeSpec {
 // Setup starts the ensemble and the storage node and returns once every
 // server serves (srvr says leader, follower or standalone on its published
 // port). On error, whatever was started is removed.
-func (z *ZooKeeper) Setup(ctx context.Context) (err error) {
-	defer func() {
-		if err != nil {
-			_ = z.Teardown(ctx)
-		}
-	}()
-	if err := z.open(ctx); err != nil {
-		return err
-	}
-	if z.clients, err = z.network(ctx, false); err != nil {
-		return err
-	}
-	if z.cfg.Nodes > 1 {
-		if z.peers, err = z.network(ctx, true); err != nil {
+func (z *ZooKeeper) Setup(ctx context.Context) error {
+	return z.setUp(ctx, func() (err error) {
+		if z.clients, err = z.network(ctx, false); err != nil {
 			return err
 		}
-	}
-	var specs []nodeSpec
-	for id := 1; id <= z.cfg.Nodes; id++ {
-		specs = append(specs, z.zkSpec(id))
-	}
-	specs = append(specs, redisSpec("storage", "storage", z.clients, false, false))
-	nodes, err := z.startAll(ctx, specs)
-	if err != nil {
-		return err
-	}
-	z.zk, z.storage = nodes[:z.cfg.Nodes], nodes[z.cfg.Nodes]
-	if err := waitFor(ctx, 30*time.Second, "storage", func() error { return clusters.Ping(z.storage.addr()) }); err != nil {
-		return err
-	}
-	if err := z.waitServing(ctx, z.zk); err != nil {
-		return err
-	}
-	set := make([]clusters.SetNode, len(z.zk))
-	for i, n := range z.zk {
-		set[i] = z.setNode(n, func(ctx context.Context) error { return z.waitServing(ctx, []*node{n}) })
-	}
-	return z.set.Link(z.proxies, z.cfg.Workers, set)
+		if z.cfg.Nodes > 1 {
+			if z.peers, err = z.network(ctx, true); err != nil {
+				return err
+			}
+		}
+		var specs []nodeSpec
+		for id := 1; id <= z.cfg.Nodes; id++ {
+			specs = append(specs, z.zkSpec(id))
+		}
+		specs = append(specs, redisSpec("storage", "storage", z.clients, false, false))
+		nodes, err := z.startAll(ctx, specs)
+		if err != nil {
+			return err
+		}
+		z.lock, z.storage = nodes[:z.cfg.Nodes], nodes[z.cfg.Nodes]
+		if err := waitFor(ctx, 30*time.Second, "storage", func() error { return clusters.Ping(z.storage.addr()) }); err != nil {
+			return err
+		}
+		if err := z.waitServing(ctx, z.lock); err != nil {
+			return err
+		}
+		return z.link(func(ctx context.Context, n *node) error { return z.waitServing(ctx, []*node{n}) })
+	})
 }
 
 // waitServing waits until every node of nodes reports a serving mode.
@@ -154,39 +142,17 @@ func (z *ZooKeeper) waitServing(ctx context.Context, nodes []*node) error {
 	})
 }
 
-// Teardown removes the containers, the networks and the proxies.
-func (z *ZooKeeper) Teardown(ctx context.Context) error { return z.teardown(ctx) }
-
-// Nodes lists the servers, then the storage node, at their published
-// addresses.
-func (z *ZooKeeper) Nodes() []clusters.Node {
-	var nodes []clusters.Node
-	for _, n := range z.zk {
-		nodes = append(nodes, clusters.Node{Name: n.spec.name, Role: "lock", Addr: n.addr()})
-	}
-	if z.storage != nil {
-		nodes = append(nodes, clusters.Node{Name: "storage", Role: "storage", Addr: z.storage.addr()})
-	}
-	return nodes
-}
-
-// LockAddrs returns the proxy addresses worker slot uses, one per server.
-func (z *ZooKeeper) LockAddrs(slot int) []string { return z.set.LockAddrs(slot) }
-
-// StorageAddr returns the storage container's published address.
-func (z *ZooKeeper) StorageAddr() string { return z.storage.addr() }
-
 func (z *ZooKeeper) node(name string) (*node, error) {
 	i, err := z.set.Index(name)
 	if err != nil {
 		return nil, err
 	}
-	return z.zk[i], nil
+	return z.lock[i], nil
 }
 
 // Leader returns the server whose srvr reports it leader (or standalone).
 func (z *ZooKeeper) Leader(ctx context.Context) (string, error) {
-	for _, n := range z.zk {
+	for _, n := range z.lock {
 		if m, err := clusters.Mode(n.addr()); err == nil && (m == "leader" || m == "standalone") {
 			return n.spec.name, nil
 		}
