@@ -117,8 +117,8 @@ func (s *NodeSet) Index(name string) (int, error) {
 	return 0, fmt.Errorf("no %s named %q", s.Kind, name)
 }
 
-// SlotLinks names worker slot's proxies, one per node.
-func (s *NodeSet) SlotLinks(slot int) []string {
+// slotLinks names worker slot's proxies, one per node.
+func (s *NodeSet) slotLinks(slot int) []string {
 	return LinkNames(len(s.nodes), func(i int) string { return slotProxy(slot, s.nodes[i].Name) })
 }
 
@@ -175,12 +175,12 @@ func (s *NodeSet) signal(ctx context.Context, name string, sig syscall.Signal) e
 
 // Partition cuts every link of a worker slot to the nodes.
 func (s *NodeSet) Partition(ctx context.Context, slot int) error {
-	return s.proxies.CutAll(s.SlotLinks(slot))
+	return s.proxies.CutAll(s.slotLinks(slot))
 }
 
 // Heal restores every link of a worker slot.
 func (s *NodeSet) Heal(ctx context.Context, slot int) error {
-	return s.proxies.RestoreAll(ctx, s.SlotLinks(slot))
+	return s.proxies.RestoreAll(ctx, s.slotLinks(slot))
 }
 
 // PartitionNodes cuts worker slot's links to the named nodes only.

@@ -362,14 +362,9 @@ func (c *RedisCluster) join(ctx context.Context) error {
 			return fmt.Errorf("make %s a replica of %s: %w", r.Name, c.nodes[m].Name, err)
 		}
 	}
-	return Poll(ctx, clusterReadyWait, func() error {
-		for _, r := range c.nodes {
-			if err := c.nodeReady(ctx, r); err != nil {
-				return fmt.Errorf("%s: %w", r.Name, err)
-			}
-		}
-		return nil
-	}, "redis cluster")
+	return pollEach(ctx, clusterReadyWait, "redis cluster", len(c.nodes), func(j int) (string, error) {
+		return c.nodes[j].Name, c.nodeReady(ctx, c.nodes[j])
+	})
 }
 
 // nodeReady checks one node: cluster_state:ok with every slot covered,
@@ -622,7 +617,7 @@ func (c *RedisCluster) restore(ctx context.Context, fault string) error {
 
 // Partition cuts every link of a worker slot to the cluster nodes.
 func (c *RedisCluster) Partition(ctx context.Context, slot int) error {
-	return c.cut(fmt.Sprintf("partition-%d", slot), c.set.SlotLinks(slot), nil)
+	return c.cut(fmt.Sprintf("partition-%d", slot), c.set.slotLinks(slot), nil)
 }
 
 // Heal restores the links Partition cut for slot.

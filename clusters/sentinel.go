@@ -325,14 +325,9 @@ func (s *Sentinel) waitReplicas(ctx context.Context, master *RedisServer, n int,
 // waitSentinels waits until every sentinel names the same master, sees
 // both replicas as healthy and knows the other sentinels.
 func (s *Sentinel) waitSentinels(ctx context.Context, timeout time.Duration) error {
-	return Poll(ctx, timeout, func() error {
-		for _, sp := range s.sents {
-			if err := s.sentinelReady(ctx, sp); err != nil {
-				return fmt.Errorf("%s: %w", sp.name, err)
-			}
-		}
-		return nil
-	}, "sentinels")
+	return pollEach(ctx, timeout, "sentinels", len(s.sents), func(k int) (string, error) {
+		return s.sents[k].name, s.sentinelReady(ctx, s.sents[k])
+	})
 }
 
 func (s *Sentinel) sentinelReady(ctx context.Context, sp *sentinelProc) error {
@@ -391,6 +386,20 @@ func Poll(ctx context.Context, timeout time.Duration, f func() error, what strin
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// pollEach polls (see Poll) until check(i) finds each of n things ready;
+// check returns the i-th's name and why it is not ready, and the error
+// names the first that is not.
+func pollEach(ctx context.Context, timeout time.Duration, what string, n int, check func(i int) (string, error)) error {
+	return Poll(ctx, timeout, func() error {
+		for i := 0; i < n; i++ {
+			if name, err := check(i); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		return nil
+	}, what)
 }
 
 // nodeClient returns a go-redis client for the harness's own commands to a
@@ -589,7 +598,7 @@ func (s *Sentinel) restore(ctx context.Context, fault string) error {
 // Partition cuts every link of a worker slot: to each redis node and each
 // sentinel.
 func (s *Sentinel) Partition(ctx context.Context, slot int) error {
-	return s.cut(fmt.Sprintf("partition-%d", slot), append(s.set.SlotLinks(slot), s.sentSet.SlotLinks(slot)...))
+	return s.cut(fmt.Sprintf("partition-%d", slot), append(s.set.slotLinks(slot), s.sentSet.slotLinks(slot)...))
 }
 
 // Heal restores the links Partition cut for slot.
@@ -620,7 +629,7 @@ func (s *Sentinel) CutMaster(ctx context.Context, master string, stay []int) err
 	if err != nil {
 		return err
 	}
-	return s.cut("failover", append([]string{peerName(j)}, s.set.splitLinks(j, stay, s.sentSet.SlotLinks)...))
+	return s.cut("failover", append([]string{peerName(j)}, s.set.splitLinks(j, stay, s.sentSet.slotLinks)...))
 }
 
 // HealMaster restores every link CutMaster cut.
