@@ -292,3 +292,27 @@ func porcupineMutex(h history.History) Validity {
 	}
 	return Invalid
 }
+
+// TestBlockerKeepsTheEarlierHold: of two holds that end at the same
+// instant, the one granted first stays the hold in the way, so a third hold
+// they both overlap is told as more of the first conflict, not a new one.
+func TestBlockerKeepsTheEarlierHold(t *testing.T) {
+	b := (&builder{}).acquire(0, 0.9, 1, 0, "o0").acquire(1, 1.9, 2, 0, "o1").acquire(2, 4.9, 5, 0, "o2").
+		release(2, 6, 6.1, true, "o2").release(0, 10, 10.1, true, "o0").release(1, 10, 10.1, true, "o1")
+	r := NewMutex(Options{}).Check(context.Background(), b.build())
+	if r.Stats["keys_decided_directly"] != 1 || len(r.Anomalies) != 1 {
+		t.Fatalf("stats %v, %d anomalies, want one conflict of 0 with 1 and 2: %+v", r.Stats, len(r.Anomalies), r.Anomalies)
+	}
+}
+
+// TestPausedLongerWithNoLease: with no lease known, no pause is longer
+// than it (the story then does not claim one).
+func TestPausedLongerWithNoLease(t *testing.T) {
+	fs := []history.Fault{{F: history.FPause, Targets: []int{3}, Start: sec(1), End: sec(2)}}
+	if d, ok := pausedLonger(fs, 3, 0); ok {
+		t.Errorf("a pause of %s is longer than an unknown lease", d)
+	}
+	if _, ok := pausedLonger(fs, 3, time.Second/2); !ok {
+		t.Error("a 1 s pause is not longer than a 0.5 s lease")
+	}
+}
