@@ -3,6 +3,7 @@ package clusters
 import (
 	"sync"
 
+	"github.com/Shopify/toxiproxy/v2/stream"
 	"github.com/Shopify/toxiproxy/v2/toxics"
 )
 
@@ -102,35 +103,22 @@ func (t *busSenderFilter) Pipe(stub *toxics.ToxicStub) {
 		st = new(busLink)
 	}
 	gate := lookBusGate(t.Gate)
-	for {
-		select {
-		case <-stub.Interrupt:
-			return
-		case c := <-stub.Input:
-			if c == nil {
-				stub.Close()
-				return
+	eachChunk(stub, func(c *stream.StreamChunk) (*stream.StreamChunk, bool) {
+		if !st.known {
+			st.head = append(st.head, c.Data...)
+			if len(st.head) < busHeaderLen {
+				return nil, false
 			}
-			if !st.known {
-				st.head = append(st.head, c.Data...)
-				if len(st.head) < busHeaderLen {
-					continue
-				}
-				st.known = true
-				if string(st.head[:4]) == "RCmb" {
-					st.sender = string(st.head[40:busHeaderLen])
-				}
-				c.Data, st.head = st.head, nil
+			st.known = true
+			if string(st.head[:4]) == "RCmb" {
+				st.sender = string(st.head[40:busHeaderLen])
 			}
-			if gate.cuts(st.sender) {
-				st.dropped = true
-				continue
-			}
-			if st.dropped {
-				stub.Close()
-				return
-			}
-			stub.Output <- c
+			c.Data, st.head = st.head, nil
 		}
-	}
+		if gate.cuts(st.sender) {
+			st.dropped = true
+			return nil, false
+		}
+		return c, st.dropped
+	})
 }

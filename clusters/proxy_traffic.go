@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/Shopify/toxiproxy/v2/stream"
 	"github.com/Shopify/toxiproxy/v2/toxics"
 )
 
@@ -31,6 +32,18 @@ func (t *countToxic) Pipe(stub *toxics.ToxicStub) {
 	if v, ok := counters.Load(t.Counter); ok {
 		n = v.(*atomic.Int64)
 	}
+	eachChunk(stub, func(c *stream.StreamChunk) (*stream.StreamChunk, bool) {
+		if n != nil {
+			n.Add(int64(len(c.Data)))
+		}
+		return c, false
+	})
+}
+
+// eachChunk is the loop of a toxic's Pipe: f gets every chunk of the link
+// and returns the chunk to forward (nil for none) and whether to close the
+// link instead; the link closes, too, when its input ends.
+func eachChunk(stub *toxics.ToxicStub, f func(c *stream.StreamChunk) (fwd *stream.StreamChunk, closeLink bool)) {
 	for {
 		select {
 		case <-stub.Interrupt:
@@ -40,10 +53,14 @@ func (t *countToxic) Pipe(stub *toxics.ToxicStub) {
 				stub.Close()
 				return
 			}
-			if n != nil {
-				n.Add(int64(len(c.Data)))
+			fwd, closeLink := f(c)
+			if closeLink {
+				stub.Close()
+				return
 			}
-			stub.Output <- c
+			if fwd != nil {
+				stub.Output <- fwd
+			}
 		}
 	}
 }
