@@ -384,25 +384,13 @@ func designsTables() (map[string]string, error) {
 
 // designTraits names what sets a design apart, from its registry fields.
 func designTraits(d workloads.Design) string {
-	var ts []string
-	if d.NoLock {
-		ts = append(ts, "no lock")
-	}
-	if d.Renews {
-		ts = append(ts, "renews its lease")
-	}
-	if d.SessionHeld {
-		ts = append(ts, "held by the database session")
-	}
-	if d.Guarded {
-		ts = append(ts, "guarded write")
-	}
-	if d.StockOnLock {
-		ts = append(ts, "stock on the lock service")
-	}
-	if d.SessionTTL != nil {
-		ts = append(ts, "whole-second lease")
-	}
+	ts := named(
+		flagName{d.NoLock, "no lock"},
+		flagName{d.Renews, "renews its lease"},
+		flagName{d.SessionHeld, "held by the database session"},
+		flagName{d.Guarded, "guarded write"},
+		flagName{d.StockOnLock, "stock on the lock service"},
+		flagName{d.SessionTTL != nil, "whole-second lease"})
 	if len(d.Worker) > 0 {
 		lang := d.Worker[0]
 		switch lang {
@@ -414,6 +402,23 @@ func designTraits(d workloads.Design) string {
 		ts = append(ts, lang+" worker")
 	}
 	return strings.Join(ts, ", ")
+}
+
+// flagName is a registry field that is set or not, and what a page calls it.
+type flagName struct {
+	on   bool
+	name string
+}
+
+// named returns the names of the fields that are set, in order.
+func named(fs ...flagName) []string {
+	var out []string
+	for _, f := range fs {
+		if f.on {
+			out = append(out, f.name)
+		}
+	}
+	return out
 }
 
 // The nemeses page.
@@ -430,16 +435,10 @@ func nemesesIntro() string {
 func nemesesTables() (map[string]string, error) {
 	rows := [][]string{{code("none"), text(noneSummary), ""}}
 	for _, k := range nemesis.Kinds() {
-		var also []string
-		if k.ClockShim {
-			also = append(also, "lock nodes under the clock shim")
-		}
-		if k.ClientClocks {
-			also = append(also, "a client clock file for every worker")
-		}
-		if k.Replicated {
-			also = append(also, "the Sentinel topology for a single-master Redis design")
-		}
+		also := named(
+			flagName{k.ClockShim, "lock nodes under the clock shim"},
+			flagName{k.ClientClocks, "a client clock file for every worker"},
+			flagName{k.Replicated, "the Sentinel topology for a single-master Redis design"})
 		rows = append(rows, []string{code(k.Name), text(k.Summary), strings.Join(also, "; ")})
 	}
 	nemeses := table([]string{"nemesis", "the fault", "what the run sets up for it"}, rows)

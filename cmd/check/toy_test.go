@@ -61,7 +61,7 @@ func toyMain(args []string) int {
 		Summary: "ACQUIRE key owner ttl_ms / RELEASE key owner on the toy server (test only)"})
 	nemesis.Register(nemesis.Kind{Name: "toy-stall", New: newToyStall,
 		Summary: "SIGSTOP a holder's worker, SIGCONT it after the fault duration (test only)",
-		Ops: history.FaultOps{Start: "toy-stall", End: "toy-unstall", Class: history.ClassProcess, Exercise: history.ExerciseHolder}})
+		Ops:     history.FaultOps{Start: "toy-stall", End: "toy-unstall", Class: history.ClassProcess, Exercise: history.ExerciseHolder}})
 	return Main(args, os.Stdout, os.Stderr)
 }
 
@@ -201,7 +201,7 @@ func (t *toyTopology) Nodes() []clusters.Node {
 }
 
 func (t *toyTopology) LockAddrs(slot int) []string { return []string{t.links[slot]} }
-func (t *toyTopology) StorageAddr() string          { return t.storage.Addr() }
+func (t *toyTopology) StorageAddr() string         { return t.storage.Addr() }
 
 // toyLock is the toy design's client.
 type toyLock struct {
