@@ -15,7 +15,9 @@ func init() {
 	RegisterExercise(ExerciseRule{Nemesis: "toy-stall", F: "toy-stall", Judge: JudgeHolderFault})
 	history.RegisterFaultOps(history.FaultOps{Start: "toy-crash", End: "toy-reboot", Class: history.ClassNode})
 	RegisterExercise(ExerciseRule{Nemesis: "toy-crash", F: "toy-crash", Judge: JudgeNodeFault,
-		Missed: func(x *ExerciseRun) string { return "no toy-crash struck while a lock was held (" + x.LeaseWords() + ")" }})
+		Missed: func(x *ExerciseRun) string {
+			return "no toy-crash struck while a lock was held (" + x.LeaseWords() + ")"
+		}})
 	// Faults that declare their exercise shape and register no rule.
 	history.RegisterFaultOps(history.FaultOps{Start: "toy-freeze", End: "toy-thaw", Exercise: history.ExerciseHolder})
 	history.RegisterFaultOps(history.FaultOps{Start: "toy-unplug", End: "toy-plug", Exercise: history.ExerciseNode})
