@@ -1,0 +1,78 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestLinkToxicsCompose: two faults on one slot's links take off only
+// their own toxics, and a refused link stays refused (its connections
+// reset) across a kill and restart of its node, which starts the node's
+// proxies again.
+func TestLinkToxicsCompose(t *testing.T) {
+	if _, err := LookRedis(); err != nil {
+		t.Fatalf("%v (make test installs it)", err)
+	}
+	ctx := context.Background()
+	r := NewRedis(RedisConfig{LockNodes: 1, Workers: 1, LogDir: t.TempDir(), Persist: true})
+	if err := r.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Teardown(ctx)
+	addr := r.LockAddrs(0)[0]
+	hung := func() bool {
+		_, err := roundTrip(addr, "PING", 300*time.Millisecond)
+		var ne net.Error
+		return errors.As(err, &ne) && ne.Timeout()
+	}
+
+	slow := []Toxic{{Type: ToxicLatency, Stream: Downstream, Attributes: map[string]int64{"latency": 1}}}
+	lost := []Toxic{{Type: ToxicTimeout, Stream: Downstream}}
+	if err := r.SetLinkToxics(ctx, 0, "slow", slow); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetLinkToxics(ctx, 0, "lost", lost); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetLinkToxics(ctx, 0, "lost", lost); err != nil {
+		t.Fatalf("the same toxics again: %v", err)
+	}
+	if err := r.SetLinkToxics(ctx, 0, "slow", nil); err != nil {
+		t.Fatal(err)
+	}
+	if !hung() {
+		t.Error("taking one fault's toxics off took another's too")
+	}
+	if err := r.SetLinkToxics(ctx, 0, "lost", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := roundTrip(addr, "PING", okWait); err != nil || got != "+PONG" {
+		t.Fatalf("cleared link: %q %v", got, err)
+	}
+
+	if err := r.SetLinkToxics(ctx, 0, "refuse", []Toxic{{Type: ToxicRefuse}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := roundTrip(addr, "PING", okWait); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("refused link: %v, want the dial refused", err)
+	}
+	if err := r.Kill(ctx, "lock0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Restart(ctx, "lock0"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := roundTrip(addr, "PING", okWait); err == nil {
+		t.Errorf("refused link after its node's restart: %q, want the connection reset", got)
+	}
+	if err := r.SetLinkToxics(ctx, 0, "refuse", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := roundTrip(addr, "PING", okWait); err != nil || got != "+PONG" {
+		t.Errorf("link no longer refused: %q %v", got, err)
+	}
+}
