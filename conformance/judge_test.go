@@ -2,14 +2,11 @@ package conformance
 
 import (
 	"testing"
-
-	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// newJudge returns a proc that only judges lines, with request 1 asked.
+// newJudge returns a proc that only judges lines.
 func newJudge() *proc {
-	p := &proc{replies: make(chan workloads.Reply), report: &Report{}, answered: map[int64]bool{}, asked: map[int64]bool{1: true}}
-	return p
+	return &proc{report: &Report{}, answered: map[int64]bool{}}
 }
 
 func TestJudge(t *testing.T) {
@@ -31,14 +28,9 @@ func TestJudge(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newJudge()
-			go func() {
-				for range p.replies {
-				}
-			}()
 			for _, l := range tt.lines {
-				p.judge(l, tt.whole)
+				p.judge(l, tt.whole, 1)
 			}
-			close(p.replies)
 			var got string
 			if len(p.report.Broken) > 0 {
 				got = p.report.Broken[0].Rule
@@ -58,11 +50,6 @@ func FuzzJudge(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line string, whole bool) {
 		p := newJudge()
-		go func() {
-			for range p.replies {
-			}
-		}()
-		p.judge(line, whole)
-		close(p.replies)
+		p.judge(line, whole, 1)
 	})
 }

@@ -48,8 +48,8 @@ func (r *run) slotLoop(ctx context.Context, index int) {
 	s := r.slots[index]
 	defer func() {
 		if s.w != nil {
-			s.w.close(2 * time.Second)
-			r.workerCPU.Add(int64(s.w.cpuTime()))
+			s.w.Close(2 * time.Second)
+			r.workerCPU.Add(int64(s.w.CPU()))
 		}
 		r.setLive(index, nil)
 	}()
@@ -97,9 +97,8 @@ func (s *slot) spawn(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.slot = s.index
 	s.w = w
-	s.r.setLive(s.index, &nemesis.Target{Process: s.process, Slot: s.index, Pid: w.pid(), ClockFile: cfg.ClockFile})
+	s.r.setLive(s.index, &nemesis.Target{Process: s.process, Slot: s.index, Pid: w.Pid(), ClockFile: cfg.ClockFile})
 	return nil
 }
 
@@ -120,7 +119,7 @@ func (s *slot) cycle(ctx context.Context, key string) {
 	if grant == nil {
 		grant = &history.Value{}
 	}
-	s.r.setHolder(s.index, &nemesis.Target{Process: s.process, Slot: s.index, Pid: s.w.pid(), Key: key})
+	s.r.setHolder(s.index, &nemesis.Target{Process: s.process, Slot: s.index, Pid: s.w.Pid(), Key: key})
 	csArg := &history.Value{Owner: grant.Owner}
 	if s.r.test.Fencing {
 		csArg.Token = grant.Token
@@ -153,7 +152,7 @@ func (s *slot) cycle(ctx context.Context, key string) {
 func (s *slot) op(ctx context.Context, f, key string, v *history.Value) history.Op {
 	rec := s.r.rec
 	s.invoked = rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: f, Key: key, Value: v}).Time
-	reply, err := s.w.call(ctx, workloads.Request{F: f, Key: key, Value: v}, s.r.test.controllerTimeout())
+	reply, err := s.w.Call(ctx, workloads.Request{F: f, Key: key, Value: v}, s.r.test.controllerTimeout())
 	if errors.Is(err, errProtocol) {
 		s.r.fail(&workerError{Process: s.process, Broken: true, Err: err, Started: true, Stderr: s.w.stderr.Last()})
 	}
@@ -183,8 +182,8 @@ func (s *slot) op(ctx context.Context, f, key string, v *history.Value) history.
 // slot on to a fresh process id.
 func (s *slot) retire(key string) {
 	if s.w != nil {
-		s.w.kill()
-		s.r.workerCPU.Add(int64(s.w.cpuTime()))
+		s.w.Kill()
+		s.r.workerCPU.Add(int64(s.w.CPU()))
 		s.w = nil
 	}
 	s.r.setLive(s.index, nil)

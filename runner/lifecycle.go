@@ -61,7 +61,7 @@ func (r *run) startWorkers(ctx context.Context) error {
 	}
 	for _, s := range r.slots {
 		if s.w != nil {
-			s.w.kill()
+			s.w.Kill()
 			s.w = nil
 		}
 		r.setLive(s.index, nil)

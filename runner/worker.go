@@ -1,19 +1,15 @@
 package runner
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
+	"github.com/lockcheck/lockcheck/internal/workerproc"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -37,21 +33,12 @@ func (r *run) openTimeout() time.Duration {
 	return openTimeout
 }
 
-// workerProc is the controller's end of one worker process: requests go to
-// its stdin, replies come from its stdout, one JSON line each.
+// workerProc is the controller's end of one worker process (the shared
+// workerproc.Proc), with the tail of its stderr for error messages.
 type workerProc struct {
-	slot, process int
-	cmd           *exec.Cmd
-	stdin         io.WriteCloser
-	stderr        *stderrTail
-	replies       chan workloads.Reply
-	done          chan struct{} // closed when the process has exited and been waited for
-	readErr       error         // why the reader stopped: a protocol error, or nil at the end of stdout
-	exitErr       error         // the process's exit status, once done
-	cpu           time.Duration // the process's user + system time, once done
-	nextID        int64
-	mu            sync.Mutex
-	onEvent       func(workloads.Reply)
+	*workerproc.Proc
+	process int
+	stderr  *stderrTail
 }
 
 // quietSysmon is the GODEBUG setting builtinWorkerEnv adds.
@@ -77,19 +64,16 @@ func builtinWorkerEnv() []string {
 }
 
 // errNoReply means the worker did not answer in time or exited.
-var errNoReply = errors.New("no reply from worker")
+var errNoReply = workerproc.ErrNoReply
 
 // replyTimeout is the errNoReply of a worker that did not answer within
 // its time: it may still be alive (as against one that exited or whose
 // pipe broke).
-type replyTimeout struct{ after time.Duration }
-
-func (e *replyTimeout) Error() string        { return fmt.Sprintf("%v within %s", errNoReply, e.after) }
-func (e *replyTimeout) Is(target error) bool { return target == errNoReply }
+type replyTimeout = workerproc.Timeout
 
 // errProtocol means the worker wrote a line that is not a protocol reply or
 // event: a broken worker, never a fault's doing.
-var errProtocol = errors.New("wrote a line that is not protocol")
+var errProtocol = workerproc.ErrProtocol
 
 // workerError is a worker that could not be started or opened. Broken is
 // set when no fault can explain it (the command cannot be started, the
@@ -133,50 +117,34 @@ func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, 
 		}
 		return e
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
 	tail := &stderrTail{out: log, prefix: fmt.Sprintf("process %d: ", cfg.Process)}
 	for _, e := range env {
 		if strings.HasPrefix(e, "GODEBUG=") && strings.Contains(e, quietSysmon) {
 			tail.dropSched = true
 		}
 	}
-	cmd.Stderr = tail
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
+	p, err := workerproc.Start(argv, workerproc.Options{Env: env, Stderr: tail, OnEvent: onEvent, AfterExit: tail.flush})
 	if err != nil {
-		return nil, fail(true, fmt.Errorf("stdin pipe: %w", err), nil)
+		return nil, fail(true, err, nil)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fail(true, fmt.Errorf("stdout pipe: %w", err), nil)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fail(true, fmt.Errorf("cannot start %q: %w", argv[0], err), nil)
-	}
-	w := &workerProc{process: cfg.Process, cmd: cmd, stdin: stdin, stderr: tail,
-		replies: make(chan workloads.Reply, 16), done: make(chan struct{}), onEvent: onEvent}
-	go w.read(stdout)
-	reply, err := w.call(ctx, workloads.Request{F: workloads.FOpen, Config: &cfg}, timeout)
+	w := &workerProc{Proc: p, process: cfg.Process, stderr: tail}
+	reply, err := w.Call(ctx, workloads.Request{F: workloads.FOpen, Config: &cfg}, timeout)
 	var late *replyTimeout
 	timedOut := errors.As(err, &late)
-	if err != nil && !timedOut && !w.exited() {
+	if err != nil && !timedOut && !w.Exited() {
 		// A failed write means the worker is exiting: let it finish, so
 		// the error says so and quotes its last words. This holds when
 		// another slot's failure cancelled ctx meanwhile too: a worker
 		// that exited is this slot's own failure, not a cancelled one.
-		select {
-		case <-w.done:
-		case <-time.After(2 * time.Second):
-		}
+		w.WaitExit(2 * time.Second)
 	}
 	broken, refused := false, false
 	switch {
-	case w.exited() && errors.Is(w.readErr, errProtocol):
-		broken, err = true, w.readErr
-	case err != nil && w.exited():
+	case w.Exited() && errors.Is(w.ReadErr(), errProtocol):
+		broken, err = true, w.ReadErr()
+	case err != nil && w.Exited():
 		broken = true
-		err = fmt.Errorf("exited before answering open (%v)", w.exitErr)
+		err = fmt.Errorf("exited before answering open (%v)", w.ExitErr())
 	case err != nil && ctx.Err() != nil:
 		// Cancelled while waiting (another slot failed first, or an
 		// interrupt), its worker still alive: not this worker's fault.
@@ -194,136 +162,10 @@ func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, 
 		err = fmt.Errorf("worker speaks protocol %d, want %d", reply.Protocol, workloads.ProtocolVersion)
 	}
 	if err != nil {
-		w.kill()
+		w.Kill()
 		e := fail(broken, err, tail)
 		e.(*workerError).Refused = refused
 		return nil, e
 	}
 	return w, nil
-}
-
-// read passes the worker's replies to call and its events to onEvent. A line
-// that is neither ends the worker: it is killed, and readErr says why.
-func (w *workerProc) read(stdout io.Reader) {
-	defer close(w.done)
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		var r workloads.Reply
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || (r.ID == 0 && r.Event == "") {
-			w.readErr = fmt.Errorf("%w: %s", errProtocol, quoteShort(sc.Text()))
-			break
-		}
-		if r.Event != "" && r.ID == 0 {
-			if w.onEvent != nil {
-				w.onEvent(r)
-			}
-			continue
-		}
-		w.replies <- r
-	}
-	if err := sc.Err(); err != nil && w.readErr == nil {
-		w.readErr = fmt.Errorf("%w: %v", errProtocol, err)
-	}
-	if w.readErr != nil {
-		_ = syscall.Kill(-w.pid(), syscall.SIGKILL)
-		_, _ = io.Copy(io.Discard, stdout)
-	}
-	w.exitErr = w.cmd.Wait()
-	if ps := w.cmd.ProcessState; ps != nil {
-		w.cpu = ps.UserTime() + ps.SystemTime()
-	}
-	w.stderr.flush()
-}
-
-// cpuTime returns the CPU time the worker process used, once it has exited
-// and been waited for; 0 before.
-func (w *workerProc) cpuTime() time.Duration {
-	if !w.exited() {
-		return 0
-	}
-	return w.cpu
-}
-
-// quoteShort quotes s, cut to 120 bytes.
-func quoteShort(s string) string {
-	if len(s) > 120 {
-		return fmt.Sprintf("%q...", s[:120])
-	}
-	return fmt.Sprintf("%q", s)
-}
-
-// exited reports whether the worker process has exited.
-func (w *workerProc) exited() bool {
-	select {
-	case <-w.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// pid returns the worker's pid, which is also its process group id.
-func (w *workerProc) pid() int { return w.cmd.Process.Pid }
-
-// call sends one request and waits for its reply, at most timeout.
-func (w *workerProc) call(ctx context.Context, req workloads.Request, timeout time.Duration) (workloads.Reply, error) {
-	w.mu.Lock()
-	w.nextID++
-	req.ID = w.nextID
-	w.mu.Unlock()
-	b, err := json.Marshal(req)
-	if err != nil {
-		return workloads.Reply{}, err
-	}
-	if _, err := w.stdin.Write(append(b, '\n')); err != nil {
-		if w.exited() && w.readErr != nil {
-			return workloads.Reply{}, fmt.Errorf("%w: %w", errNoReply, w.readErr)
-		}
-		return workloads.Reply{}, fmt.Errorf("%w: write request: %v", errNoReply, err)
-	}
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	for {
-		select {
-		case r := <-w.replies:
-			if r.ID != req.ID {
-				continue // a late reply to an earlier request
-			}
-			return r, nil
-		case <-w.done:
-			if w.readErr != nil {
-				return workloads.Reply{}, fmt.Errorf("%w: %w", errNoReply, w.readErr)
-			}
-			return workloads.Reply{}, fmt.Errorf("%w: worker exited (%v)", errNoReply, w.exitErr)
-		case <-t.C:
-			return workloads.Reply{}, &replyTimeout{timeout}
-		case <-ctx.Done():
-			return workloads.Reply{}, fmt.Errorf("%w: %w", errNoReply, ctx.Err())
-		}
-	}
-}
-
-// kill stops the worker's whole process group with SIGKILL and waits for it.
-func (w *workerProc) kill() {
-	_ = syscall.Kill(-w.pid(), syscall.SIGKILL)
-	select {
-	case <-w.done:
-	case <-time.After(10 * time.Second):
-	}
-	_ = w.stdin.Close()
-}
-
-// close asks the worker to exit, and kills it if it does not within grace.
-func (w *workerProc) close(grace time.Duration) {
-	_ = syscall.Kill(-w.pid(), syscall.SIGCONT)
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	_, _ = w.call(ctx, workloads.Request{F: workloads.FClose}, grace)
-	_ = w.stdin.Close()
-	select {
-	case <-w.done:
-	case <-ctx.Done():
-	}
-	w.kill()
 }

@@ -1,0 +1,110 @@
+package workerproc
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// sh starts a shell worker that reads one request and then runs script.
+func sh(t *testing.T, script string, o Options) *Proc {
+	t.Helper()
+	p, err := Start([]string{"sh", "-c", "read req; " + script}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Kill)
+	return p
+}
+
+func TestCall(t *testing.T) {
+	tests := []struct {
+		name    string
+		script  string
+		timeout time.Duration
+		want    string // the reply's type, or the error's kind
+	}{
+		{"reply", `echo '{"id":1,"type":"ok"}'; sleep 5`, 5 * time.Second, "ok"},
+		{"event then reply", `echo '{"event":"session"}'; echo '{"id":1,"type":"fail"}'; sleep 5`, 5 * time.Second, "fail"},
+		{"stray then reply", `echo '{"id":9,"type":"ok"}'; echo '{"id":1,"type":"info"}'; sleep 5`, 5 * time.Second, "info"},
+		{"not protocol", `echo 'hello'; sleep 5`, 5 * time.Second, "protocol"},
+		{"exits", `exit 3`, 5 * time.Second, "exited"},
+		{"silent", `sleep 5`, 100 * time.Millisecond, "timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var events, strays int
+			p := sh(t, tt.script, Options{
+				OnEvent: func(workloads.Reply) { events++ },
+				OnStray: func(int64, workloads.Reply) { strays++ },
+			})
+			r, err := p.Call(context.Background(), workloads.Request{F: "acquire"}, tt.timeout)
+			var late *Timeout
+			got := string(r.Type)
+			switch {
+			case errors.As(err, &late):
+				got = "timeout"
+			case errors.Is(err, ErrProtocol):
+				got = "protocol"
+			case err != nil && strings.Contains(err.Error(), "exited"):
+				got = "exited"
+			}
+			if got != tt.want {
+				t.Fatalf("got %q (%v), want %q", got, err, tt.want)
+			}
+			if err != nil && !errors.Is(err, ErrNoReply) {
+				t.Errorf("%v does not wrap ErrNoReply", err)
+			}
+			if tt.name == "event then reply" && events != 1 {
+				t.Errorf("%d events, want 1", events)
+			}
+			if tt.name == "stray then reply" && strays != 1 {
+				t.Errorf("%d strays, want 1", strays)
+			}
+		})
+	}
+}
+
+func TestProtocolErrorKillsWorker(t *testing.T) {
+	p, err := Start([]string{"sh", "-c", "echo banner; sleep 30"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Kill)
+	if !p.WaitExit(10 * time.Second) {
+		t.Fatal("a worker that wrote a non-protocol line is still running")
+	}
+	if !errors.Is(p.ReadErr(), ErrProtocol) {
+		t.Errorf("ReadErr %v, want ErrProtocol", p.ReadErr())
+	}
+}
+
+func TestLongLine(t *testing.T) {
+	p := sh(t, `head -c 1100000 /dev/zero | tr '\0' 'x'; echo; sleep 30`, Options{
+		Line: func(*Proc, string, bool) (workloads.Reply, Verdict, error) { return workloads.Reply{}, Skip, nil },
+	})
+	if _, err := p.Call(context.Background(), workloads.Request{F: "x"}, 10*time.Second); !errors.Is(err, ErrProtocol) {
+		t.Errorf("a line over MaxLine: %v, want ErrProtocol", err)
+	}
+}
+
+func TestCloseAndCPU(t *testing.T) {
+	p := sh(t, `echo '{"id":1,"type":"ok"}'; read next; echo '{"id":2,"type":"ok"}'`, Options{})
+	if _, err := p.Call(context.Background(), workloads.Request{F: "acquire"}, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if p.CPU() != 0 || p.ExitErr() != nil {
+		t.Error("CPU or ExitErr before exit")
+	}
+	p.Close(5 * time.Second)
+	if !p.Exited() {
+		t.Fatal("not exited after Close")
+	}
+	if p.ExitErr() != nil {
+		t.Errorf("exit %v, want 0", p.ExitErr())
+	}
+}
