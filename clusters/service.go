@@ -72,6 +72,20 @@ type Service struct {
 	// Version, when set, returns the version of the service's server, which
 	// test.json records under the service's name ("" when unknown).
 	Version func() string
+	// Container is the service's form for --cluster docker, nil for a
+	// service without one; the containers package gives it from its file
+	// for the service (RegisterContainerForm).
+	Container *ContainerForm
+}
+
+// ContainerForm is a service's topology built from containers.
+type ContainerForm struct {
+	// Images are the short names of the images it runs (the folders
+	// docker/NAME, listed in containers/images.txt).
+	Images []string
+	// New returns the unstarted topology for cfg, or an error when cfg asks
+	// for something the container form does not have.
+	New func(cfg TopologyConfig) (Topology, error)
 }
 
 // services holds the registered services; each service file adds itself
@@ -91,6 +105,27 @@ func RegisterService(s Service) {
 		}
 	}
 	services = append(services, s)
+}
+
+// RegisterContainerForm gives the registered service called name its
+// container form; the containers package calls it from init, one file per
+// service. An unknown service, a second form, or a form with no New or
+// images is a programming error and panics.
+func RegisterContainerForm(name string, f ContainerForm) {
+	if f.New == nil || len(f.Images) == 0 {
+		panic(fmt.Sprintf("clusters: container form of %q: New and Images are required", name))
+	}
+	for i := range services {
+		if services[i].Name != name {
+			continue
+		}
+		if services[i].Container != nil {
+			panic(fmt.Sprintf("clusters: service %q has a container form already", name))
+		}
+		services[i].Container = &f
+		return
+	}
+	panic(fmt.Sprintf("clusters: container form of unknown service %q", name))
 }
 
 // registerService is RegisterService, for this package's own services.

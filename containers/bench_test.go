@@ -30,12 +30,10 @@ func BenchmarkReady(b *testing.B) {
 	for _, c := range cases {
 		for _, kind := range []string{"local", "docker"} {
 			b.Run(c.name+"/"+kind, func(b *testing.B) {
-				builder, err := Find(c.service)
-				if err != nil {
-					b.Fatal(err)
-				}
+				form := formOf(b, c.service)
+				var err error
 				if kind == "docker" {
-					if err := builder.Look(context.Background()); errors.Is(err, ErrNoEngine) || errors.Is(err, ErrMissingImage) {
+					if err := Look(context.Background(), form); errors.Is(err, ErrNoEngine) || errors.Is(err, ErrMissingImage) {
 						b.Skip(err)
 					}
 				}
@@ -46,7 +44,7 @@ func BenchmarkReady(b *testing.B) {
 						var top clusters.Topology
 						if kind == "local" {
 							top = c.local(cfg)
-						} else if top, err = builder.New(cfg); err != nil {
+						} else if top, err = form.New(cfg); err != nil {
 							b.Fatal(err)
 						}
 						start := time.Now()

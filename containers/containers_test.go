@@ -17,11 +17,7 @@ import (
 // ErrNoEngine, without waiting long.
 func TestLookNoEngine(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-	b, err := Find("redis")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = b.Look(context.Background())
+	err := Look(context.Background(), formOf(t, "redis"))
 	if !errors.Is(err, ErrNoEngine) {
 		t.Fatalf("Look = %v, want ErrNoEngine", err)
 	}
@@ -30,16 +26,43 @@ func TestLookNoEngine(t *testing.T) {
 	}
 }
 
-func TestFind(t *testing.T) {
-	for _, c := range []struct {
-		service string
-		ok      bool
-	}{{"redis", true}, {"zookeeper", true}, {"postgres", false}, {"nope", false}} {
-		_, err := Find(c.service)
-		if (err == nil) != c.ok {
-			t.Errorf("Find(%q) = %v, want ok %v", c.service, err, c.ok)
+// formOf returns the container form of service, failing tb when it has
+// none.
+func formOf(tb testing.TB, service string) clusters.ContainerForm {
+	tb.Helper()
+	s, err := clusters.FindService(service)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if s.Container == nil {
+		tb.Fatalf("service %s has no container form", service)
+	}
+	return *s.Container
+}
+
+// TestContainerForms checks which services this package gives a container
+// form, and that each form's images are in the image list.
+func TestContainerForms(t *testing.T) {
+	want := map[string]bool{"redis": true, "zookeeper": true}
+	for _, s := range clusters.Services() {
+		if (s.Container != nil) != want[s.Name] {
+			t.Errorf("service %s: container form %v, want %v", s.Name, s.Container != nil, want[s.Name])
+		}
+		if s.Container == nil {
+			continue
+		}
+		for _, short := range s.Container.Images {
+			if _, ok := ImageOf(short); !ok {
+				t.Errorf("service %s runs image %q, which images.txt does not list", s.Name, short)
+			}
 		}
 	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a container form for an unknown service did not panic")
+		}
+	}()
+	register("nope", clusters.ContainerForm{Images: []string{"redis"}, New: newRedis})
 }
 
 func TestImageRef(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register(Builder{Service: "redis", Images: []Image{redisImage}, New: newRedis})
+	register("redis", clusters.ContainerForm{Images: []string{redisImage.Short}, New: newRedis})
 }
 
 // redisReady is what redis-server logs once it accepts connections.

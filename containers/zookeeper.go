@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register(Builder{Service: "zookeeper", Images: []Image{zookeeperImage, redisImage}, New: newZooKeeper})
+	register("zookeeper", clusters.ContainerForm{Images: []string{zookeeperImage.Short, redisImage.Short}, New: newZooKeeper})
 }
 
 // zkReady is what a ZooKeeper server logs once its client port is bound.

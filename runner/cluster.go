@@ -39,17 +39,25 @@ var clusterKinds = map[string]clusterKind{
 	},
 	ClusterDocker: {
 		resolve: func(p *Plan) error {
-			b, err := containers.Find(p.Service.Name)
-			p.builder = b
-			return err
+			if p.Service.Container == nil {
+				var with []string
+				for _, s := range clusters.Services() {
+					if s.Container != nil {
+						with = append(with, s.Name)
+					}
+				}
+				return fmt.Errorf("--cluster docker: service %s has no container topology (services with one: %s)",
+					p.Service.Name, strings.Join(with, ", "))
+			}
+			return nil
 		},
 		look: func(ctx context.Context, p *Plan) error {
-			if _, err := p.builder.New(p.config("")); err != nil {
+			if _, err := p.Service.Container.New(p.config("")); err != nil {
 				return err
 			}
-			return p.builder.Look(ctx)
+			return containers.Look(ctx, *p.Service.Container)
 		},
-		build: func(p *Plan, cfg clusters.TopologyConfig) (topology, error) { return p.builder.New(cfg) },
+		build: func(p *Plan, cfg clusters.TopologyConfig) (topology, error) { return p.Service.Container.New(cfg) },
 	},
 }
 

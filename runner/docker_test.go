@@ -22,11 +22,14 @@ import (
 func dockerOrSkip(t *testing.T, service string) {
 	t.Helper()
 	dockertest.Skip(t)
-	b, err := containers.Find(service)
+	s, err := clusters.FindService(service)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Look(context.Background()); errors.Is(err, containers.ErrNoEngine) || errors.Is(err, containers.ErrMissingImage) {
+	if s.Container == nil {
+		t.Fatalf("service %s has no container form", service)
+	}
+	if err := containers.Look(context.Background(), *s.Container); errors.Is(err, containers.ErrNoEngine) || errors.Is(err, containers.ErrMissingImage) {
 		t.Skip(err)
 	} else if err != nil {
 		t.Fatal(err)

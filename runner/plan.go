@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/lockcheck/lockcheck/clusters"
-	"github.com/lockcheck/lockcheck/containers"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -40,8 +39,6 @@ type Plan struct {
 	// cluster builds the topology: local processes or containers
 	// (Test.Cluster).
 	cluster clusterKind
-	// builder is the service's container topology, for --cluster docker.
-	builder containers.Builder
 }
 
 // Resolve checks t as given and resolves it into a Plan: every flag is

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
-	"github.com/lockcheck/lockcheck/containers"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/workloads"
@@ -473,7 +472,7 @@ func servicesTables() (map[string]string, error) {
 			}
 		}
 		docker := "no"
-		if _, err := containers.Find(s.Name); err == nil {
+		if s.Container != nil {
 			docker = "yes"
 		}
 		rows = append(rows, []string{code(s.Name), text(s.Summary), codes(names), text(s.Packages), docker})
