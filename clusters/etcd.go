@@ -77,6 +77,10 @@ type etcdMember struct {
 	*member
 	peer  int          // the peer port it listens on
 	front net.Listener // its advertised peer URL: the peer demultiplexer
+	// existing says the member was added to a running cluster (with an
+	// empty data dir: RestartEmpty), so it starts with
+	// --initial-cluster-state existing.
+	existing bool
 }
 
 func (m *etcdMember) peerAddr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.peer)) }
@@ -195,11 +199,15 @@ func (e *Etcd) initialCluster() string {
 // again finds its data dir and rejoins with it.
 func (e *Etcd) startMember(ctx context.Context, m *etcdMember) error {
 	client := "http://" + m.clientAddr()
+	state := "new"
+	if m.existing {
+		state = "existing"
+	}
 	argv := []string{e.bin, "--name", m.name, "--data-dir", filepath.Join(m.dir, "data"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", "http://" + m.peerAddr(),
 		"--initial-advertise-peer-urls", "http://" + m.front.Addr().String(),
-		"--initial-cluster", e.initialCluster(), "--initial-cluster-state", "new",
+		"--initial-cluster", e.initialCluster(), "--initial-cluster-state", state,
 		"--initial-cluster-token", filepath.Base(e.tmp),
 		"--heartbeat-interval", strconv.Itoa(etcdHeartbeatMS), "--election-timeout", strconv.Itoa(etcdElectionMS),
 		"--logger", "zap", "--log-outputs", "stderr", "--enable-v2=false"}
