@@ -43,6 +43,9 @@ type ensemble struct {
 	// runningOnly: pausing or resuming a member whose process has exited
 	// fails as for one not running (see localServer).
 	runningOnly bool
+	// held holds the peer proxies a fault stopped (Isolate, CutPeers): a
+	// link stays cut until the last fault that cut it lets go (under mu).
+	held heldCuts
 	local
 	// Faults kills and restarts a member (its clients' proxies stopped
 	// while it is down; a restart waits until it serves again), pauses and
@@ -292,12 +295,20 @@ func (e *ensemble) peerLinks(name string, f func([]string) error) error {
 // and new ones are refused, as when the SYN never arrives (see ZooKeeper for
 // why a timeout toxic would not do).
 func (e *ensemble) Isolate(ctx context.Context, name string) error {
-	return e.peerLinks(name, e.proxies.DisableAll)
+	return e.peerLinks(name, func(links []string) error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.proxies.DisableAll(e.heldLinks().hold("isolate-"+name, links))
+	})
 }
 
-// Rejoin restores the links Isolate cut.
+// Rejoin restores the links Isolate cut that no other fault holds cut.
 func (e *ensemble) Rejoin(ctx context.Context, name string) error {
-	return e.peerLinks(name, e.proxies.EnableAll)
+	return e.peerLinks(name, func(links []string) error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.proxies.EnableAll(e.heldLinks().drop("isolate-"+name, links))
+	})
 }
 
 // teardown runs first, stops the proxies and every member, runs stopped,

@@ -246,29 +246,55 @@ type heldCuts map[string]map[string]bool
 
 // cut cuts the named proxies on behalf of fault.
 func (h heldCuts) cut(ps *Proxies, fault string, names []string) error {
-	return each(names, func(n string) error {
-		if h[n] == nil {
-			h[n] = make(map[string]bool)
-		}
-		h[n][fault] = true
-		return ps.Cut(n)
-	})
+	return ps.CutAll(h.hold(fault, names))
 }
 
 // release lets go of every proxy fault cut, and restores those no other
 // fault holds.
 func (h heldCuts) release(ctx context.Context, ps *Proxies, fault string) error {
-	var names []string
-	for n, rs := range h {
-		if rs[fault] {
-			delete(rs, fault)
-			if len(rs) == 0 {
+	return ps.RestoreAll(ctx, h.drop(fault, nil))
+}
+
+// hold records that fault holds the named proxies cut and returns those no
+// fault held before: the ones to cut now.
+func (h heldCuts) hold(fault string, names []string) []string {
+	var fresh []string
+	for _, n := range names {
+		if len(h[n]) == 0 {
+			fresh = append(fresh, n)
+		}
+		if h[n] == nil {
+			h[n] = make(map[string]bool)
+		}
+		h[n][fault] = true
+	}
+	return fresh
+}
+
+// drop lets go of fault's hold on the named proxies (on every proxy it
+// holds when names is nil) and returns, sorted, those no fault holds any
+// longer: the ones to restore now.
+func (h heldCuts) drop(fault string, names []string) []string {
+	if names == nil {
+		for n, rs := range h {
+			if rs[fault] {
 				names = append(names, n)
 			}
 		}
 	}
-	sort.Strings(names)
-	return ps.RestoreAll(ctx, names)
+	var free []string
+	for _, n := range names {
+		if !h[n][fault] {
+			continue
+		}
+		delete(h[n], fault)
+		if len(h[n]) == 0 {
+			delete(h, n)
+			free = append(free, n)
+		}
+	}
+	sort.Strings(free)
+	return free
 }
 
 // serverProc is a local server's process, which a restart replaces, and

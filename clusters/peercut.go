@@ -1,0 +1,109 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+)
+
+// PeerCutter is a cluster whose servers' links to one another can be cut
+// pair by pair, so that a fault can give them any shape (a minority cut
+// from the majority, a bridge, a ring, links cut one at a time), where an
+// Isolator only cuts one server off from all the others.
+type PeerCutter interface {
+	// PeerNodes names the servers that talk to one another, in order.
+	PeerNodes() []string
+	// CutPeers cuts, on behalf of by (a fault's name), the links between
+	// each named pair of servers, both ways: their connections to each
+	// other close and new ones are refused; clients still reach both.
+	CutPeers(ctx context.Context, by string, pairs [][2]string) error
+	// HealPeers lets go of by's cuts of the named pairs, or of every cut
+	// by made when pairs is nil; a link is restored once no fault holds
+	// it cut. Healing what is not cut is a no-op.
+	HealPeers(ctx context.Context, by string, pairs [][2]string) error
+}
+
+var (
+	_ PeerCutter = (*ZooKeeper)(nil)
+	_ PeerCutter = (*Etcd)(nil)
+	_ PeerCutter = (*RedisZK)(nil)
+)
+
+// PeerNodes names the members, in member order.
+func (e *ensemble) PeerNodes() []string {
+	names := make([]string, len(e.servers))
+	for i, m := range e.servers {
+		names[i] = m.name
+	}
+	return names
+}
+
+// pairLinks names the proxies of the links between each pair of members,
+// both ways.
+func (e *ensemble) pairLinks(pairs [][2]string) ([]string, error) {
+	var links []string
+	for _, p := range pairs {
+		i, err := e.set.Index(p[0])
+		if err != nil {
+			return nil, err
+		}
+		j, err := e.set.Index(p[1])
+		if err != nil {
+			return nil, err
+		}
+		if i == j {
+			return nil, fmt.Errorf("cut %s from itself: a pair needs two members", p[0])
+		}
+		a, b := e.servers[i].id, e.servers[j].id
+		links = append(append(links, e.peer(a, b)...), e.peer(b, a)...)
+	}
+	return links, nil
+}
+
+// CutPeers stops the proxies of the links between each pair, both ways
+// (see Isolate for why a stopped proxy rather than a timeout toxic).
+func (e *ensemble) CutPeers(ctx context.Context, by string, pairs [][2]string) error {
+	links, err := e.pairLinks(pairs)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.proxies.DisableAll(e.heldLinks().hold(by, links))
+}
+
+// HealPeers starts again the proxies CutPeers stopped for by that no
+// other fault holds stopped.
+func (e *ensemble) HealPeers(ctx context.Context, by string, pairs [][2]string) error {
+	var links []string
+	if pairs != nil {
+		var err error
+		if links, err = e.pairLinks(pairs); err != nil {
+			return err
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.proxies.EnableAll(e.heldLinks().drop(by, links))
+}
+
+// heldLinks returns the faults that hold the peer proxies stopped (under
+// mu).
+func (e *ensemble) heldLinks() heldCuts {
+	if e.held == nil {
+		e.held = make(heldCuts)
+	}
+	return e.held
+}
+
+// PeerNodes names the ZooKeeper servers: the Redis part has no peers.
+func (r *RedisZK) PeerNodes() []string { return r.zk.PeerNodes() }
+
+// CutPeers cuts the links between pairs of ZooKeeper servers.
+func (r *RedisZK) CutPeers(ctx context.Context, by string, pairs [][2]string) error {
+	return r.zk.CutPeers(ctx, by, pairs)
+}
+
+// HealPeers restores them.
+func (r *RedisZK) HealPeers(ctx context.Context, by string, pairs [][2]string) error {
+	return r.zk.HealPeers(ctx, by, pairs)
+}
