@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/lockcheck/lockcheck/history"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -33,9 +32,8 @@ func init() {
 type etcdMutex struct {
 	es  *etcdSession
 	cfg Config
-	mu  sync.Mutex
 	// held maps a key to the lock taken on it.
-	held map[string]*etcdHeld
+	held heldLocks[*etcdHeld]
 }
 
 // etcdHeld is one granted lock: the mutex and the session it lives in.
@@ -55,7 +53,7 @@ func newEtcdMutex(cfg Config, _ *rand.Rand, events func(string)) (Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &etcdMutex{es: es, cfg: cfg, held: make(map[string]*etcdHeld)}, nil
+	return &etcdMutex{es: es, cfg: cfg}, nil
 }
 
 // Acquire waits for the lock at most the acquire timeout (Mutex.Lock with
@@ -64,9 +62,7 @@ func newEtcdMutex(cfg Config, _ *rand.Rand, events func(string)) (Lock, error) {
 // lock was certainly not taken (ErrNotAcquired); otherwise the outcome is
 // unknown.
 func (l *etcdMutex) Acquire(ctx context.Context, key string) (Grant, error) {
-	l.mu.Lock()
-	_, busy := l.held[key]
-	l.mu.Unlock()
+	_, busy := l.held.get(key)
 	if busy {
 		return Grant{}, Definite(fmt.Errorf("acquire %s: this client already holds it", key))
 	}
@@ -105,20 +101,16 @@ func (l *etcdMutex) Acquire(ctx context.Context, key string) (Grant, error) {
 	default:
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, err)
 	}
-	l.mu.Lock()
-	l.held[key] = &etcdHeld{m: m, s: s, rev: rev}
-	l.mu.Unlock()
+	l.held.put(key, &etcdHeld{m: m, s: s, rev: rev})
 	return Grant{Owner: m.Key(), Token: rev, Detail: fmt.Sprintf("lease 0x%x", int64(s.Lease()))}, nil
 }
 
 // Valid reports whether the session that was granted key still has its
 // lease.
 func (l *etcdMutex) Valid(key string) error {
-	l.mu.Lock()
-	h, ok := l.held[key]
-	l.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("lock %s not held", key)
+	h, err := l.held.held(key)
+	if err != nil {
+		return err
 	}
 	return valid(h.s)
 }
@@ -127,10 +119,7 @@ func (l *etcdMutex) Valid(key string) error {
 // create revision, the mutex's IsOwner comparison), and reports whether it
 // was.
 func (l *etcdMutex) Release(ctx context.Context, key string, g Grant) (*history.Value, error) {
-	l.mu.Lock()
-	h, ok := l.held[key]
-	delete(l.held, key)
-	l.mu.Unlock()
+	h, ok := l.held.pop(key)
 	if !ok {
 		return &history.Value{Released: history.Bool(false)}, nil
 	}

@@ -54,9 +54,7 @@ func newEtcdMutexGuarded(cfg Config, rng *rand.Rand, events func(string)) (Lock,
 // the design is tested for.
 func (l etcdMutexGuarded) CriticalSection(ctx context.Context, key string, token int64, _ func() error) (*history.Value, error) {
 	val := &history.Value{Token: token}
-	l.mu.Lock()
-	h, ok := l.held[key]
-	l.mu.Unlock()
+	h, ok := l.held.get(key)
 	if !ok {
 		return val, Definite(fmt.Errorf("critical section on %s: lock not held", key))
 	}

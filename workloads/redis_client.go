@@ -14,8 +14,16 @@ import (
 // newRedisClient returns a client with short timeouts and no hidden retries,
 // so a partition gives a prompt error instead of a hang or a silent retry.
 func newRedisClient(addr string, timeout time.Duration) *redis.Client {
-	return redis.NewClient(&redis.Options{
-		Addr:            addr,
+	return redis.NewClient(strictOptions([]string{addr}, timeout).Simple())
+}
+
+// strictOptions are the options every Redis client of lockcheck's starts
+// from (a single node's, a failover client's, a cluster client's): RESP2,
+// no CLIENT SETINFO, no retries, timeout for dialing, reading, writing and
+// waiting for one of a pool of two connections.
+func strictOptions(addrs []string, timeout time.Duration) *redis.UniversalOptions {
+	return &redis.UniversalOptions{
+		Addrs:           addrs,
 		Protocol:        2,
 		DisableIdentity: true,
 		MaxRetries:      -1,
@@ -24,7 +32,7 @@ func newRedisClient(addr string, timeout time.Duration) *redis.Client {
 		WriteTimeout:    timeout,
 		PoolSize:        2,
 		PoolTimeout:     timeout,
-	})
+	}
 }
 
 // newLockClient returns the client of a single-master lock design: to the
@@ -70,19 +78,10 @@ func releaseByDel(ctx context.Context, c redis.Scripter, key string, g Grant) (*
 // around the proxies.
 func newFailoverClient(cfg Config) *redis.Client {
 	timeout := cfg.OpTimeout()
-	c := redis.NewFailoverClient(&redis.FailoverOptions{
-		MasterName:      cfg.MasterName,
-		SentinelAddrs:   cfg.SentinelAddrs,
-		Dialer:          mappedDialer(cfg.AddrMap, timeout),
-		Protocol:        2,
-		DisableIdentity: true,
-		MaxRetries:      -1,
-		DialTimeout:     timeout,
-		ReadTimeout:     timeout,
-		WriteTimeout:    timeout,
-		PoolSize:        2,
-		PoolTimeout:     timeout,
-	})
+	o := strictOptions(cfg.SentinelAddrs, timeout)
+	o.MasterName = cfg.MasterName
+	o.Dialer = mappedDialer(cfg.AddrMap, timeout)
+	c := redis.NewFailoverClient(o.Failover())
 	c.AddHook(dialFailed{})
 	return c
 }

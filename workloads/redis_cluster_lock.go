@@ -40,24 +40,16 @@ func newClusterLock(cfg Config, rng *rand.Rand, events func(string)) (Lock, erro
 // would hide that the first took effect.
 func newClusterClient(cfg Config) *redis.ClusterClient {
 	timeout := cfg.OpTimeout()
-	return redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:           cfg.LockAddrs,
-		Dialer:          mappedDialer(cfg.AddrMap, timeout),
-		Protocol:        2,
-		DisableIdentity: true,
-		MaxRetries:      -1,
-		DialTimeout:     timeout,
-		ReadTimeout:     timeout,
-		WriteTimeout:    timeout,
-		PoolSize:        2,
-		PoolTimeout:     timeout,
-		NewClient: func(opt *redis.Options) *redis.Client {
-			c := redis.NewClient(opt)
-			c.AddHook(dialFailed{})
-			c.AddHook(sentMaybe{})
-			return c
-		},
-	})
+	o := strictOptions(cfg.LockAddrs, timeout)
+	o.Dialer = mappedDialer(cfg.AddrMap, timeout)
+	co := o.Cluster()
+	co.NewClient = func(opt *redis.Options) *redis.Client {
+		c := redis.NewClient(opt)
+		c.AddHook(dialFailed{})
+		c.AddHook(sentMaybe{})
+		return c
+	}
+	return redis.NewClusterClient(co)
 }
 
 // sentMaybe is a go-redis hook on the cluster client's node clients: an

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -20,9 +19,8 @@ type zkEphemeral struct {
 	s   *zkSession
 	cfg Config
 	rng *rand.Rand
-	mu  sync.Mutex
 	// held maps a key to the epoch of the session when it was granted.
-	held map[string]int
+	held heldLocks[int]
 }
 
 var _ Validator = (*zkEphemeral)(nil)
@@ -32,7 +30,7 @@ func newZKEphemeral(cfg Config, rng *rand.Rand, events func(string)) (Lock, erro
 	if err != nil {
 		return nil, err
 	}
-	return &zkEphemeral{s: s, cfg: cfg, rng: rng, held: make(map[string]int)}, nil
+	return &zkEphemeral{s: s, cfg: cfg, rng: rng}, nil
 }
 
 func (l *zkEphemeral) Acquire(ctx context.Context, key string) (Grant, error) {
@@ -75,9 +73,7 @@ func (l *zkEphemeral) tryCreate(key, owner string) (Grant, bool, error) {
 	if string(data) != owner {
 		return Grant{}, false, undefinite(fmt.Errorf("acquire %s: created node already replaced by another owner", key))
 	}
-	l.mu.Lock()
-	l.held[key] = epoch
-	l.mu.Unlock()
+	l.held.put(key, epoch)
 	return Grant{Owner: owner, Token: st.Czxid}, true, nil
 }
 
@@ -112,19 +108,15 @@ func (l *zkEphemeral) awaitGone(ctx context.Context, key string, deadline time.T
 
 // Valid reports whether the session that was granted key is still intact.
 func (l *zkEphemeral) Valid(key string) error {
-	l.mu.Lock()
-	epoch, ok := l.held[key]
-	l.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("lock %s not held", key)
+	epoch, err := l.held.held(key)
+	if err != nil {
+		return err
 	}
 	return l.s.valid(epoch)
 }
 
 func (l *zkEphemeral) Release(ctx context.Context, key string, g Grant) (*history.Value, error) {
-	l.mu.Lock()
-	delete(l.held, key)
-	l.mu.Unlock()
+	l.held.pop(key)
 	path := zkRoot + "/" + key
 	var data []byte
 	var st *zk.Stat

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -25,9 +24,8 @@ type zkSequential struct {
 	s   *zkSession
 	cfg Config
 	rng *rand.Rand
-	mu  sync.Mutex
 	// held maps a key to the node and session epoch of its grant.
-	held map[string]seqHold
+	held heldLocks[seqHold]
 }
 
 type seqHold struct {
@@ -44,7 +42,7 @@ func newZKSequential(cfg Config, rng *rand.Rand, events func(string)) (Lock, err
 	if err != nil {
 		return nil, err
 	}
-	return &zkSequential{s: s, cfg: cfg, rng: rng, held: make(map[string]seqHold)}, nil
+	return &zkSequential{s: s, cfg: cfg, rng: rng}, nil
 }
 
 // sequence returns the sequence number ZooKeeper appended to a child's name.
@@ -127,9 +125,7 @@ func (l *zkSequential) Acquire(ctx context.Context, key string) (Grant, error) {
 			}); err != nil {
 				return Grant{}, l.abandon(path, fmt.Errorf("acquire %s: read our node: %w", key, err))
 			}
-			l.mu.Lock()
-			l.held[key] = seqHold{path: path, epoch: epoch}
-			l.mu.Unlock()
+			l.held.put(key, seqHold{path: path, epoch: epoch})
 			return Grant{Owner: owner, Token: st.Czxid}, nil
 		}
 		pred := dir + "/" + children[i-1]
@@ -184,24 +180,19 @@ func (l *zkSequential) abandon(path string, cause error) error {
 
 // Valid reports whether the session that was granted key is still intact.
 func (l *zkSequential) Valid(key string) error {
-	l.mu.Lock()
-	h, ok := l.held[key]
-	l.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("lock %s not held", key)
+	h, err := l.held.held(key)
+	if err != nil {
+		return err
 	}
 	return l.s.valid(h.epoch)
 }
 
 func (l *zkSequential) Release(ctx context.Context, key string, g Grant) (*history.Value, error) {
-	l.mu.Lock()
-	h, ok := l.held[key]
-	delete(l.held, key)
-	l.mu.Unlock()
-	if !ok {
-		return nil, Definite(fmt.Errorf("release %s: not held by this client", key))
+	h, err := l.held.take(key)
+	if err != nil {
+		return nil, err
 	}
-	err := l.s.call(func() error { return l.s.conn.Delete(h.path, -1) })
+	err = l.s.call(func() error { return l.s.conn.Delete(h.path, -1) })
 	switch {
 	case err == nil:
 		return &history.Value{Released: history.Bool(true)}, nil
