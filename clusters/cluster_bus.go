@@ -1,6 +1,7 @@
 package clusters
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/Shopify/toxiproxy/v2/stream"
@@ -32,19 +33,43 @@ const busHeaderLen = 80
 func init() { toxics.Register(busSenderToxic, new(busSenderFilter)) }
 
 // busSenderFilter is the toxic's attributes: Gate names the busGate that
-// says which senders are cut. The toxic is added once, when the proxy is
-// made, so it sees every link from its first byte; a cut changes the gate,
-// not the toxic, so no link is interrupted and no attribute is written
-// while links read it.
+// says which senders are cut, and Node is the index of the node whose bus
+// proxy it is on (a cut between a pair of nodes drops a sender's links to
+// one node only). The toxic is added once, when the proxy is made, so it
+// sees every link from its first byte; a cut changes the gate, not the
+// toxic, so no link is interrupted and no attribute is written while links
+// read it.
 type busSenderFilter struct {
 	Gate string `json:"gate"`
+	Node int    `json:"node"`
 }
 
 // busGate is the set of node ids whose bus links are dropped, shared by the
-// bus proxies of one cluster.
+// bus proxies of one cluster, and the pairs of a node and a sender whose
+// links to that node are dropped: pairs holds, under busPairKey, the
+// faults that cut them (see heldCuts).
 type busGate struct {
-	mu  sync.Mutex
-	cut map[string]bool
+	mu    sync.Mutex
+	cut   map[string]bool
+	pairs heldCuts
+}
+
+// busPairKey names the links sender id opened to node index node.
+func busPairKey(node int, id string) string { return fmt.Sprintf("%d<%s", node, id) }
+
+// hold cuts the named pairs' links on behalf of fault.
+func (g *busGate) hold(fault string, keys []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pairs.hold(fault, keys)
+}
+
+// drop lets go of fault's cuts of the named pairs (of all of them when
+// keys is nil).
+func (g *busGate) drop(fault string, keys []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pairs.drop(fault, keys)
 }
 
 // set cuts (on) or restores the links of node id.
@@ -58,13 +83,15 @@ func (g *busGate) set(id string, on bool) {
 	}
 }
 
-func (g *busGate) cuts(id string) bool {
+// cuts reports whether the links sender id opens to node index node are
+// dropped.
+func (g *busGate) cuts(node int, id string) bool {
 	if g == nil || id == "" {
 		return false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.cut[id]
+	return g.cut[id] || len(g.pairs[busPairKey(node, id)]) > 0
 }
 
 // busGates maps a gate's name to the gate. Toxiproxy builds a toxic from
@@ -74,7 +101,7 @@ var busGates sync.Map
 
 // newBusGate registers an empty gate under name.
 func newBusGate(name string) *busGate {
-	g := &busGate{cut: make(map[string]bool)}
+	g := &busGate{cut: make(map[string]bool), pairs: make(heldCuts)}
 	busGates.Store(name, g)
 	return g
 }
@@ -115,7 +142,7 @@ func (t *busSenderFilter) Pipe(stub *toxics.ToxicStub) {
 			}
 			c.Data, st.head = st.head, nil
 		}
-		if gate.cuts(st.sender) {
+		if gate.cuts(t.Node, st.sender) {
 			st.dropped = true
 			return nil, false
 		}

@@ -254,8 +254,8 @@ func (c *RedisCluster) announce(ctx context.Context, j int, r *RedisServer) erro
 	if err != nil {
 		return err
 	}
-	body := fmt.Sprintf(`{"name":"bus_sender","type":%q,"stream":"upstream","toxicity":1,"attributes":{"gate":%q}}`,
-		busSenderToxic, c.gateName)
+	body := fmt.Sprintf(`{"name":"bus_sender","type":%q,"stream":"upstream","toxicity":1,"attributes":{"gate":%q,"node":%d}}`,
+		busSenderToxic, c.gateName, j)
 	if _, err := p.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
 		return fmt.Errorf("add the bus sender filter to %s: %w", clusterBusName(j), err)
 	}
