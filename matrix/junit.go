@@ -11,24 +11,23 @@ import (
 // GitLab and GitHub test reporters read).
 type (
 	junitSuites struct {
-		XMLName  xml.Name     `xml:"testsuites"`
-		Name     string       `xml:"name,attr"`
-		Tests    int          `xml:"tests,attr"`
-		Failures int          `xml:"failures,attr"`
-		Errors   int          `xml:"errors,attr"`
-		Skipped  int          `xml:"skipped,attr"`
-		Time     string       `xml:"time,attr"`
-		Suites   []junitSuite `xml:"testsuite"`
+		XMLName xml.Name `xml:"testsuites"`
+		junitCounts
+		Suites []junitSuite `xml:"testsuite"`
 	}
 	junitSuite struct {
-		Name       string          `xml:"name,attr"`
-		Tests      int             `xml:"tests,attr"`
-		Failures   int             `xml:"failures,attr"`
-		Errors     int             `xml:"errors,attr"`
-		Skipped    int             `xml:"skipped,attr"`
-		Time       string          `xml:"time,attr"`
+		junitCounts
 		Properties []junitProperty `xml:"properties>property"`
 		Cases      []junitCase     `xml:"testcase"`
+	}
+	// junitCounts are the attributes a suite and the suites share.
+	junitCounts struct {
+		Name     string `xml:"name,attr"`
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Errors   int    `xml:"errors,attr"`
+		Skipped  int    `xml:"skipped,attr"`
+		Time     string `xml:"time,attr"`
 	}
 	junitProperty struct {
 		Name  string `xml:"name,attr"`
@@ -67,9 +66,9 @@ type (
 //     <system-out>;
 //   - a D cell's runs pass, their verdicts in <system-out>.
 func WriteJUnit(w io.Writer, m *Matrix) error {
-	root := junitSuites{Name: "lockcheck matrix", Time: secs(m.WallS)}
+	root := junitSuites{junitCounts: junitCounts{Name: "lockcheck matrix", Time: secs(m.WallS)}}
 	for _, c := range m.Cells {
-		s := junitSuite{Name: c.Name(), Properties: []junitProperty{
+		s := junitSuite{junitCounts: junitCounts{Name: c.Name()}, Properties: []junitProperty{
 			{"expect", string(c.Expect)}, {"status", string(c.Status)},
 			{"summary", c.Summary()}, {"flags", strings.Join(c.Args, " ")}}}
 		if c.Why != "" {

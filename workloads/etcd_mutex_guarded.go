@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -101,10 +100,8 @@ func (l etcdMutexGuarded) CriticalSection(ctx context.Context, key string, token
 	}
 	val.Read = history.Int64(read)
 	val.Wrote = history.Int64(read + 1)
-	select {
-	case <-ctx.Done():
-		return val, Definite(ctx.Err())
-	case <-time.After(ms(l.cfg.ThinkMS)):
+	if err := think(ctx, ms(l.cfg.ThinkMS)); err != nil {
+		return val, err
 	}
 	if err := check(); err != nil {
 		return val, Definite(err)

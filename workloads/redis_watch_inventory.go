@@ -95,10 +95,8 @@ func (l *watchInventory) CriticalSection(ctx context.Context, key string, token 
 				val.Detail = SoldOut
 				return nil
 			}
-			select {
-			case <-ctx.Done():
-				return Definite(ctx.Err())
-			case <-time.After(l.think):
+			if err := think(ctx, l.think); err != nil {
+				return err
 			}
 			var decr *redis.IntCmd
 			execSent = true

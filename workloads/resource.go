@@ -78,6 +78,19 @@ func maxTokenKey(key string) string { return "resource:" + key + ":max-token" }
 // stock at zero and sold nothing.
 const SoldOut = "sold out"
 
+// think waits d, the critical section's think time between its read and
+// its write, or until ctx ends: then nothing was written, which is certain.
+func think(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return Definite(ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}
+
 // CriticalSection runs one read-think-write. It returns ErrRejected (with a
 // value naming the refused access) when fencing refused the token. check,
 // when not nil, is asked right before the read and right before the write;
@@ -107,10 +120,8 @@ func (r *Resource) CriticalSection(ctx context.Context, key string, token int64,
 		next = read - 1
 	}
 	val.Wrote = history.Int64(next)
-	select {
-	case <-ctx.Done():
-		return val, Definite(ctx.Err())
-	case <-time.After(r.think):
+	if err := think(ctx, r.think); err != nil {
+		return val, err
 	}
 	if err := check(); err != nil {
 		return val, Definite(err)

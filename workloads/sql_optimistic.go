@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -81,10 +80,8 @@ func (l *sqlOptimistic) CriticalSection(ctx context.Context, key string, token i
 			return val, Definite(l.s.fail(fmt.Errorf("read register %s: %w", key, err)))
 		}
 		val.Read, val.Wrote = history.Int64(read), history.Int64(read+1)
-		select {
-		case <-ctx.Done():
-			return val, Definite(ctx.Err())
-		case <-time.After(ms(l.cfg.ThinkMS)):
+		if err := think(ctx, ms(l.cfg.ThinkMS)); err != nil {
+			return val, err
 		}
 		wctx, wcancel := l.s.opCtx(ctx, 0)
 		res, err := l.s.conn.ExecContext(wctx, d.rebind("UPDATE lockcheck_registers SET value = ?, version = version + 1 WHERE name = ? AND version = ?"),

@@ -308,10 +308,8 @@ func (l sqlTxLockInDB) CriticalSection(ctx context.Context, key string, token in
 	}
 	cancel()
 	val.Read, val.Wrote = history.Int64(read), history.Int64(read+1)
-	select {
-	case <-ctx.Done():
-		return val, Definite(ctx.Err())
-	case <-time.After(ms(l.cfg.ThinkMS)):
+	if err := think(ctx, ms(l.cfg.ThinkMS)); err != nil {
+		return val, err
 	}
 	wctx, wcancel := l.s.opCtx(ctx, 0)
 	defer wcancel()
