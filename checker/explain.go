@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -173,7 +174,7 @@ func faultSentence(faults []history.Fault, stale int, lost string) string {
 	}
 	if why == "" {
 		for _, f := range faults {
-			if w := clockWhy(f); w != "" {
+			if w := cmp.Or(clockWhy(f), lostDataWhy(f)); w != "" {
 				why = ": " + w
 				break
 			}

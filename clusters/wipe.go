@@ -39,6 +39,8 @@ var (
 	_ Wiper     = (*Redis)(nil)
 	_ KeyReader = (*Redis)(nil)
 	_ Wiper     = (*ZooKeeper)(nil)
+	_ Wiper     = (*Sentinel)(nil)
+	_ KeyReader = (*Sentinel)(nil)
 )
 
 // RestartEmpty kills the named node (see Kill), runs wipe on its index
@@ -85,6 +87,25 @@ var redisDataFiles = []string{"appendonlydir", "appendonly.aof", "dump.rdb"}
 // stay.
 func (r *Redis) RestartEmpty(ctx context.Context, node string) error {
 	return r.set.RestartEmpty(ctx, node, func(i int) error { return removeData(r.lock[i].Dir, redisDataFiles...) })
+}
+
+// RestartEmpty SIGKILLs a redis node of the Sentinel topology, deletes its
+// append-only file and snapshot, and starts it again (see Restart): the
+// master, restarted before the sentinels judge it down, comes back an
+// empty master, and its replicas resync from it and empty themselves (the
+// Redis replication docs' "master with persistence turned off").
+func (s *Sentinel) RestartEmpty(ctx context.Context, node string) error {
+	_ = s.LagReplication(ctx, node, 0)
+	return s.set.RestartEmpty(ctx, node, func(j int) error { return removeData(s.redis[j].Dir, redisDataFiles...) })
+}
+
+// NodeKeys returns the keys a redis node holds, with their values.
+func (s *Sentinel) NodeKeys(ctx context.Context, node string) (map[string]string, error) {
+	j, err := s.set.Index(node)
+	if err != nil {
+		return nil, err
+	}
+	return redisKeys(ctx, s.redis[j].Addr())
 }
 
 // NodeKeys returns the keys a lock node holds, with their values (KEYS *

@@ -1,0 +1,144 @@
+package nemesis
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// redisSet sets key to value on the redis-server at addr.
+func redisSet(t *testing.T, addr, key, value string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("SET " + key + " " + value + "\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "+OK") {
+		t.Fatalf("SET %s on %s: %q %v", key, addr, line, err)
+	}
+}
+
+// holdingEnv is an Env whose holders are hs.
+type holdingEnv struct {
+	c  clusters.Cluster
+	hs []Target
+}
+
+func (e holdingEnv) Holders() []Target         { return e.hs }
+func (e holdingEnv) Workers() []Target         { return e.hs }
+func (e holdingEnv) Cluster() clusters.Cluster { return e.c }
+func (e holdingEnv) Lease() time.Duration      { return time.Second }
+
+// nodeAddrs returns the lock nodes' real addresses by name.
+func nodeAddrs(c clusters.Cluster) map[string]string {
+	out := make(map[string]string)
+	for _, n := range c.Nodes() {
+		out[n.Name] = n.Addr
+	}
+	return out
+}
+
+// TestRestartLoseEmptiesRedisNode runs restart-lose against three real
+// redis-servers (append-only file, fsync always, as every Redis lock node
+// runs): process 1 holds k0 on lock0 and lock1, a bare majority; lock2
+// holds another owner's k0. The nemesis must restart lock0 or lock1, and
+// that node must come back serving with an empty keyspace, while `kill`
+// (Kill and Restart) of a node keeps its keys.
+func TestRestartLoseEmptiesRedisNode(t *testing.T) {
+	if _, err := clusters.LookRedis(); err != nil {
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := clusters.NewRedis(clusters.RedisConfig{LockNodes: 3, Workers: 1, LogDir: t.TempDir(), Persist: true})
+	if err := r.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Teardown(context.Background())
+	addrs := nodeAddrs(r)
+	redisSet(t, addrs["lock0"], "k0", "p1-a")
+	redisSet(t, addrs["lock1"], "k0", "p1-a")
+	redisSet(t, addrs["lock1"], "other", "x")
+	redisSet(t, addrs["lock2"], "k0", "p2-b")
+
+	// kill keeps the keys: the append-only file is fsynced.
+	if err := r.Kill(ctx, "lock2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Restart(ctx, "lock2"); err != nil {
+		t.Fatal(err)
+	}
+	if ks, err := r.NodeKeys(ctx, "lock2"); err != nil || ks["k0"] != "p2-b" {
+		t.Fatalf("after kill and restart lock2 holds %v (%v): want k0 still there", ks, err)
+	}
+
+	env := holdingEnv{c: r, hs: []Target{{Process: 1, Key: "k0"}}}
+	nm, err := newRestartLose(env, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := nm.Invoke(ctx, history.Op{F: fRestartLose})
+	if op.Error != "" {
+		t.Fatalf("restart-lose: %s", op.Error)
+	}
+	hit := history.HitOf(&op)
+	if hit == nil || (hit.Node != "lock0" && hit.Node != "lock1") {
+		t.Fatalf("restart-lose hit %+v: want lock0 or lock1, the nodes of process 1's bare majority", hit)
+	}
+	if !slices.Equal(hit.HeldOn, []string{"lock0", "lock1"}) || hit.Key != "k0" || !hit.Holder || !slices.Contains(hit.Lost, "k0") {
+		t.Errorf("hit %+v: want k0 held on lock0 and lock1, and lost", hit)
+	}
+	if !slices.Equal(op.Value.Nodes, []string{hit.Node}) {
+		t.Errorf("op nodes %v, want [%s]", op.Value.Nodes, hit.Node)
+	}
+	if err := clusters.Ping(addrs[hit.Node]); err != nil {
+		t.Fatalf("%s does not serve after restart-lose: %v", hit.Node, err)
+	}
+	if ks, err := r.NodeKeys(ctx, hit.Node); err != nil || len(ks) != 0 {
+		t.Fatalf("after restart-lose %s holds %v (%v): want an empty keyspace", hit.Node, ks, err)
+	}
+	// The node serves through the workers' proxies again.
+	if err := clusters.Ping(r.LockAddrs(0)[slices.Index([]string{"lock0", "lock1", "lock2"}, hit.Node)]); err != nil {
+		t.Errorf("%s's proxy does not serve: %v", hit.Node, err)
+	}
+	other := map[string]string{"lock0": "lock1", "lock1": "lock0"}[hit.Node]
+	if ks, _ := r.NodeKeys(ctx, other); ks["k0"] != "p1-a" {
+		t.Errorf("%s holds %v: the other node must keep its keys", other, ks)
+	}
+	end := nm.Invoke(ctx, history.Op{F: fRestartLoseEnd})
+	if end.Error != "" {
+		t.Errorf("restart-lose-end: %s", end.Error)
+	}
+	if err := nm.Heal(ctx); err != nil {
+		t.Errorf("heal: %v", err)
+	}
+}
+
+// TestRestartLoseRefusedWithoutWiper: a cluster that cannot restart a node
+// empty (the database servers, a fake) is refused up front.
+func TestRestartLoseRefusedWithoutWiper(t *testing.T) {
+	for _, c := range []clusters.Cluster{
+		&fakeRedlock{},
+		clusters.NewPostgres(clusters.SQLDBConfig{}),
+		clusters.NewMariaDB(clusters.SQLDBConfig{}),
+	} {
+		if _, err := newRestartLose(holdingEnv{c: c}, rand.New(rand.NewPCG(1, 2))); !errors.Is(err, clusters.ErrUnsupported) {
+			t.Errorf("%T: err %v, want ErrUnsupported", c, err)
+		}
+	}
+}
