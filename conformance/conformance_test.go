@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/internal/servicetest"
 	"github.com/lockcheck/lockcheck/workers"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -139,17 +139,7 @@ func TestBrokenWorker(t *testing.T) {
 func TestEveryServiceConforms(t *testing.T) {
 	for _, lock := range []string{"pg-advisory", "mysql-get-lock", "etcd-mutex", "redis-sentinel", "redis-cluster"} {
 		t.Run(lock, func(t *testing.T) {
-			d, err := workloads.FindDesign(lock)
-			if err != nil {
-				t.Fatal(err)
-			}
-			svc, err := clusters.FindService(d.Service)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := svc.Look(); err != nil {
-				t.Skip(err)
-			}
+			servicetest.Need(t, lock)
 			argv, env := workerOf(t, lock)
 			o := Options{Worker: argv, Env: env, Lock: lock, Dir: t.TempDir(), Lease: 2 * time.Second, ReplyTimeout: 30 * time.Second}
 			rep, err := Check(context.Background(), o)

@@ -3,9 +3,7 @@ package nemesis
 import (
 	"context"
 	"math/rand/v2"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,16 +53,8 @@ func TestAimHolder(t *testing.T) {
 // TestPauseRecordsHit pauses a real process group (a sleep this test
 // starts) and checks what the start and end ops say it hit.
 func TestPauseRecordsHit(t *testing.T) {
-	cmd := exec.Command("sleep", "30")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	}()
-	env := holdersEnv{[]Target{{Process: 4, Slot: 4, Pid: cmd.Process.Pid, Key: "k0", InCS: true}}}
+	pid := sleeperGroup(t)
+	env := holdersEnv{[]Target{{Process: 4, Slot: 4, Pid: pid, Key: "k0", InCS: true}}}
 	n, err := newPause(env, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)

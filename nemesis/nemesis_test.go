@@ -3,8 +3,10 @@ package nemesis
 import (
 	"context"
 	"math/rand/v2"
+	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -163,4 +165,21 @@ func TestParse(t *testing.T) {
 			t.Errorf("%q: %v %v, want %v", tt.spec, names, err, tt.names)
 		}
 	}
+}
+
+// sleeperGroup starts a sleep in a process group of its own, a stand-in for
+// a worker, and returns its pid (the group's id); it is killed when the
+// test ends.
+func sleeperGroup(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	return cmd.Process.Pid
 }

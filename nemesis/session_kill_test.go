@@ -3,10 +3,8 @@ package nemesis
 import (
 	"context"
 	"math/rand/v2"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,16 +53,8 @@ func (e *killerEnv) KillSessions(_ context.Context, name string) ([]int64, error
 // while the server ends its session, and continued once another process
 // was granted its lock; the detail says so.
 func TestSessionKillHoldsHolderStill(t *testing.T) {
-	cmd := exec.Command("sleep", "30")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	}()
-	env := &killerEnv{holder: Target{Process: 4, Slot: 4, Pid: cmd.Process.Pid, Key: "k0", InCS: true}}
+	pid := sleeperGroup(t)
+	env := &killerEnv{holder: Target{Process: 4, Slot: 4, Pid: pid, Key: "k0", InCS: true}}
 	n, err := newSessionKill(env, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +66,7 @@ func TestSessionKillHoldsHolderStill(t *testing.T) {
 	if env.stateSeen != "T" {
 		t.Errorf("holder's state while its session ended = %q, want T (stopped)", env.stateSeen)
 	}
-	if s := procState(cmd.Process.Pid); s == "T" {
+	if s := procState(pid); s == "T" {
 		t.Errorf("holder still stopped after the fault")
 	}
 	hit := history.HitOf(&op)

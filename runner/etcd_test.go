@@ -95,24 +95,6 @@ func TestRunEtcdInterrupted(t *testing.T) {
 	needService(t, "etcd-mutex")
 	tt := quick(t, "etcd-mutex", "kill", false)
 	tt.Lease, tt.Time = 2*time.Second, time.Minute
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		deadline := time.Now().Add(2 * time.Minute)
-		for time.Now().Before(deadline) && ctx.Err() == nil {
-			if h := latestHistory(tt.Store); h != nil && hasGrant(h) {
-				cancel()
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
-	out, err := Run(ctx, tt, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !out.Interrupted {
-		t.Fatal("the run was not interrupted")
-	}
+	runInterruptedAtGrant(t, tt)
 	assertNoChildren(t)
 }

@@ -10,25 +10,15 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/servicetest"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
 // needService skips a test whose lock service is not installed.
 func needService(t *testing.T, lock string) {
 	t.Helper()
-	d, err := workloads.FindDesign(lock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := clusters.FindService(d.Service)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.Look(); err != nil {
-		t.Skip(err)
-	}
+	servicetest.Need(t, lock)
 }
 
 // dbServers returns the pids of the database servers running now
@@ -189,27 +179,7 @@ func TestRunSQLInterrupted(t *testing.T) {
 			before := dbServers()
 			tt := quick(t, lock, "session-kill", false)
 			tt.Time = time.Minute
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			// Interrupt once the workload is under way (the first grant),
-			// however long the setup took.
-			go func() {
-				deadline := time.Now().Add(2 * time.Minute)
-				for time.Now().Before(deadline) && ctx.Err() == nil {
-					if h := latestHistory(tt.Store); h != nil && hasGrant(h) {
-						cancel()
-						return
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-			}()
-			out, err := Run(ctx, tt, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !out.Interrupted {
-				t.Fatal("the run was not interrupted")
-			}
+			runInterruptedAtGrant(t, tt)
 			assertNoChildren(t)
 			assertNoNewServers(t, before)
 		})
@@ -236,6 +206,32 @@ func TestRunSQLFailedSetup(t *testing.T) {
 	}
 	assertNoChildren(t)
 	assertNoNewServers(t, before)
+}
+
+// runInterruptedAtGrant runs tt and interrupts it once its history has a
+// grant (the workload under way, however long the setup took), within two
+// minutes; the run must end interrupted, without an error.
+func runInterruptedAtGrant(t *testing.T, tt Test) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) && ctx.Err() == nil {
+			if h := latestHistory(tt.Store); h != nil && hasGrant(h) {
+				cancel()
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	out, err := Run(ctx, tt, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Interrupted {
+		t.Fatal("the run was not interrupted")
+	}
 }
 
 // latestHistory reads the history of the newest run under store, nil

@@ -1,0 +1,28 @@
+// Package servicetest holds what the tests that start a real lock service
+// share: finding a design's service and skipping where it is not installed.
+package servicetest
+
+import (
+	"testing"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// Need returns the service the design lock runs on, and skips tb when the
+// service's binaries are not installed (its Look names the package).
+func Need(tb testing.TB, lock string) clusters.Service {
+	tb.Helper()
+	d, err := workloads.FindDesign(lock)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	svc, err := clusters.FindService(d.Service)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := svc.Look(); err != nil {
+		tb.Skip(err)
+	}
+	return svc
+}
