@@ -132,11 +132,11 @@ func (n *RestartLose) strike(ctx context.Context) (*history.Value, error) {
 		hit.Lost = append(hit.Lost, k)
 	}
 	sort.Strings(hit.Lost)
-	n.since = time.Now()
 	if err := n.w.RestartEmpty(ctx, a.node); err != nil {
 		n.down.add(a.node, a.node)
 		return nil, err
 	}
+	n.since = time.Now() // the window opens once the node serves, empty
 	return &history.Value{Nodes: []string{a.node}, Hit: hit, Detail: restartDetail(a, hit.Lost)}, nil
 }
 
