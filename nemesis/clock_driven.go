@@ -1,0 +1,140 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// maxDrivenSteps bounds the offsets one driven clock fault writes (at 10 ms
+// a step, almost three hours).
+const maxDrivenSteps = 1_000_000
+
+// drivenClock moves one lock node's wall clock (a Clocker) along a path
+// while a fault lasts: every Step it sets the offset that at says for the
+// time since the fault began and the step's number. clock-strobe and
+// clock-rate are paths; the end op and Heal put the clock back to real
+// time.
+type drivenClock struct {
+	env  Env
+	rng  *rand.Rand
+	c    clusters.Clocker
+	name string // the nemesis kind
+	// start and end are the kind's op names.
+	start, end string
+	// Step is the time between two offsets.
+	Step time.Duration
+	// at is the offset after elapsed real time, at step k (k = 0 when the
+	// fault starts).
+	at func(elapsed time.Duration, k int) time.Duration
+
+	mu      sync.Mutex
+	node    string // the node whose clock is driven, "" when none
+	since   time.Time
+	stop    context.CancelFunc
+	stopped chan struct{}
+	err     error // the first error of a step
+}
+
+// newDrivenClock returns a driven clock on env's cluster, or an error
+// wrapping clusters.ErrUnsupported when the cluster cannot move a node's
+// clock.
+func newDrivenClock(env Env, rng *rand.Rand, name, start, end string) (*drivenClock, error) {
+	c, ok := env.Cluster().(clusters.Clocker)
+	if !ok {
+		return nil, fmt.Errorf("%s nemesis: %w (this cluster cannot move its servers' clocks)", name, clusters.ErrUnsupported)
+	}
+	return &drivenClock{env: env, rng: rng, c: c, name: name, start: start, end: end}, nil
+}
+
+// Fs returns the kind's start and end ops.
+func (n *drivenClock) Fs() (string, string) { return n.start, n.end }
+
+// begin picks a node (the leader where there is one), waits a moment for a
+// holder, sets the first offset and starts the later steps. It returns the
+// node and the Hit of the start op.
+func (n *drivenClock) begin(ctx context.Context) (string, *history.Hit, error) {
+	if err := n.Heal(ctx); err != nil {
+		return "", nil, err
+	}
+	node, err := pickNode(ctx, n.env, n.rng)
+	if err != nil {
+		return "", nil, err
+	}
+	awaitHolder(ctx, n.env, nodeAimWait)
+	hit := nodeHit(n.name, n.env)
+	if err := n.c.SetClockOffset(ctx, node, n.at(0, 0)); err != nil {
+		return "", nil, err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	since := time.Now()
+	n.mu.Lock()
+	n.node, n.since, n.stop, n.stopped, n.err = node, since, cancel, stopped, nil
+	n.mu.Unlock()
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(n.Step)
+		defer t.Stop()
+		for k := 1; k < maxDrivenSteps; k++ {
+			select {
+			case <-sctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := n.c.SetClockOffset(sctx, node, n.at(time.Since(since), k)); err != nil {
+				if sctx.Err() == nil {
+					n.mu.Lock()
+					n.err = err
+					n.mu.Unlock()
+				}
+				return
+			}
+		}
+	}()
+	return node, hit, nil
+}
+
+// finish is the end op: the clock put back, and how long it was driven.
+func (n *drivenClock) finish(ctx context.Context, op history.Op) history.Op {
+	n.mu.Lock()
+	node, since := n.node, n.since
+	n.mu.Unlock()
+	err := n.Heal(ctx)
+	v := &history.Value{Detail: "wall clock put back"}
+	if node != "" {
+		v.Nodes = []string{node}
+		v.Detail = "wall clock of " + node + " put back to real time"
+		v.Hit = endHit(n.name, time.Since(since), leaseOf(n.env))
+	}
+	return completed(op, v, err)
+}
+
+// Heal stops the steps and puts the driven clock back to real time. It is
+// idempotent.
+func (n *drivenClock) Heal(ctx context.Context) error {
+	n.mu.Lock()
+	node, stop, stopped := n.node, n.stop, n.stopped
+	n.mu.Unlock()
+	if node == "" {
+		return nil
+	}
+	stop()
+	<-stopped
+	if err := n.c.SetClockOffset(ctx, node, 0); err != nil {
+		return fmt.Errorf("put back the clock of %s: %w", node, err)
+	}
+	n.mu.Lock()
+	stepErr := n.err
+	n.node, n.err = "", nil
+	n.mu.Unlock()
+	if stepErr != nil {
+		return fmt.Errorf("clock of %s stopped moving early: %w", node, stepErr)
+	}
+	return nil
+}
