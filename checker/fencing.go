@@ -204,7 +204,7 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 		sweep(grants[k], false, func(before, after tokened) {
 			nOrder++
 			if len(order) < maxListed {
-				order = append(order, tokenOrder(k, before, after))
+				order = append(order, tokenOrder(k, before, after, a.getFaults()))
 			}
 		})
 		reported := make(map[int]bool) // by the invoke index of the stale write
@@ -338,14 +338,21 @@ func staleConcurrent(key string, seen, after tokened, faults []history.Fault) An
 	return an
 }
 
-// tokenOrder explains a grant whose token is not above an earlier grant's.
-func tokenOrder(key string, before, after tokened) Anomaly {
-	return Anomaly{
+// tokenOrder explains a grant whose token is not above an earlier grant's,
+// and names a lock node that lost its token counter in between, if one
+// did (tokenResetWhy).
+func tokenOrder(key string, before, after tokened, faults []history.Fault) Anomaly {
+	an := Anomaly{
 		Kind: "token-order", Key: key, Processes: []int{before.proc, after.proc},
 		Start: before.ret, End: after.ret, Ops: []int{before.done, after.inv, after.done},
 		Explanation: fmt.Sprintf("process %d was granted lock %s with token %d at %s (it asked at %s), although process %d had already been granted token %d at %s: fencing tokens must increase in grant order.",
 			after.proc, key, after.token, secs(after.ret), secs(after.call), before.proc, before.token, secs(before.ret)),
 	}
+	if why, f, ok := tokenResetWhy(faults, before.ret, after.ret); ok {
+		an.Explanation += " " + why
+		an.Nemesis = describeFaults([]history.Fault{f})
+	}
+	return an
 }
 
 // staleWrite explains an accepted write whose token is below an earlier

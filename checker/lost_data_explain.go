@@ -2,6 +2,7 @@ package checker
 
 import (
 	"slices"
+	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -38,4 +39,23 @@ func lostDataWhy(f history.Fault) string {
 	}
 	return s + "with " + node + "'s copy gone it was left on " + joinAnd(left) +
 		" only, so the other nodes could grant " + key + " again while it was still held"
+}
+
+// tokenResetWhy says how a lock node restarted with its data gone between
+// two grants (a restart-lose that struck after from and by to) sent the
+// fencing tokens back: a token counter kept on the node (INCR) started
+// over with its keys. It returns the sentence and the fault, and false
+// when no such fault struck.
+func tokenResetWhy(faults []history.Fault, from, to time.Duration) (string, history.Fault, bool) {
+	for _, f := range faults {
+		if f.Hit == nil || f.Hit.Node == "" || f.Start <= from || f.Start > to {
+			continue
+		}
+		s := "In between, " + f.Hit.Node + " was killed and restarted with its data gone at " + secs(f.Start)
+		if len(f.Hit.Lost) > 0 {
+			s += " (it lost " + joinAnd(f.Hit.Lost) + ")"
+		}
+		return s + ", so a token counter kept on it started over.", f, true
+	}
+	return "", history.Fault{}, false
 }

@@ -79,3 +79,69 @@ func TestLostDataWhy(t *testing.T) {
 		})
 	}
 }
+
+// TestRestartLoseTokenStory: a single Redis node restarted empty between
+// two grants loses its token counter with its keys, so the later grant's
+// token is lower (token-order): an anomaly whose two grants straddle the
+// restart names the node and what it lost; one with no restart in
+// between (tokenOrderHistory's) does not.
+func TestRestartLoseTokenStory(t *testing.T) {
+	hit := &history.Hit{Nemesis: "restart-lose", Holder: true, Key: "k", Holders: 1, Node: "lock0",
+		Lost: []string{"k", "k:token"}, HeldOn: []string{"lock0"}}
+	b := (&builder{}).cycles(3, 0, 10, 0, false)
+	b.pair(history.NemesisProcess, "restart-lose", "", 0.19, 0.2, history.Info, nil, &history.Value{Nodes: []string{"lock0"}, Hit: hit})
+	b.acquire(1, 0.21, 0.22, 1, "o1").release(1, 0.24, 0.25, true, "o1")
+	b.pair(history.NemesisProcess, "restart-lose-end", "", 0.5, 0.501, history.Info, nil, nil)
+	b.acquire(0, 0.6, 0.7, 1, "o0").release(0, 0.72, 0.73, true, "o0")
+	res := NewFencing().Check(context.Background(), b.build())
+	const why = " In between, lock0 was killed and restarted with its data gone at 0.20 s (it lost k and k:token), so a token counter kept on it started over."
+	told := 0
+	for _, a := range res.Anomalies {
+		if a.Kind != "token-order" {
+			continue
+		}
+		if !strings.HasSuffix(a.Explanation, "fencing tokens must increase in grant order."+why) ||
+			len(a.Nemesis) != 1 || !strings.HasPrefix(a.Nemesis[0], "restart-lose of node lock0 from 0.20 s") {
+			t.Errorf("token-order %v from %v to %v: %s (nemesis %v)", a.Processes, a.Start, a.End, a.Explanation, a.Nemesis)
+		}
+		told++
+	}
+	if told == 0 {
+		t.Fatalf("no token-order anomaly: %+v", res.Anomalies)
+	}
+	for _, a := range NewFencing().Check(context.Background(), tokenOrderHistory()).Anomalies {
+		if a.Kind == "token-order" && (strings.Contains(a.Explanation, "restarted") || a.Nemesis != nil) {
+			t.Errorf("token-order with no restart in between: %s (nemesis %v)", a.Explanation, a.Nemesis)
+		}
+	}
+}
+
+// TestTokenResetWhy: only a restart-lose that struck after the earlier
+// grant and by the later one is told, with what it lost when known.
+func TestTokenResetWhy(t *testing.T) {
+	restart := func(start float64, h *history.Hit) history.Fault {
+		return history.Fault{F: "restart-lose", Start: at(start), End: at(start + 1), Nodes: []string{"lock0"}, Hit: h}
+	}
+	lost := &history.Hit{Node: "lock0", Lost: []string{"k:token"}}
+	cases := []struct {
+		name string
+		f    history.Fault
+		want string
+	}{
+		{"before the earlier grant", restart(0.5, lost), ""},
+		{"at the earlier grant", restart(1, lost), ""},
+		{"between", restart(1.5, lost), "In between, lock0 was killed and restarted with its data gone at 1.50 s (it lost k:token), so a token counter kept on it started over."},
+		{"at the later grant", restart(2, &history.Hit{Node: "lock0"}), "In between, lock0 was killed and restarted with its data gone at 2.00 s, so a token counter kept on it started over."},
+		{"after the later grant", restart(2.5, lost), ""},
+		{"no hit", restart(1.5, nil), ""},
+		{"another fault's hit", restart(1.5, &history.Hit{Nemesis: "kill", Holders: 1}), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, f, ok := tokenResetWhy([]history.Fault{c.f}, at(1), at(2))
+			if got != c.want || ok != (c.want != "") || ok && f.Start != c.f.Start {
+				t.Errorf("got %q, %v, %v; want %q", got, f.Start, ok, c.want)
+			}
+		})
+	}
+}
