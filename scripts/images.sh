@@ -178,6 +178,8 @@ build_service() {
 	# shellcheck disable=SC2064
 	trap "rm -rf '$ctx'" EXIT
 	cp -a "docker/$svc/." "$ctx/"
+	# What every image's RUN starts with (the apt sources in and out again).
+	cp docker/install-packages.sh "$ctx/install-packages.sh"
 	mkdir -p "$ctx/apt/sources.list.d" "$ctx/apt/apt.conf.d"
 	local f i=0
 	for f in $(source_files); do

@@ -254,9 +254,12 @@ func (p *Proc) Call(ctx context.Context, req workloads.Request, timeout time.Dur
 func (p *Proc) Done() <-chan struct{} { return p.done }
 
 // Exited reports whether the process has exited and been waited for.
-func (p *Proc) Exited() bool {
+func (p *Proc) Exited() bool { return isClosed(p.done) }
+
+// isClosed reports whether ch is closed, without waiting.
+func isClosed(ch <-chan struct{}) bool {
 	select {
-	case <-p.done:
+	case <-ch:
 		return true
 	default:
 		return false
