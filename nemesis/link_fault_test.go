@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -64,6 +65,20 @@ func exchange(addr, cmd string, timeout time.Duration) (reply string, took time.
 	return strings.TrimSpace(string(got)), time.Since(began), nil
 }
 
+// fastest returns the quickest of three PINGs to addr: a busy machine may
+// hold one up, not all three.
+func fastest(addr string) (time.Duration, error) {
+	best := time.Hour
+	for range 3 {
+		got, took, err := exchange(addr, "PING", 5*time.Second)
+		if err != nil || got != "+PONG" {
+			return took, fmt.Errorf("PING: %q %v", got, err)
+		}
+		best = min(best, took)
+	}
+	return best, nil
+}
+
 // isTimeout says err is a deadline passing: the link hung.
 func isTimeout(err error) bool {
 	var ne net.Error
@@ -110,8 +125,8 @@ func TestLinkFaultsOnRedis(t *testing.T) {
 			if err != nil || got != "+PONG" || took < hit.Delay {
 				t.Errorf("PING on the holder's link: %q %v after %s, want +PONG after at least %s", got, err, took, hit.Delay)
 			}
-			if got, took, err := exchange(other, "PING", ok); err != nil || got != "+PONG" || took >= hit.Delay {
-				t.Errorf("PING on another slot's link: %q %v after %s, want +PONG in less than %s", got, err, took, hit.Delay)
+			if took, err := fastest(other); err != nil || took >= hit.Delay {
+				t.Errorf("PING on another slot's link: %v, fastest of 3 after %s, want +PONG in less than %s", err, took, hit.Delay)
 			}
 		}},
 		{"reply-loss", clusters.ToxicTimeout, clusters.Downstream, func(t *testing.T, _ *history.Hit) {
@@ -193,8 +208,8 @@ func TestLinkFaultsOnRedis(t *testing.T) {
 			if err := n.Heal(ctx); err != nil {
 				t.Errorf("a second heal: %v", err)
 			}
-			if got, took, err := exchange(holder, "PING", ok); err != nil || got != "+PONG" || took > 250*time.Millisecond {
-				t.Errorf("the holder's link after the end op: %q %v after %s, want +PONG at once", got, err, took)
+			if took, err := fastest(holder); err != nil || took >= 500*time.Millisecond {
+				t.Errorf("the holder's link after the end op: %v, fastest of 3 after %s, want +PONG in less than the latency's 500ms", err, took)
 			}
 		})
 	}
