@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,18 +27,36 @@ func needService(t *testing.T, lock string) {
 func dbServers() map[string]string {
 	out := make(map[string]string)
 	entries, _ := os.ReadDir("/proc")
+	me := strconv.Itoa(os.Getpid())
 	for _, e := range entries {
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err != nil {
 			continue
 		}
 		cmd := strings.ReplaceAll(string(b), "\x00", " ")
-		if strings.Contains(cmd, "lockcheck-postgres-") || strings.Contains(cmd, "lockcheck-mariadb-") ||
-			strings.HasPrefix(cmd, "postgres: ") {
+		if (strings.Contains(cmd, "lockcheck-postgres-") || strings.Contains(cmd, "lockcheck-mariadb-")) && parentOf(e.Name()) == me {
 			out[e.Name()] = cmd
 		}
 	}
 	return out
+}
+
+// parentOf returns the parent pid of process pid, "" when it is gone. A
+// server a run of this test process started is its child until it exits
+// (a server another test binary started, say conformance's, beside this
+// one under go test ./..., is not).
+func parentOf(pid string) string {
+	b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return ""
+	}
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+	rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
+	f := strings.Fields(rest)
+	if len(f) < 2 {
+		return ""
+	}
+	return f[1]
 }
 
 // assertNoNewServers fails when a database server process that was not
