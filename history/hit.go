@@ -30,6 +30,14 @@ type Hit struct {
 	// Waited is how long the nemesis waited for a target worth striking (a
 	// holder inside its critical section).
 	Waited time.Duration `json:"waited,omitempty"`
+	// Mechanism is how a starve fault held its target to a CPU quota
+	// (cgroup2, cgroup1, duty-cycle: see clusters.ThrottleProcs), and
+	// Quota that share of one CPU (0.05: 5 ms of every 100 ms).
+	Mechanism string  `json:"mechanism,omitempty"`
+	Quota     float64 `json:"quota,omitempty"`
+	// Rate is how fast a clock-rate fault made the node's wall clock run
+	// against real time (2: twice as fast).
+	Rate float64 `json:"rate,omitempty"`
 	// Promoted says a failover saw a replica promoted.
 	Promoted bool `json:"promoted,omitempty"`
 	// Unreplicated says the master was killed right after it acknowledged a
@@ -49,6 +57,35 @@ type Hit struct {
 	// (Redis Cluster's CLUSTER FAILOVER TAKEOVER) instead of being
 	// promoted by Sentinels.
 	Takeover bool `json:"takeover,omitempty"`
+	// Node is the lock node a restart-lose crashed and started again with
+	// its data gone; Lost are the keys it held then and lost (Redis), and
+	// HeldOn the lock nodes on which the struck holder's key (Key) was set
+	// as it struck, Node among them: when they are just a majority, losing
+	// Node's copy leaves a majority of the nodes free for a rival.
+	Node   string   `json:"node,omitempty"`
+	Lost   []string `json:"lost,omitempty"`
+	HeldOn []string `json:"held_on,omitempty"`
+	// Toxic is what a link fault put on the struck worker's links to the
+	// lock nodes: a Toxiproxy toxic (latency, timeout, reset_peer,
+	// limit_data), or "refuse" for links whose listeners it closed; Stream
+	// is the direction it acts on: "upstream" (requests), "downstream"
+	// (replies) or "both".
+	Toxic  string `json:"toxic,omitempty"`
+	Stream string `json:"stream,omitempty"`
+	// Delay and Jitter are a latency fault's added delay on each direction
+	// of a link and its spread: each chunk waits Delay +/- Jitter.
+	Delay  time.Duration `json:"delay,omitempty"`
+	Jitter time.Duration `json:"jitter,omitempty"`
+	// Shape is the shape a partition between servers gave their links
+	// (majority, bridge, ring, swizzle). Cuts are the pairs of servers
+	// whose links it cut, in the order it cut them; Restores, for a
+	// swizzle, the order it restored them in. Reach maps every server it
+	// took in to the servers that server still reached with every cut
+	// made (a swizzle, whose cuts come one at a time, has none).
+	Shape    string              `json:"shape,omitempty"`
+	Cuts     [][2]string         `json:"cuts,omitempty"`
+	Restores [][2]string         `json:"restores,omitempty"`
+	Reach    map[string][]string `json:"reach,omitempty"`
 }
 
 // HitOf returns op's Hit, or nil.
