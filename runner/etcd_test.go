@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,7 +59,7 @@ func TestRunEtcdDesigns(t *testing.T) {
 					break
 				}
 				if got.Valid == checker.Invalid && kinds(got, false)[c.mustFind] > 0 {
-					assertLeaseStory(t, got)
+					assertStory(t, got, "double-holder", "its etcd lease 0x")
 					break
 				}
 				t.Logf("seed %d: verdict %v with %v: the fault missed, trying the next seed", seed, got.Valid, kinds(got, false))
@@ -71,22 +70,6 @@ func TestRunEtcdDesigns(t *testing.T) {
 			assertNoChildren(t)
 		})
 	}
-}
-
-// assertLeaseStory checks that a double holder's story names the expired
-// etcd lease.
-func assertLeaseStory(t *testing.T, res checker.Result) {
-	t.Helper()
-	for _, a := range res.Anomalies {
-		if a.Kind == "double-holder" && strings.Contains(a.Explanation, "its etcd lease 0x") {
-			return
-		}
-	}
-	var all []string
-	for _, a := range res.Anomalies {
-		all = append(all, a.Explanation)
-	}
-	t.Errorf("no double-holder story names the expired lease: %s", strings.Join(all, " | "))
 }
 
 // TestRunEtcdInterrupted interrupts an etcd run once it has granted a lock

@@ -5,12 +5,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/servicetest"
 	"github.com/lockcheck/lockcheck/workloads"
@@ -23,41 +24,40 @@ func needService(t *testing.T, lock string) {
 }
 
 // dbServers returns the pids of the database servers running now
-// (postgres and mariadbd processes), to tell those a test left behind.
+// (postgres and mariadbd processes in lockcheck's temporary directories),
+// to tell those a test left behind. A server whose directory's owner
+// record names another process is that process's (another test binary
+// beside this one under go test ./..., say conformance's) and is left out;
+// one whose directory is gone is counted.
 func dbServers() map[string]string {
 	out := make(map[string]string)
+	me, err := clusters.OwnerRecord()
+	if err != nil {
+		return out
+	}
 	entries, _ := os.ReadDir("/proc")
-	me := strconv.Itoa(os.Getpid())
 	for _, e := range entries {
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err != nil {
 			continue
 		}
 		cmd := strings.ReplaceAll(string(b), "\x00", " ")
-		if (strings.Contains(cmd, "lockcheck-postgres-") || strings.Contains(cmd, "lockcheck-mariadb-")) && parentOf(e.Name()) == me {
-			out[e.Name()] = cmd
+		dir := serverDir.FindString(cmd)
+		if dir == "" {
+			continue
 		}
+		// clusters.TempDir writes the owner record as .owner.
+		if rec, err := os.ReadFile(filepath.Join(dir, ".owner")); err == nil && strings.TrimSpace(string(rec)) != me {
+			continue
+		}
+		out[e.Name()] = cmd
 	}
 	return out
 }
 
-// parentOf returns the parent pid of process pid, "" when it is gone. A
-// server a run of this test process started is its child until it exits
-// (a server another test binary started, say conformance's, beside this
-// one under go test ./..., is not).
-func parentOf(pid string) string {
-	b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
-	if err != nil {
-		return ""
-	}
-	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-	rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
-	f := strings.Fields(rest)
-	if len(f) < 2 {
-		return ""
-	}
-	return f[1]
-}
+// serverDir finds a database server's temporary directory in its command
+// line.
+var serverDir = regexp.MustCompile(`/\S*/lockcheck-(postgres|mariadb)-[0-9]+`)
 
 // assertNoNewServers fails when a database server process that was not
 // running before is still running (waiting a few seconds for exits).
@@ -158,7 +158,7 @@ func TestRunSQLDesigns(t *testing.T) {
 				}
 				if got.Valid == checker.Invalid && kinds(got, false)[c.mustFind] > 0 {
 					if c.nemesis == "session-kill" {
-						assertSessionStory(t, got)
+						assertStory(t, got, "double-holder", "database session was terminated at")
 					}
 					break
 				}
@@ -173,20 +173,17 @@ func TestRunSQLDesigns(t *testing.T) {
 	}
 }
 
-// assertSessionStory checks that a double holder's story names the
-// terminated session.
-func assertSessionStory(t *testing.T, res checker.Result) {
+// assertStory checks that the story of some anomaly of kind says phrase.
+func assertStory(t *testing.T, res checker.Result, kind, phrase string) {
 	t.Helper()
-	for _, a := range res.Anomalies {
-		if a.Kind == "double-holder" && strings.Contains(a.Explanation, "database session was terminated at") {
-			return
-		}
-	}
 	var all []string
 	for _, a := range res.Anomalies {
+		if a.Kind == kind && strings.Contains(a.Explanation, phrase) {
+			return
+		}
 		all = append(all, a.Explanation)
 	}
-	t.Errorf("no double-holder story names the terminated session: %s", strings.Join(all, " | "))
+	t.Errorf("no %s story says %q: %s", kind, phrase, strings.Join(all, " | "))
 }
 
 // TestRunSQLInterrupted interrupts a database run and checks that no
