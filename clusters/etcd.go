@@ -281,33 +281,11 @@ func splice(a, b net.Conn) {
 // dialer returns the member whose process owns the other end of c, a
 // connection accepted on loopback, or nil.
 func (e *Etcd) dialer(c net.Conn) *etcdMember {
-	ra, ok1 := c.RemoteAddr().(*net.TCPAddr)
-	la, ok2 := c.LocalAddr().(*net.TCPAddr)
-	if !ok1 || !ok2 {
+	i := dialingProcess(c, len(e.members), func(i int) int { return e.members[i].pid() })
+	if i < 0 {
 		return nil
 	}
-	inode := socketInode(ra.Port, la.Port)
-	if inode == "" {
-		return nil
-	}
-	want := "socket:[" + inode + "]"
-	for _, m := range e.members {
-		p := m.running()
-		if p == nil {
-			continue
-		}
-		fdDir := fmt.Sprintf("/proc/%d/fd", p.Pid())
-		fds, err := os.ReadDir(fdDir)
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			if l, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && l == want {
-				return m
-			}
-		}
-	}
-	return nil
+	return e.members[i]
 }
 
 // socketInode returns the inode of the IPv4 loopback socket whose local port

@@ -10,9 +10,12 @@ import (
 var _ PeerCutter = (*RedisCluster)(nil)
 
 // PeerNodes names the six cluster nodes.
-func (c *RedisCluster) PeerNodes() []string {
-	names := make([]string, len(c.nodes))
-	for j, r := range c.nodes {
+func (c *RedisCluster) PeerNodes() []string { return redisNames(c.nodes) }
+
+// redisNames returns the names of rs, in order.
+func redisNames(rs []*RedisServer) []string {
+	names := make([]string, len(rs))
+	for j, r := range rs {
 		names[j] = r.Name
 	}
 	return names

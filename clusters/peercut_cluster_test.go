@@ -3,7 +3,6 @@ package clusters_test
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,31 +86,13 @@ func TestPartitionShapesRedisCluster(t *testing.T) {
 			names[id] = n.Name
 		}
 	}
-	// suspicions waits up to wait until every node suspects exactly the
-	// nodes want names for it, and returns what they last said.
-	suspicions := func(want map[string][]string, wait time.Duration) (map[string][]string, error) {
-		got := make(map[string][]string)
-		err := clusters.Poll(ctx, wait, func() error {
-			for _, n := range nodes {
-				v, err := viewOf(ctx, addr[n], names)
-				if err != nil {
-					return err
-				}
-				got[n] = v.suspects
-			}
-			if !maps.EqualFunc(got, want, slices.Equal) {
-				return fmt.Errorf("suspects %v, want %v", got, want)
-			}
-			return nil
-		}, "suspicions")
-		return got, err
+	// suspects says whom node n suspects (fail? or fail).
+	suspects := func(n string) ([]string, error) {
+		v, err := viewOf(ctx, addr[n], names)
+		return v.suspects, err
 	}
-	none := make(map[string][]string)
-	for _, n := range nodes {
-		none[n] = nil
-	}
-	if _, err := suspicions(none, 30*time.Second); err != nil {
-		t.Fatal(err)
+	if got, err := awaitViews(ctx, 30*time.Second, nodes, suspects, allReach(nodes)); err != nil {
+		t.Fatalf("before the ring: %v (last %v)", err, got)
 	}
 
 	t.Run("partition-ring", func(t *testing.T) {
@@ -127,13 +108,13 @@ func TestPartitionShapesRedisCluster(t *testing.T) {
 				}
 			}
 		}
-		if got, err := suspicions(want, 30*time.Second); err != nil {
+		if got, err := awaitViews(ctx, 30*time.Second, nodes, suspects, want); err != nil {
 			t.Fatalf("under the ring: %v (last %v)", err, got)
 		}
 		if end := n.Invoke(ctx, nemOp(nemesis.FHealServers)); end.Error != "" {
 			t.Fatalf("end op %+v", end)
 		}
-		if got, err := suspicions(none, 30*time.Second); err != nil {
+		if got, err := awaitViews(ctx, 30*time.Second, nodes, suspects, allReach(nodes)); err != nil {
 			t.Fatalf("after the heal: %v (last %v)", err, got)
 		}
 	})

@@ -84,19 +84,23 @@ type SentinelLinks struct {
 type sentinelProc struct {
 	name, dir, logPath string
 	port               int
+	front              string // the address it announces to the other sentinels (peerFronts)
 	serverProc
 }
 
 func (s *sentinelProc) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
 
 // Sentinel is a Cluster of one redis master, two replicas and three
-// sentinels, all local processes. Every redis node announces a "peer proxy"
-// address (replica-announce-ip/port): replicas replicate from the master's
-// peer proxy and the sentinels monitor it, so the sentinels only ever learn
-// and hand out peer-proxy addresses, and cutting one peer proxy cuts a node
-// off from its replicas and sentinels. Each worker slot has its own proxy to
-// every redis node and every sentinel; SentinelLinks maps the announced
-// addresses to them. Sentinel-to-sentinel links are direct.
+// sentinels, all local processes. Every redis node announces a "peer"
+// address (replica-announce-ip/port), a front (peerFronts) in front of its
+// peer proxy: replicas replicate from the master's and the sentinels
+// monitor it, so the sentinels only ever learn and hand out peer addresses,
+// and cutting one peer proxy cuts a node off from its replicas and
+// sentinels. Each sentinel announces a front of its own to the others
+// (sentinel announce-ip/port). A front knows which server dialed it, so a
+// pair of servers can be cut (PeerCutter). Each worker slot has its own
+// proxy to every redis node and every sentinel; SentinelLinks maps the
+// announced addresses to them.
 type Sentinel struct {
 	cfg     SentinelConfig
 	redis   []*RedisServer
@@ -106,6 +110,10 @@ type Sentinel struct {
 	// sentSet holds the sentinels' proxies; the lock nodes' set the
 	// redis nodes'.
 	sentSet NodeSet
+	// fronts stand at the addresses the servers announce to one another
+	// (s.peer, each sentinel's front), so that pairs of them can be cut
+	// (PeerCutter).
+	fronts *peerFronts
 	local
 	reason heldCuts // under mu
 }
@@ -179,13 +187,22 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 			return err
 		}
 		s.storage = newRedisServer(s.tmp, s.cfg.LogDir, "storage", false)
+		for k := 0; k < sentinelSentinels; k++ {
+			s.sents = append(s.sents, &sentinelProc{name: fmt.Sprintf("sentinel%d", k), dir: filepath.Join(s.tmp, fmt.Sprintf("sentinel%d", k)),
+				logPath: filepath.Join(s.cfg.LogDir, fmt.Sprintf("sentinel%d.log", k))})
+		}
+		s.fronts = newPeerFronts(s.PeerNodes(), s.Pids)
 		for _, r := range append(append([]*RedisServer(nil), s.redis...), s.storage) {
 			if err := r.Start(ctx); err != nil {
 				return err
 			}
 		}
 		for j, r := range s.redis {
-			addr, err := s.proxies.Add(peerName(j), r.Addr())
+			proxy, err := s.proxies.Add(peerName(j), r.Addr())
+			if err != nil {
+				return err
+			}
+			addr, err := s.fronts.add(r.Name, func() string { return proxy })
 			if err != nil {
 				return err
 			}
@@ -208,10 +225,10 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 		if err := s.waitReplicas(ctx, s.redis[0], sentinelReplicas, sentinelReadyWait); err != nil {
 			return err
 		}
-		for k := 0; k < sentinelSentinels; k++ {
-			sp := &sentinelProc{name: fmt.Sprintf("sentinel%d", k), dir: filepath.Join(s.tmp, fmt.Sprintf("sentinel%d", k)),
-				logPath: filepath.Join(s.cfg.LogDir, fmt.Sprintf("sentinel%d.log", k))}
-			s.sents = append(s.sents, sp)
+		for _, sp := range s.sents {
+			if sp.front, err = s.fronts.add(sp.name, sp.addr); err != nil {
+				return err
+			}
 			if err := s.startSentinel(ctx, bin, sp); err != nil {
 				return err
 			}
@@ -262,6 +279,8 @@ func (s *Sentinel) sentinelConfig(sp *sentinelProc) string {
 		fmt.Sprintf("sentinel down-after-milliseconds %s %d", m, s.cfg.DownAfter.Milliseconds()),
 		fmt.Sprintf("sentinel failover-timeout %s %d", m, s.cfg.FailoverTimeout.Milliseconds()),
 		fmt.Sprintf("sentinel parallel-syncs %s 1", m),
+		"sentinel announce-ip 127.0.0.1",
+		"sentinel announce-port " + sentinelFrontPort(sp),
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
@@ -439,8 +458,9 @@ func (s *Sentinel) LockAddrs(slot int) []string { return s.set.LockAddrs(slot) }
 func (s *Sentinel) StorageAddr() string { return s.storage.Addr() }
 
 // SentinelLinks returns worker slot's proxies to the sentinels, the master
-// name, and the map from each announced address (a redis node's peer proxy,
-// a sentinel's own address) to the slot's proxy for that node.
+// name, and the map from each announced address (a redis node's peer
+// address, a sentinel's own address and its front) to the slot's proxy for
+// that node.
 func (s *Sentinel) SentinelLinks(slot int) SentinelLinks {
 	m := make(map[string]string)
 	redis, sents := s.set.LockAddrs(slot), s.sentSet.LockAddrs(slot)
@@ -448,7 +468,7 @@ func (s *Sentinel) SentinelLinks(slot int) SentinelLinks {
 		m[p] = redis[j]
 	}
 	for k, sp := range s.sents {
-		m[sp.addr()] = sents[k]
+		m[sp.addr()], m[sp.front] = sents[k], sents[k]
 	}
 	return SentinelLinks{Addrs: sents, MasterName: s.cfg.MasterName, AddrMap: m}
 }
@@ -654,6 +674,9 @@ func (s *Sentinel) Teardown(ctx context.Context) error {
 		return nil
 	}
 	s.closeProxies()
+	if s.fronts != nil {
+		s.fronts.close()
+	}
 	var errs []error
 	for _, sp := range s.sents {
 		errs = append(errs, sp.stop(ctx, 5*time.Second))

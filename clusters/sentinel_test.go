@@ -48,8 +48,8 @@ func TestSentinelFailover(t *testing.T) {
 		t.Fatalf("leader %q %v, want redis0", old, err)
 	}
 	links0, links1 := s.SentinelLinks(0), s.SentinelLinks(1)
-	if len(links0.Addrs) != 3 || len(links0.AddrMap) != 6 {
-		t.Fatalf("slot links %+v: want 3 sentinels and 6 mapped addresses", links0)
+	if len(links0.Addrs) != 3 || len(links0.AddrMap) != 9 {
+		t.Fatalf("slot links %+v: want 3 sentinels and 9 mapped addresses (3 redis nodes, 3 sentinels at their own address and at their front)", links0)
 	}
 	if got, err := roundTrip(s.LockAddrs(1)[0], "SET k v", okWait); err != nil || got != "+OK" {
 		t.Fatalf("SET on the master through slot 1: %q %v", got, err)

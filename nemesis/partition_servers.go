@@ -45,9 +45,11 @@ func (p peerPlan) gradual() bool { return len(p.Restores) > 0 }
 type peerShape func(rng *rand.Rand, order []string) peerPlan
 
 // registerPeerShape registers a partition between servers: kind name, the
-// fewest servers its shape needs, the shape and its summary.
+// fewest servers its shape needs, the shape and its summary. A
+// single-master Redis design runs it on the Sentinel topology (Replicated),
+// whose servers are its redis nodes and sentinels.
 func registerPeerShape(name string, least int, shape peerShape, summary string) {
-	Register(Kind{Name: name, Summary: summary, Ops: serverPartitionOps,
+	Register(Kind{Name: name, Summary: summary, Ops: serverPartitionOps, Replicated: true,
 		New: func(env Env, rng *rand.Rand) (Nemesis, error) {
 			return newServerPartition(env, rng, name, least, shape)
 		}})
@@ -78,7 +80,7 @@ func newServerPartition(env Env, rng *rand.Rand, kind string, least int, shape p
 	pc, ok := env.Cluster().(clusters.PeerCutter)
 	if !ok {
 		return nil, fmt.Errorf("%s nemesis: needs lock servers whose links to one another can be cut pair by pair "+
-			"(the zookeeper, etcd, redis-zk and redis-cluster topologies): %w", kind, clusters.ErrUnsupported)
+			"(the zookeeper, etcd, redis-zk, redis-cluster and Sentinel topologies): %w", kind, clusters.ErrUnsupported)
 	}
 	nodes := pc.PeerNodes()
 	if len(nodes) < least {

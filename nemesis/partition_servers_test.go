@@ -224,15 +224,15 @@ func TestPeerShapes(t *testing.T) {
 }
 
 // TestPeerShapesRefused: a cluster whose servers' links cannot be cut pair
-// by pair, and a ring of three (every server is every other's neighbour),
-// are refused with ErrUnsupported.
+// by pair (one Redis node, a database), and a ring of three (every server
+// is every other's neighbour), are refused with ErrUnsupported.
 func TestPeerShapesRefused(t *testing.T) {
 	for _, tt := range []struct {
 		kind string
 		c    clusters.Cluster
 	}{
 		{"partition-majority", &clusters.Redis{}},
-		{"swizzle", &clusters.Sentinel{}},
+		{"swizzle", &clusters.SQLDB{}},
 		{"partition-ring", newPeerFake(3)},
 		{"partition-bridge", newPeerFake(2)},
 	} {
