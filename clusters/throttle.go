@@ -56,12 +56,12 @@ type Throttle struct {
 	Dir string
 
 	mu       sync.Mutex
+	h        hierarchy      // the cgroup's hierarchy; h.self is Dir's parent
 	home     map[int]string // pid -> the cgroup directory it came from
-	parent   string         // Dir's parent
 	pids     []int          // the duty cycle's processes
 	stop     chan struct{}
 	stopped  chan struct{}
-	load     []*exec.Cmd // the busy loops AddLoad started
+	load     []*exec.Cmd // the busy loops addLoad started
 	released bool
 }
 
@@ -139,21 +139,36 @@ func cgroupHierarchies() []hierarchy {
 	return append(v2, v1...)
 }
 
-// ThrottleProcs moves the processes pids into a new cgroup that gets quota
-// of one CPU per period, by the first mechanism that works here: cgroup v2,
-// then the v1 cpu controller, else a duty cycle of SIGSTOP and SIGCONT
-// (only mechanism, when not "", is tried). First it removes the cgroups of
+// ThrottleProcs holds the processes pids to quota of one CPU per period:
+// NewThrottle, then Add.
+func ThrottleProcs(pids []int, quota float64, period time.Duration, mechanism string, load int) (*Throttle, error) {
+	if len(pids) == 0 {
+		return nil, errors.New("throttle: no process to throttle")
+	}
+	t, err := NewThrottle(quota, period, mechanism, load)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Add(pids); err != nil {
+		return nil, errors.Join(err, t.Release())
+	}
+	return t, nil
+}
+
+// NewThrottle makes a throttle that will hold the processes Add gives it to
+// quota of one CPU per period, by the first mechanism that works here:
+// cgroup v2, then the v1 cpu controller, else a duty cycle of SIGSTOP and
+// SIGCONT (only mechanism, when not "", is tried). A cgroup gets load busy
+// loops at once (see addLoad), so that it is already starved when the
+// processes come; a duty cycle needs none. First it removes the cgroups of
 // earlier runs whose owner is gone (SweepThrottles). Release gives the
-// processes their CPU back.
-func ThrottleProcs(pids []int, quota float64, period time.Duration, mechanism string) (*Throttle, error) {
+// processes their CPU back and removes the cgroup.
+func NewThrottle(quota float64, period time.Duration, mechanism string, load int) (*Throttle, error) {
 	if quota <= 0 || quota >= 1 {
 		return nil, fmt.Errorf("throttle: quota %g of a CPU: want more than 0 and less than 1", quota)
 	}
 	if period < 10*time.Millisecond || period > time.Second {
 		return nil, fmt.Errorf("throttle: period %s: want 10 ms to 1 s", period)
-	}
-	if len(pids) == 0 {
-		return nil, errors.New("throttle: no process to throttle")
 	}
 	_, _ = SweepThrottles()
 	var errs []error
@@ -162,7 +177,7 @@ func ThrottleProcs(pids []int, quota float64, period time.Duration, mechanism st
 			if mechanism != "" && h.mechanism != mechanism {
 				continue
 			}
-			t, err := cgroupThrottle(h, pids, quota, period)
+			t, err := cgroupThrottle(h, quota, period, load)
 			if err == nil {
 				return t, nil
 			}
@@ -172,11 +187,23 @@ func ThrottleProcs(pids []int, quota float64, period time.Duration, mechanism st
 	if mechanism != "" && mechanism != ThrottleDutyCycle {
 		return nil, fmt.Errorf("throttle: no writable %s hierarchy with a cpu controller here (%w): %w", mechanism, ErrUnsupported, errors.Join(errs...))
 	}
-	return dutyThrottle(pids, quota, period), nil
+	return &Throttle{Mechanism: ThrottleDutyCycle, Quota: quota, Period: period,
+		stop: make(chan struct{}), stopped: make(chan struct{})}, nil
 }
 
-// cgroupThrottle makes the throttle's cgroup in h and moves pids into it.
-func cgroupThrottle(h hierarchy, pids []int, quota float64, period time.Duration) (*Throttle, error) {
+// Add moves the processes pids into the throttle's cgroup, or starts the
+// duty cycle on them; a duty cycle takes one Add only. A process that has
+// exited meanwhile is skipped; when all have, it is an error.
+func (t *Throttle) Add(pids []int) error {
+	if t.Mechanism == ThrottleDutyCycle {
+		return t.startDuty(pids)
+	}
+	return t.move(pids)
+}
+
+// cgroupThrottle makes the throttle's cgroup in h and starts load busy
+// loops in it.
+func cgroupThrottle(h hierarchy, quota float64, period time.Duration, load int) (*Throttle, error) {
 	o, err := processOwner(os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("throttle: %w", err)
@@ -196,15 +223,15 @@ func cgroupThrottle(h hierarchy, pids []int, quota float64, period time.Duration
 		return nil, fmt.Errorf("throttle: make cgroup: %w", err)
 	}
 	t := &Throttle{Mechanism: h.mechanism, Quota: float64(q) / float64(period), Period: period, Dir: dir,
-		parent: h.self, home: make(map[int]string)}
+		h: h, home: make(map[int]string)}
 	us := func(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
 	if h.mechanism == ThrottleCgroup2 {
 		err = writeCgroup(dir, "cpu.max", us(q)+" "+us(period))
 	} else {
 		err = errors.Join(writeCgroup(dir, "cpu.cfs_period_us", us(period)), writeCgroup(dir, "cpu.cfs_quota_us", us(q)))
 	}
-	if err == nil {
-		err = t.move(h, pids)
+	if err == nil && load > 0 {
+		err = t.addLoad(load)
 	}
 	if err != nil {
 		return nil, errors.Join(err, t.Release())
@@ -229,10 +256,10 @@ func enableCPU(dir string) error {
 
 // move moves pids into the throttle's cgroup, remembering where each came
 // from; a process that has exited meanwhile is skipped.
-func (t *Throttle) move(h hierarchy, pids []int) error {
+func (t *Throttle) move(pids []int) error {
 	moved := 0
 	for _, pid := range pids {
-		home := procCgroup(h, pid)
+		home := procCgroup(t.h, pid)
 		if err := writeCgroup(t.Dir, "cgroup.procs", strconv.Itoa(pid)); err != nil {
 			if errors.Is(err, syscall.ESRCH) {
 				continue
@@ -291,12 +318,23 @@ func writeCgroup(dir, file, value string) error {
 	return nil
 }
 
-// dutyThrottle lets pids run for quota of every period and stops them for
+// startDuty lets pids run for quota of every period and stops them for
 // the rest, until Release.
-func dutyThrottle(pids []int, quota float64, period time.Duration) *Throttle {
-	t := &Throttle{Mechanism: ThrottleDutyCycle, Quota: quota, Period: period, pids: append([]int(nil), pids...),
-		stop: make(chan struct{}), stopped: make(chan struct{})}
-	run := time.Duration(float64(period) * quota)
+func (t *Throttle) startDuty(pids []int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pids != nil || t.released {
+		return errors.New("throttle: a duty cycle takes one set of processes")
+	}
+	for _, pid := range pids {
+		if syscall.Kill(pid, 0) == nil {
+			t.pids = append(t.pids, pid)
+		}
+	}
+	if len(t.pids) == 0 {
+		return errors.New("throttle: every process to throttle has exited")
+	}
+	run := time.Duration(float64(t.Period) * t.Quota)
 	go func() {
 		defer close(t.stopped)
 		defer t.signal(syscall.SIGCONT)
@@ -305,7 +343,7 @@ func dutyThrottle(pids []int, quota float64, period time.Duration) *Throttle {
 			select {
 			case <-t.stop:
 				return
-			case <-time.After(period - run):
+			case <-time.After(t.Period - run):
 			}
 			t.signal(syscall.SIGCONT)
 			select {
@@ -315,7 +353,7 @@ func dutyThrottle(pids []int, quota float64, period time.Duration) *Throttle {
 			}
 		}
 	}()
-	return t
+	return nil
 }
 
 // signal sends sig to every process of a duty cycle.
@@ -337,35 +375,37 @@ func (t *Throttle) Release() error {
 	}
 	if t.Mechanism == ThrottleDutyCycle {
 		close(t.stop)
-		<-t.stopped
+		if t.pids != nil {
+			<-t.stopped
+		}
 		t.released = true
 		return nil
 	}
 	t.stopLoad()
-	if err := emptyCgroup(t.Dir, t.parent, t.home); err != nil {
+	if err := emptyCgroup(t.Dir, t.h.self, t.home); err != nil {
 		return err
 	}
 	t.released = true
 	return nil
 }
 
-// loadIterations bounds a busy loop of AddLoad: minutes at full speed, far
+// loadIterations bounds a busy loop of addLoad: minutes at full speed, far
 // longer on a small quota; Release kills it sooner, and so does the end of
 // the process that started it (Pdeathsig).
 const loadIterations = 1_000_000_000
 
-// AddLoad starts n busy loops (sh) inside the throttle's cgroup, standing
+// addLoad starts n busy loops (sh) inside the throttle's cgroup, standing
 // for a starved process's own busy threads: a process that sleeps most of
 // the time spends less CPU than a small quota and would never be held
-// back; with a busy neighbour in the cgroup the quota runs out early in
+// back; with busy neighbours in the cgroup the quota runs out early in
 // every period, and each wake-up of the process waits for the next one.
-// Release kills them. A duty cycle needs no load and refuses it.
-func (t *Throttle) AddLoad(n int) error {
+// It returns once the loops have spent the first period's quota (or, on a
+// machine too busy to let them, after two periods), so that the processes
+// moved in next wait at once for the next period rather than run on the
+// fresh quota. Release kills them.
+func (t *Throttle) addLoad(n int) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.Mechanism == ThrottleDutyCycle || t.released {
-		return fmt.Errorf("throttle: no cgroup to add load to (%s)", t.Mechanism)
-	}
 	for i := 0; i < n; i++ {
 		cmd := exec.Command("sh", "-c", fmt.Sprintf("i=0; while [ $i -lt %d ]; do i=$((i+1)); done", loadIterations))
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -377,10 +417,49 @@ func (t *Throttle) AddLoad(n int) error {
 			return err
 		}
 	}
+	// The quota is spent once the loops have run for it since they moved
+	// in (cpu.stat's nr_throttled counts only when the period ends).
+	var pids []int
+	for _, c := range t.load {
+		pids = append(pids, c.Process.Pid)
+	}
+	spent, base := time.Duration(float64(t.Period)*t.Quota), onCPU(pids)
+	deadline := time.Now().Add(2 * t.Period)
+	for onCPU(pids)-base < spent && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	return nil
 }
 
-// LoadPids returns the pids of the busy loops AddLoad started.
+// onCPU returns how long the processes pids have run on a CPU in all
+// (/proc/PID/schedstat's first field, in nanoseconds).
+func onCPU(pids []int) time.Duration {
+	var sum time.Duration
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
+}
+
+// Procs returns how many processes the throttle holds (its busy loops
+// apart).
+func (t *Throttle) Procs() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.Mechanism == ThrottleDutyCycle {
+		return len(t.pids)
+	}
+	return len(t.home)
+}
+
+// LoadPids returns the pids of the busy loops the throttle started.
 func (t *Throttle) LoadPids() []int {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -95,7 +95,7 @@ func TestThrottleRefusesBadQuotas(t *testing.T) {
 		period time.Duration
 		pids   []int
 	}{{0, time.Second, []int{1}}, {1, time.Second, []int{1}}, {0.1, time.Millisecond, []int{1}}, {0.1, 2 * time.Second, []int{1}}, {0.1, time.Second, nil}} {
-		if th, err := ThrottleProcs(tc.pids, tc.quota, tc.period, ""); err == nil || !strings.HasPrefix(err.Error(), "throttle:") {
+		if th, err := ThrottleProcs(tc.pids, tc.quota, tc.period, "", 0); err == nil || !strings.HasPrefix(err.Error(), "throttle:") {
 			t.Errorf("quota %g period %s pids %v: %v %v, want an error", tc.quota, tc.period, tc.pids, th, err)
 		}
 	}

@@ -26,22 +26,23 @@ const (
 
 func init() {
 	Register(Kind{Name: "starve", New: newStarve,
-		Summary: "hold the lock holder's worker process group to 2% of one CPU (20 ms per 1 s period, shared with a busy loop; a cgroup v2 cpu.max or v1 cpu.cfs_quota_us child cgroup, else a SIGSTOP/SIGCONT duty cycle) " +
+		Summary: "hold the lock holder's worker process group to 1% of one CPU (10 ms per 1 s period, shared with two busy loops; a cgroup v2 cpu.max or v1 cpu.cfs_quota_us child cgroup, else a SIGSTOP/SIGCONT duty cycle) " +
 			"for the fault duration: its goroutines (a renewal watchdog among them) run late, up to a second, instead of not at all; full CPU back after",
 		Ops: history.FaultOps{Start: FStarve, End: FUnstarve, Class: history.ClassProcess, Exercise: history.ExerciseHolder}})
 	Register(Kind{Name: "starve-server", New: newStarveServer,
-		Summary: "hold a lock server's process (and its children; the leader where there is one) to 2% of one CPU for the fault duration, as starve does a worker: it answers late; full CPU back after",
+		Summary: "hold a lock server's process (and its children; the leader where there is one) to 1% of one CPU for the fault duration, as starve does a worker: it answers late; full CPU back after",
 		Ops:     history.FaultOps{Start: FStarveNode, End: FUnstarveNode, Class: history.ClassNode, Exercise: history.ExerciseNode}})
 }
 
 // Starvation's defaults: the share of one CPU a starved process gets, the
 // period the quota is counted over (the longest a cgroup allows), and how
-// many busy loops share it. Once the busy loop has spent the quota, every
-// wake-up of the starved process waits for the next period.
+// many busy loops share it. Once the busy loops have spent the quota, every
+// wake-up of the starved process waits for the next period; two spend it
+// early in the period even on a loaded machine.
 const (
-	StarveQuota  = 0.02
+	StarveQuota  = 0.01
 	StarvePeriod = time.Second
-	StarveLoad   = 1
+	StarveLoad   = 2
 )
 
 // Starve holds the worker that holds a lock (its whole process group), or
@@ -64,9 +65,9 @@ type Starve struct {
 	Period    time.Duration
 	Mechanism string
 	// Load is how many busy loops share the cgroup with the starved
-	// process (clusters.Throttle.AddLoad): a lock client that mostly
-	// waits needs less CPU than any quota, and only a busy neighbour
-	// makes its wake-ups wait.
+	// process (see clusters.ThrottleProcs): a lock client that mostly
+	// waits needs less CPU than any quota, and only busy neighbours
+	// make its wake-ups wait.
 	Load int
 
 	starved undoSet[*clusters.Throttle, starvedProc]
@@ -142,26 +143,26 @@ func (n *Starve) Invoke(ctx context.Context, op history.Op) history.Op {
 }
 
 // starveHolder starves the process group of a holder inside its critical
-// section.
+// section. The throttle is made first, already starved by its busy loops,
+// so that the holder waits from the moment it moves in.
 func (n *Starve) starveHolder(ctx context.Context, op history.Op) history.Op {
+	th, err := n.newThrottle()
+	if err != nil {
+		return completed(op, nil, fmt.Errorf("starve: %w", err))
+	}
 	t, waited, err := aimHolder(ctx, n.env, n.rng, aimWait, true)
 	if err != nil {
-		return completed(op, nil, err)
+		return completed(op, nil, errors.Join(err, th.Release()))
 	}
-	pids := clusters.GroupPids(t.Pid)
-	if len(pids) == 0 {
-		return completed(op, nil, fmt.Errorf("starve process %d: worker pid %d has exited", t.Process, t.Pid))
-	}
-	th, err := n.throttle(pids)
-	if err != nil {
-		return completed(op, nil, fmt.Errorf("starve process %d: %w", t.Process, err))
+	if err := th.Add(clusters.GroupPids(t.Pid)); err != nil {
+		return completed(op, nil, errors.Join(fmt.Errorf("starve process %d: %w", t.Process, err), th.Release()))
 	}
 	n.starved.add(th, starvedProc{process: t.Process, at: time.Now()})
 	hit := holderHit(n.kind(), t, leaseOf(n.env))
 	hit.Waited, hit.Mechanism, hit.Quota = waited, th.Mechanism, th.Quota
 	return completed(op, &history.Value{Targets: []int{t.Process}, Hit: hit,
 		Detail: fmt.Sprintf("held process %d (worker pid %d%s) to %s of one CPU (%s)%s",
-			t.Process, t.Pid, others(len(pids)), percent(th.Quota), how(th), where(t))}, nil)
+			t.Process, t.Pid, others(th.Procs()), percent(th.Quota), how(th), where(t))}, nil)
 }
 
 // starveServer starves the server of a lock node (the leader, where there
@@ -175,32 +176,25 @@ func (n *Starve) starveServer(ctx context.Context, op history.Op) history.Op {
 	if pid <= 0 {
 		return completed(op, nil, fmt.Errorf("starve %s: its server is not running", node))
 	}
-	awaitHolder(ctx, n.env, nodeAimWait)
-	hit := nodeHit(n.kind(), n.env)
-	pids := clusters.TreePids(pid)
-	th, err := n.throttle(pids)
+	th, err := n.newThrottle()
 	if err != nil {
 		return completed(op, nil, fmt.Errorf("starve %s: %w", node, err))
+	}
+	awaitHolder(ctx, n.env, nodeAimWait)
+	hit := nodeHit(n.kind(), n.env)
+	if err := th.Add(clusters.TreePids(pid)); err != nil {
+		return completed(op, nil, errors.Join(fmt.Errorf("starve %s: %w", node, err), th.Release()))
 	}
 	n.starved.add(th, starvedProc{node: node, at: time.Now()})
 	hit.Mechanism, hit.Quota = th.Mechanism, th.Quota
 	return completed(op, &history.Value{Nodes: []string{node}, Hit: hit,
-		Detail: fmt.Sprintf("held %s's server (pid %d%s) to %s of one CPU (%s)", node, pid, others(len(pids)), percent(th.Quota), how(th))}, nil)
+		Detail: fmt.Sprintf("held %s's server (pid %d%s) to %s of one CPU (%s)", node, pid, others(th.Procs()), percent(th.Quota), how(th))}, nil)
 }
 
-// throttle holds pids to the quota, with the busy neighbour (Load) a
-// cgroup needs to bite.
-func (n *Starve) throttle(pids []int) (*clusters.Throttle, error) {
-	th, err := clusters.ThrottleProcs(pids, n.Quota, n.Period, n.Mechanism)
-	if err != nil {
-		return nil, err
-	}
-	if th.Mechanism != clusters.ThrottleDutyCycle && n.Load > 0 {
-		if err := th.AddLoad(n.Load); err != nil {
-			return nil, errors.Join(err, th.Release())
-		}
-	}
-	return th, nil
+// newThrottle makes the throttle of one fault, with the busy neighbours
+// (Load) a cgroup needs to bite.
+func (n *Starve) newThrottle() (*clusters.Throttle, error) {
+	return clusters.NewThrottle(n.Quota, n.Period, n.Mechanism, n.Load)
 }
 
 // others renders how many more processes than one a throttle holds.

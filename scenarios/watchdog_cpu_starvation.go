@@ -3,8 +3,8 @@ package scenarios
 func init() {
 	register(Scenario{
 		Name: "watchdog-cpu-starvation",
-		Summary: "a Redisson-style watchdog lock holder is starved of CPU in its critical section (its worker held to 2% of one CPU, " +
-			"a busy neighbour in its cgroup, for 3 s): its goroutines run once a second, so the watchdog's renewals come " +
+		Summary: "a Redisson-style watchdog lock holder is starved of CPU in its critical section (its worker held to 1% of one CPU, " +
+			"two busy loops in its cgroup, for 3 s): its goroutines run once a second, so the watchdog's renewals come " +
 			"late, the 500 ms lease runs out between them, another worker takes the lock, and the starved holder writes " +
 			"on its next turn (redisson/redisson#5698, #2665; mechanisms M1, M7)",
 		Args: []string{"--lock", "redis-watchdog", "--nemesis", "starve", "--lease", "500ms", "--think", "200ms",
