@@ -143,9 +143,10 @@ func refuses(c *clientv3.Client, wait time.Duration) error {
 // TestPartitionShapesEtcd runs each partition shape between servers on a
 // five-member etcd cluster and checks, with real traffic over every peer
 // link both ways, that the links talk exactly as the shape says (its start
-// op's Reach); that under partition-majority the majority side still
-// takes writes while the minority side no longer serves a linearizable
-// read; that the end op restores every link and the former minority
+// op's Reach); that under partition-majority the links stay so when
+// another fault isolates a server of the minority and lets go, the
+// majority side still takes writes and the minority side no longer serves
+// a linearizable read; that the end op restores every link and the former minority
 // writes again; and that a swizzle's links go one at a time, in the order
 // its start op records, and come back in the other order it records.
 func TestPartitionShapesEtcd(t *testing.T) {
@@ -175,6 +176,16 @@ func TestPartitionShapesEtcd(t *testing.T) {
 						minority = append(minority, a)
 					}
 				}
+				// Another fault that cuts the same links (partition-leader's
+				// Isolate) and lets go of them leaves them cut: they come
+				// back only when the last fault that cut them ends.
+				if err := e.Isolate(ctx, minority[0]); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.Rejoin(ctx, minority[0]); err != nil {
+					t.Fatal(err)
+				}
+				checkMatrix(t, e, nodes, hit.Reach)
 				maj, minor := etcdAt(t, e, nodes, majority), etcdAt(t, e, nodes, minority)
 				defer maj.Close()
 				defer minor.Close()
