@@ -150,11 +150,21 @@ func (n *Starve) starveHolder(ctx context.Context, op history.Op) history.Op {
 	if err != nil {
 		return completed(op, nil, fmt.Errorf("starve: %w", err))
 	}
-	t, waited, err := aimHolder(ctx, n.env, n.rng, aimWait, true)
+	// Held still a moment (SIGSTOP) while it moves, so that a holder
+	// that writes its critical section's reply just before is picked
+	// again (stopInCS), and a fast one cannot finish on its way in.
+	t, waited, err := stopInCS(ctx, n.env, func() (Target, time.Duration, error) {
+		return aimHolder(ctx, n.env, n.rng, aimWait, true)
+	})
 	if err != nil {
 		return completed(op, nil, errors.Join(err, th.Release()))
 	}
-	if err := th.Add(clusters.GroupPids(t.Pid)); err != nil {
+	err = th.Add(clusters.GroupPids(t.Pid))
+	if err != nil || th.Mechanism != clusters.ThrottleDutyCycle {
+		// A duty cycle continues it on its own at its next turn.
+		err = errors.Join(err, resume(ctx, t.Pid))
+	}
+	if err != nil {
 		return completed(op, nil, errors.Join(fmt.Errorf("starve process %d: %w", t.Process, err), th.Release()))
 	}
 	n.starved.add(th, starvedProc{process: t.Process, at: time.Now()})
