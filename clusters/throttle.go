@@ -381,12 +381,25 @@ func (t *Throttle) Release() error {
 		t.released = true
 		return nil
 	}
+	// A throttled process cannot even exit until its next turn: lift the
+	// quota first, so that the busy loops die and the moves land at once.
+	t.unlimit()
 	t.stopLoad()
 	if err := emptyCgroup(t.Dir, t.h.self, t.home); err != nil {
 		return err
 	}
 	t.released = true
 	return nil
+}
+
+// unlimit lifts the cgroup's quota (a cgroup removed meanwhile needs
+// none).
+func (t *Throttle) unlimit() {
+	if t.Mechanism == ThrottleCgroup2 {
+		_ = writeCgroup(t.Dir, "cpu.max", "max")
+		return
+	}
+	_ = writeCgroup(t.Dir, "cpu.cfs_quota_us", "-1")
 }
 
 // loadIterations bounds a busy loop of addLoad: minutes at full speed, far
@@ -544,6 +557,9 @@ func SweepThrottles() ([]string, error) {
 			if !ok || o.alive() {
 				return fs.SkipDir
 			}
+			// Lifting the quota lets what is left run (and exit) at once.
+			_ = writeCgroup(path, "cpu.max", "max")
+			_ = writeCgroup(path, "cpu.cfs_quota_us", "-1")
 			if err := emptyCgroup(path, filepath.Dir(path), nil); err != nil {
 				errs = append(errs, err)
 			} else {

@@ -136,32 +136,38 @@ func TestStarveThrottlesABusyProcess(t *testing.T) {
 }
 
 // TestStarveHealsMidFault: Heal alone (a run that stops mid-fault) gives
-// the CPU back and removes the cgroup; a second Heal has nothing to do.
+// the CPU back, removes the cgroup and leaves no process stopped, by a
+// cgroup and by the duty cycle; a second Heal has nothing to do.
 func TestStarveHealsMidFault(t *testing.T) {
-	pid := busyLoop(t)
-	nm, _ := newStarve(holdersEnv{[]Target{{Process: 1, Pid: pid, Key: "k0", InCS: true}}}, rand.New(rand.NewPCG(1, 1)))
-	n := nm.(*Starve)
-	if op := n.Invoke(context.Background(), history.Op{F: FStarve}); op.Error != "" {
-		t.Fatal(op.Error)
-	}
-	var dir string
-	for th := range n.starved.items {
-		dir = th.Dir
-	}
-	for i := 0; i < 2; i++ {
-		began := time.Now()
-		if err := n.Heal(context.Background()); err != nil {
-			t.Fatalf("heal %d: %v", i, err)
-		}
-		t.Logf("heal %d took %s", i, time.Since(began))
-	}
-	if dir != "" {
-		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("cgroup %s left after Heal", dir)
-		}
-	}
-	if s := procState(pid); s == "T" {
-		t.Error("process left stopped")
+	for _, mech := range []string{"", clusters.ThrottleDutyCycle} {
+		t.Run(map[string]string{"": "best"}[mech]+mech, func(t *testing.T) {
+			pid := busyLoop(t)
+			nm, _ := newStarve(holdersEnv{[]Target{{Process: 1, Pid: pid, Key: "k0", InCS: true}}}, rand.New(rand.NewPCG(1, 1)))
+			n := nm.(*Starve)
+			n.Mechanism = mech
+			if op := n.Invoke(context.Background(), history.Op{F: FStarve}); op.Error != "" {
+				t.Fatal(op.Error)
+			}
+			var dir string
+			for th := range n.starved.items {
+				dir = th.Dir
+			}
+			for i := 0; i < 2; i++ {
+				began := time.Now()
+				if err := n.Heal(context.Background()); err != nil {
+					t.Fatalf("heal %d: %v", i, err)
+				}
+				t.Logf("heal %d took %s", i, time.Since(began))
+			}
+			if dir != "" {
+				if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("cgroup %s left after Heal", dir)
+				}
+			}
+			if waitStopped(pid, 100*time.Millisecond) {
+				t.Error("process left stopped")
+			}
+		})
 	}
 }
 
