@@ -27,7 +27,7 @@ type TopologyConfig struct {
 	// LockNodes is how many lock nodes the design asks for.
 	LockNodes int
 	// Nodes is the ensemble size the user asked for (--nodes), for services
-	// that have one (ZooKeeper).
+	// that have one (ZooKeeper, etcd).
 	Nodes int
 	// LogDir receives one log per node (the run directory's nodes/).
 	LogDir string

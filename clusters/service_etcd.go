@@ -3,11 +3,11 @@ package clusters
 func init() {
 	registerService(Service{
 		Name: "etcd", Packages: "etcd-server, redis-server (storage)",
-		Summary: "three etcd members, every client link and every member-to-member link behind its own proxy",
+		Summary: "etcd members (three, or --nodes), every client link and every member-to-member link behind its own proxy",
 		Look:    lookAll(LookEtcd, LookRedis),
 		Version: EtcdVersion,
 		New: func(cfg TopologyConfig) Topology {
-			return NewEtcd(EtcdConfig{Workers: cfg.Workers, LogDir: cfg.LogDir})
+			return NewEtcd(EtcdConfig{Members: cfg.Nodes, Workers: cfg.Workers, LogDir: cfg.LogDir})
 		},
 	})
 }

@@ -414,6 +414,10 @@ func (r *run) Failpoint() string { return r.test.Failpoint }
 // Cluster implements nemesis.Env.
 func (r *run) Cluster() clusters.Cluster { return r.cluster }
 
+// FaultDuration is how long each fault is kept (--nemesis-duration), for a
+// nemesis that spreads its steps over it (swizzle).
+func (r *run) FaultDuration() time.Duration { return r.test.NemesisDuration }
+
 // setHolder records that slot now holds a lock (t) or no longer does (nil).
 // A grant while another slot holds the same lock is counted for the
 // progress line: the checkers decide, this only shows it early.

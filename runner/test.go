@@ -21,7 +21,8 @@ type Test struct {
 	Fencing  bool   `json:"fencing"`
 	Workers  int    `json:"workers"`
 	Keys     int    `json:"keys"`
-	// Nodes is the ZooKeeper ensemble size (3, or 1 for a standalone server).
+	// Nodes is the ZooKeeper or etcd ensemble size (3, 5, or 1 for a
+	// standalone server).
 	Nodes int    `json:"nodes,omitempty"`
 	Seed  uint64 `json:"seed"`
 	// Workload is "register" (the default) or "inventory".

@@ -247,7 +247,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&t.Workload, "workload", "register", "what the critical section does: "+workloadNames()+" (see check list)")
 	fs.Int64Var(&t.Stock, "stock", 0, "inventory workload: initial stock per key (default 100)")
 	fs.StringVar(&t.Failpoint, "failpoint", "", "stop workers at a named place in the lock client, for the crash nemesis (see check list)")
-	fs.IntVar(&t.Nodes, "nodes", 3, "ZooKeeper ensemble size: 3, or 1 for a standalone server")
+	fs.IntVar(&t.Nodes, "nodes", 3, "ZooKeeper or etcd ensemble size: 1 (a standalone server), 3 or 5")
 	fs.StringVar(&t.Cluster, "cluster", "local", "where the lock service runs: local (server processes on this machine) or docker (containers of the images make images builds; needs a Docker engine)")
 	fs.DurationVar(&t.Time, "time", 30*time.Second, "how long the workload runs")
 	fs.DurationVar(&t.Lease, "lease", time.Second, "lock lease (TTL)")
