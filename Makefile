@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/check
 SEED ?= 1
 
-.PHONY: deps build shim run test test-under-load vet fuzz mutation bench acceptance acceptance-zk acceptance-redis acceptance-db acceptance-etcd acceptance-redis-cluster acceptance-redis-zk scenarios clean
+.PHONY: deps build shim run test test-under-load vet fuzz mutation bench acceptance acceptance-zk acceptance-redis acceptance-db acceptance-etcd acceptance-redis-cluster acceptance-redis-zk incident-matrix scenarios clean
 
 deps:
 	@bash scripts/deps.sh
@@ -173,6 +173,13 @@ acceptance-redis-cluster: deps build
 # partition, Redis node kill and ZooKeeper leader kill.
 acceptance-redis-zk: deps build
 	$(MATRIX) --cells scripts/redis-zk-matrix.txt --junit store/acceptance-redis-zk.xml --markdown store/acceptance-redis-zk.md
+
+# Every incident fault (latency, reply-loss, starve, clock-strobe,
+# restart-lose, partition shapes, ...) against every design it applies to,
+# expectations from the catalog (scripts/incident-matrix.txt; hours at
+# SEEDS=1..10: split it with --docker-host, docs/scale.md).
+incident-matrix: deps build
+	$(MATRIX) --cells scripts/incident-matrix.txt --junit store/incident-matrix.xml --markdown store/incident-matrix.md
 
 # Every named scenario, each with its own flags (scripts/scenarios.txt).
 scenarios: deps build

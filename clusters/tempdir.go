@@ -109,10 +109,12 @@ func (o owner) alive() bool {
 
 // TempDir makes a fresh temporary directory named TempPrefix+name+random
 // and records this process as its owner. First it removes the directories of
-// earlier runs whose owner is gone (SweepTempDirs), since a run killed with
-// SIGKILL cannot remove its own.
+// earlier runs whose owner is gone (SweepTempDirs), and their CPU throttle
+// cgroups (SweepThrottles), since a run killed with SIGKILL cannot remove
+// its own.
 func TempDir(name string) (string, error) {
 	_, _ = SweepTempDirs(os.TempDir())
+	_, _ = SweepThrottles()
 	dir, err := os.MkdirTemp("", TempPrefix+name)
 	if err != nil {
 		return "", fmt.Errorf("create temporary directory: %w", err)
