@@ -61,12 +61,10 @@ type Clock struct {
 	// Jump is the size of one jump; Step the time between jumps.
 	Jump, Step time.Duration
 
-	mu      sync.Mutex
-	node    string             // the node whose clock runs away, "" when none
-	stop    context.CancelFunc // stops the stepping goroutine
-	stopped chan struct{}
-	err     error // the first error of a step
-	since   time.Time
+	mu    sync.Mutex
+	node  string // the node whose clock runs away, "" when none
+	since time.Time
+	steps stepper
 }
 
 // kind returns the nemesis kind's name.
@@ -149,29 +147,12 @@ func (n *Clock) Invoke(ctx context.Context, op history.Op) history.Op {
 
 // start runs the later jumps of a fault on node until Heal stops them.
 func (n *Clock) start(node string) {
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
 	n.mu.Lock()
-	n.node, n.stop, n.stopped, n.err, n.since = node, cancel, stopped, nil, time.Now()
+	n.node, n.since = node, time.Now()
 	n.mu.Unlock()
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(n.Step)
-		defer t.Stop()
-		for k := 1; k < maxClockSteps; k++ {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if err := n.c.SetClockOffset(ctx, node, n.offsetAt(k)); err != nil {
-				n.mu.Lock()
-				n.err = err
-				n.mu.Unlock()
-				return
-			}
-		}
-	}()
+	n.steps.run(n.Step, maxClockSteps, func(ctx context.Context, k int) error {
+		return n.c.SetClockOffset(ctx, node, n.offsetAt(k))
+	})
 }
 
 // pick chooses the node whose clock jumps: the leader where the cluster has
@@ -199,18 +180,17 @@ func (n *Clock) pick(ctx context.Context) (string, error) {
 // idempotent.
 func (n *Clock) Heal(ctx context.Context) error {
 	n.mu.Lock()
-	node, stop, stopped, stepErr := n.node, n.stop, n.stopped, n.err
+	node := n.node
 	n.mu.Unlock()
 	if node == "" {
 		return nil
 	}
-	stop()
-	<-stopped
+	stepErr := n.steps.halt()
 	if err := n.c.SetClockOffset(ctx, node, 0); err != nil {
 		return fmt.Errorf("put back the clock of %s: %w", node, err)
 	}
 	n.mu.Lock()
-	n.node, n.err = "", nil
+	n.node = ""
 	n.mu.Unlock()
 	if stepErr != nil {
 		return fmt.Errorf("clock of %s stopped jumping early: %w", node, stepErr)

@@ -34,11 +34,9 @@ type ClockClientStrobe struct {
 	// lasts.
 	High, Step time.Duration
 
-	mu      sync.Mutex
-	files   map[string]int // the strobing clock files -> their processes
-	stop    context.CancelFunc
-	stopped chan struct{}
-	err     error // the first error of a swing
+	mu    sync.Mutex
+	files map[string]int // the strobing clock files -> their processes
+	steps stepper
 }
 
 var _ Nemesis = (*ClockClientStrobe)(nil)
@@ -130,51 +128,33 @@ func (n *ClockClientStrobe) swing(files map[string]int, offset time.Duration) er
 
 // start swings the clocks every Step until Heal stops it.
 func (n *ClockClientStrobe) start(files map[string]int) {
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
 	n.mu.Lock()
-	n.files, n.stop, n.stopped, n.err = files, cancel, stopped, nil
+	n.files = files
 	n.mu.Unlock()
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(n.Step)
-		defer t.Stop()
-		for k := 1; k < maxDrivenSteps; k++ {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			off := n.High
-			if k%2 == 1 {
-				off = 0
-			}
-			if err := n.swing(files, off); err != nil {
-				n.mu.Lock()
-				n.err = err
-				n.mu.Unlock()
-				return
-			}
+	n.steps.run(n.Step, maxDrivenSteps, func(_ context.Context, k int) error {
+		off := n.High
+		if k%2 == 1 {
+			off = 0
 		}
-	}()
+		return n.swing(files, off)
+	})
 }
 
 // Heal stops the swings and puts every strobing clock back. It is
 // idempotent.
 func (n *ClockClientStrobe) Heal(context.Context) error {
 	n.mu.Lock()
-	files, stop, stopped, swingErr := n.files, n.stop, n.stopped, n.err
+	files := n.files
 	n.mu.Unlock()
 	if files == nil {
 		return nil
 	}
-	stop()
-	<-stopped
+	swingErr := n.steps.halt()
 	if err := n.swing(files, 0); err != nil {
 		return fmt.Errorf("put back the client clocks: %w", err)
 	}
 	n.mu.Lock()
-	n.files, n.err = nil, nil
+	n.files = nil
 	n.mu.Unlock()
 	if swingErr != nil {
 		return fmt.Errorf("client clocks stopped strobing early: %w", swingErr)

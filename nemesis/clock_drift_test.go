@@ -43,34 +43,42 @@ func shimRedis(t *testing.T) (*clusters.Redis, string) {
 // the round trip, and the round trip's real time.
 func serverSkew(t *testing.T, addr string) (skew time.Duration, at time.Time) {
 	t.Helper()
+	reply, sent, got := redisCommand(t, addr, "TIME")
+	// *2 $10 <seconds> $6 <microseconds>
+	f := strings.Fields(reply)
+	if len(f) < 5 {
+		t.Fatalf("TIME replied %q", reply)
+	}
+	sec, err1 := strconv.ParseInt(f[2], 10, 64)
+	usec, err2 := strconv.ParseInt(f[4], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatalf("TIME replied %q: %v", reply, err)
+	}
+	mid := sent.Add(got.Sub(sent) / 2)
+	return time.Unix(sec, usec*1000).Sub(mid), mid
+}
+
+// redisCommand sends one inline command to the redis-server at addr on a
+// fresh connection and returns the first read of its reply, with the real
+// times it was sent and answered.
+func redisCommand(t *testing.T, addr, cmd string) (reply string, sent, got time.Time) {
+	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	sent := time.Now()
-	if _, err := c.Write([]byte("TIME\r\n")); err != nil {
+	sent = time.Now()
+	if _, err := c.Write([]byte(cmd + "\r\n")); err != nil {
 		t.Fatal(err)
 	}
 	buf := make([]byte, 128)
 	n, err := c.Read(buf)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s %s: %v", cmd, addr, err)
 	}
-	got := time.Now()
-	// *2 $10 <seconds> $6 <microseconds>
-	f := strings.Fields(string(buf[:n]))
-	if len(f) < 5 {
-		t.Fatalf("TIME replied %q", buf[:n])
-	}
-	sec, err1 := strconv.ParseInt(f[2], 10, 64)
-	usec, err2 := strconv.ParseInt(f[4], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		t.Fatalf("TIME replied %q: %v", buf[:n], err)
-	}
-	mid := sent.Add(got.Sub(sent) / 2)
-	return time.Unix(sec, usec*1000).Sub(mid), mid
+	return string(buf[:n]), sent, time.Now()
 }
 
 // nearTo reports whether d is within tol of want.

@@ -33,12 +33,10 @@ type drivenClock struct {
 	// fault starts).
 	at func(elapsed time.Duration, k int) time.Duration
 
-	mu      sync.Mutex
-	node    string // the node whose clock is driven, "" when none
-	since   time.Time
-	stop    context.CancelFunc
-	stopped chan struct{}
-	err     error // the first error of a step
+	mu    sync.Mutex
+	node  string // the node whose clock is driven, "" when none
+	since time.Time
+	steps stepper
 }
 
 // newDrivenClock returns a driven clock on env's cluster, or an error
@@ -71,32 +69,13 @@ func (n *drivenClock) begin(ctx context.Context) (string, *history.Hit, error) {
 	if err := n.c.SetClockOffset(ctx, node, n.at(0, 0)); err != nil {
 		return "", nil, err
 	}
-	sctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
 	since := time.Now()
 	n.mu.Lock()
-	n.node, n.since, n.stop, n.stopped, n.err = node, since, cancel, stopped, nil
+	n.node, n.since = node, since
 	n.mu.Unlock()
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(n.Step)
-		defer t.Stop()
-		for k := 1; k < maxDrivenSteps; k++ {
-			select {
-			case <-sctx.Done():
-				return
-			case <-t.C:
-			}
-			if err := n.c.SetClockOffset(sctx, node, n.at(time.Since(since), k)); err != nil {
-				if sctx.Err() == nil {
-					n.mu.Lock()
-					n.err = err
-					n.mu.Unlock()
-				}
-				return
-			}
-		}
-	}()
+	n.steps.run(n.Step, maxDrivenSteps, func(ctx context.Context, k int) error {
+		return n.c.SetClockOffset(ctx, node, n.at(time.Since(since), k))
+	})
 	return node, hit, nil
 }
 
@@ -119,19 +98,17 @@ func (n *drivenClock) finish(ctx context.Context, op history.Op) history.Op {
 // idempotent.
 func (n *drivenClock) Heal(ctx context.Context) error {
 	n.mu.Lock()
-	node, stop, stopped := n.node, n.stop, n.stopped
+	node := n.node
 	n.mu.Unlock()
 	if node == "" {
 		return nil
 	}
-	stop()
-	<-stopped
+	stepErr := n.steps.halt()
 	if err := n.c.SetClockOffset(ctx, node, 0); err != nil {
 		return fmt.Errorf("put back the clock of %s: %w", node, err)
 	}
 	n.mu.Lock()
-	stepErr := n.err
-	n.node, n.err = "", nil
+	n.node = ""
 	n.mu.Unlock()
 	if stepErr != nil {
 		return fmt.Errorf("clock of %s stopped moving early: %w", node, stepErr)

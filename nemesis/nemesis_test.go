@@ -170,10 +170,15 @@ func TestParse(t *testing.T) {
 // sleeperGroup starts a sleep in a process group of its own, a stand-in for
 // a worker, and returns its pid (the group's id); it is killed when the
 // test ends.
-func sleeperGroup(t *testing.T) int {
+func sleeperGroup(t *testing.T) int { return groupProcess(t, "sleep", "30") }
+
+// groupProcess starts argv in a process group of its own (killed with the
+// test process too), and returns its pid; the group is killed when the
+// test ends.
+func groupProcess(t *testing.T, argv ...string) int {
 	t.Helper()
-	cmd := exec.Command("sleep", "30")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

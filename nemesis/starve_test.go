@@ -5,9 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"math/rand/v2"
-	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,16 +20,7 @@ import (
 // as a worker runs, and kills it when the test ends.
 func busyLoop(t *testing.T) int {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 2000000000 ]; do i=$((i+1)); done")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	return cmd.Process.Pid
+	return groupProcess(t, "sh", "-c", "i=0; while [ $i -lt 2000000000 ]; do i=$((i+1)); done")
 }
 
 // cpuTime returns the CPU time process pid has used (utime + stime of
@@ -246,19 +235,9 @@ func pingUntil(t *testing.T, addr string, done func(time.Duration) bool) time.Du
 // to be answered.
 func pingTime(t *testing.T, addr string) time.Duration {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
+	reply, sent, got := redisCommand(t, addr, "PING")
+	if !strings.HasPrefix(reply, "+PONG") {
+		t.Fatalf("PING %s: %q", addr, reply)
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	began := time.Now()
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 16)
-	if _, err := c.Read(buf); err != nil || !strings.HasPrefix(string(buf), "+PONG") {
-		t.Fatalf("PING %s: %q %v", addr, buf, err)
-	}
-	return time.Since(began)
+	return got.Sub(sent)
 }
