@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
@@ -56,15 +55,11 @@ func leaseOf(env Env) time.Duration {
 type Clock struct {
 	env  Env
 	rng  *rand.Rand
-	c    clusters.Clocker
 	back bool
 	// Jump is the size of one jump; Step the time between jumps.
 	Jump, Step time.Duration
 
-	mu    sync.Mutex
-	node  string // the node whose clock runs away, "" when none
-	since time.Time
-	steps stepper
+	movedClock
 }
 
 // kind returns the nemesis kind's name.
@@ -86,7 +81,7 @@ func newClock(env Env, rng *rand.Rand, back bool) (Nemesis, error) {
 		return nil, fmt.Errorf("clock nemesis: %w (this cluster cannot move its servers' clocks)", clusters.ErrUnsupported)
 	}
 	lease := leaseOf(env)
-	return &Clock{env: env, rng: rng, c: c, back: back, Jump: JumpLeases * lease, Step: max(lease/2, 10*time.Millisecond)}, nil
+	return &Clock{env: env, rng: rng, movedClock: movedClock{c: c}, back: back, Jump: JumpLeases * lease, Step: max(lease/2, 10*time.Millisecond)}, nil
 }
 
 // Fs returns clock and clock-reset.
@@ -128,9 +123,7 @@ func (n *Clock) Invoke(ctx context.Context, op history.Op) history.Op {
 		}
 		return completed(op, &history.Value{Nodes: []string{node}, Detail: detail, Hit: hit}, nil)
 	case history.FClockReset:
-		n.mu.Lock()
-		node, since := n.node, n.since
-		n.mu.Unlock()
+		node, since := n.moved()
 		err := n.Heal(ctx)
 		v := &history.Value{Detail: "wall clock put back"}
 		if node != "" {
@@ -147,10 +140,7 @@ func (n *Clock) Invoke(ctx context.Context, op history.Op) history.Op {
 
 // start runs the later jumps of a fault on node until Heal stops them.
 func (n *Clock) start(node string) {
-	n.mu.Lock()
-	n.node, n.since = node, time.Now()
-	n.mu.Unlock()
-	n.steps.run(n.Step, maxClockSteps, func(ctx context.Context, k int) error {
+	n.moving(node, n.Step, maxClockSteps, func(ctx context.Context, k int) error {
 		return n.c.SetClockOffset(ctx, node, n.offsetAt(k))
 	})
 }
@@ -178,25 +168,7 @@ func (n *Clock) pick(ctx context.Context) (string, error) {
 
 // Heal stops the jumps and puts the jumped clock back to real time. It is
 // idempotent.
-func (n *Clock) Heal(ctx context.Context) error {
-	n.mu.Lock()
-	node := n.node
-	n.mu.Unlock()
-	if node == "" {
-		return nil
-	}
-	stepErr := n.steps.halt()
-	if err := n.c.SetClockOffset(ctx, node, 0); err != nil {
-		return fmt.Errorf("put back the clock of %s: %w", node, err)
-	}
-	n.mu.Lock()
-	n.node = ""
-	n.mu.Unlock()
-	if stepErr != nil {
-		return fmt.Errorf("clock of %s stopped jumping early: %w", node, stepErr)
-	}
-	return nil
-}
+func (n *Clock) Heal(ctx context.Context) error { return n.putBack(ctx, "jumping") }
 
 // seconds renders a duration as "3 s", "1.5 s" or "250 ms".
 func seconds(d time.Duration) string {

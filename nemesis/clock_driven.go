@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
@@ -23,7 +22,6 @@ const maxDrivenSteps = 1_000_000
 type drivenClock struct {
 	env  Env
 	rng  *rand.Rand
-	c    clusters.Clocker
 	name string // the nemesis kind
 	// start and end are the kind's op names.
 	start, end string
@@ -33,10 +31,7 @@ type drivenClock struct {
 	// fault starts).
 	at func(elapsed time.Duration, k int) time.Duration
 
-	mu    sync.Mutex
-	node  string // the node whose clock is driven, "" when none
-	since time.Time
-	steps stepper
+	movedClock
 }
 
 // newDrivenClock returns a driven clock on env's cluster, or an error
@@ -47,7 +42,7 @@ func newDrivenClock(env Env, rng *rand.Rand, name, start, end string) (*drivenCl
 	if !ok {
 		return nil, fmt.Errorf("%s nemesis: %w (this cluster cannot move its servers' clocks)", name, clusters.ErrUnsupported)
 	}
-	return &drivenClock{env: env, rng: rng, c: c, name: name, start: start, end: end}, nil
+	return &drivenClock{env: env, rng: rng, movedClock: movedClock{c: c}, name: name, start: start, end: end}, nil
 }
 
 // Fs returns the kind's start and end ops.
@@ -70,10 +65,7 @@ func (n *drivenClock) begin(ctx context.Context) (string, *history.Hit, error) {
 		return "", nil, err
 	}
 	since := time.Now()
-	n.mu.Lock()
-	n.node, n.since = node, since
-	n.mu.Unlock()
-	n.steps.run(n.Step, maxDrivenSteps, func(ctx context.Context, k int) error {
+	n.moving(node, n.Step, maxDrivenSteps, func(ctx context.Context, k int) error {
 		return n.c.SetClockOffset(ctx, node, n.at(time.Since(since), k))
 	})
 	return node, hit, nil
@@ -81,9 +73,7 @@ func (n *drivenClock) begin(ctx context.Context) (string, *history.Hit, error) {
 
 // finish is the end op: the clock put back, and how long it was driven.
 func (n *drivenClock) finish(ctx context.Context, op history.Op) history.Op {
-	n.mu.Lock()
-	node, since := n.node, n.since
-	n.mu.Unlock()
+	node, since := n.moved()
 	err := n.Heal(ctx)
 	v := &history.Value{Detail: "wall clock put back"}
 	if node != "" {
@@ -96,22 +86,4 @@ func (n *drivenClock) finish(ctx context.Context, op history.Op) history.Op {
 
 // Heal stops the steps and puts the driven clock back to real time. It is
 // idempotent.
-func (n *drivenClock) Heal(ctx context.Context) error {
-	n.mu.Lock()
-	node := n.node
-	n.mu.Unlock()
-	if node == "" {
-		return nil
-	}
-	stepErr := n.steps.halt()
-	if err := n.c.SetClockOffset(ctx, node, 0); err != nil {
-		return fmt.Errorf("put back the clock of %s: %w", node, err)
-	}
-	n.mu.Lock()
-	n.node = ""
-	n.mu.Unlock()
-	if stepErr != nil {
-		return fmt.Errorf("clock of %s stopped moving early: %w", node, stepErr)
-	}
-	return nil
-}
+func (n *drivenClock) Heal(ctx context.Context) error { return n.putBack(ctx, "moving") }

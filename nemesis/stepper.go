@@ -2,8 +2,11 @@ package nemesis
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 // stepper runs the later steps of a fault on a ticker until it is halted:
@@ -64,4 +67,51 @@ func (s *stepper) halt() error {
 	err := s.err
 	s.err = nil
 	return err
+}
+
+// movedClock is what a fault on one lock node's wall clock keeps while it
+// is in force: the node, since when, and the steps still moving it.
+type movedClock struct {
+	c     clusters.Clocker
+	mu    sync.Mutex
+	node  string // "" when no clock is moved
+	since time.Time
+	steps stepper
+}
+
+// moving records that node's clock is moved from now on, and runs step
+// every d (at most max steps) until putBack.
+func (m *movedClock) moving(node string, d time.Duration, max int, step func(ctx context.Context, k int) error) {
+	m.mu.Lock()
+	m.node, m.since = node, time.Now()
+	m.mu.Unlock()
+	m.steps.run(d, max, step)
+}
+
+// moved returns the node whose clock is moved ("" for none) and since when.
+func (m *movedClock) moved() (string, time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.node, m.since
+}
+
+// putBack stops the steps and puts the moved clock back to real time; an
+// error of a step that ended them early is returned once the clock is
+// back, as the steps' words say ("jumping"). It is idempotent.
+func (m *movedClock) putBack(ctx context.Context, words string) error {
+	node, _ := m.moved()
+	if node == "" {
+		return nil
+	}
+	stepErr := m.steps.halt()
+	if err := m.c.SetClockOffset(ctx, node, 0); err != nil {
+		return fmt.Errorf("put back the clock of %s: %w", node, err)
+	}
+	m.mu.Lock()
+	m.node = ""
+	m.mu.Unlock()
+	if stepErr != nil {
+		return fmt.Errorf("clock of %s stopped %s early: %w", node, words, stepErr)
+	}
+	return nil
 }
