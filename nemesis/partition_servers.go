@@ -84,7 +84,7 @@ func newServerPartition(env Env, rng *rand.Rand, kind string, least int, shape p
 	}
 	nodes := pc.PeerNodes()
 	if len(nodes) < least {
-		return nil, fmt.Errorf("%s nemesis: its shape needs at least %d servers, the cluster has %d (ZooKeeper: give --nodes 5): %w",
+		return nil, fmt.Errorf("%s nemesis: its shape needs at least %d servers, the cluster has %d (ZooKeeper or etcd: give --nodes 5): %w",
 			kind, least, len(nodes), clusters.ErrUnsupported)
 	}
 	return &ServerPartition{env: env, rng: rng, pc: pc, kind: kind, shape: shape, nodes: nodes}, nil
