@@ -238,6 +238,12 @@ func (p *Proc) Call(ctx context.Context, req workloads.Request, timeout time.Dur
 			}
 			return r, nil
 		case <-p.done:
+			// The reader hands every reply over before it closes done, so
+			// a reply that came just before the worker exited (close's, say)
+			// is still waiting: select may have picked done first.
+			if r, ok := p.leftReply(req.ID); ok {
+				return r, nil
+			}
 			if p.readErr != nil {
 				return workloads.Reply{}, fmt.Errorf("%w: %w", ErrNoReply, p.readErr)
 			}
@@ -246,6 +252,24 @@ func (p *Proc) Call(ctx context.Context, req workloads.Request, timeout time.Dur
 			return workloads.Reply{}, &Timeout{timeout}
 		case <-ctx.Done():
 			return workloads.Reply{}, fmt.Errorf("%w: %w", ErrNoReply, ctx.Err())
+		}
+	}
+}
+
+// leftReply takes the reply to request id from those the reader handed
+// over before it stopped, false when there is none; the others are strays.
+func (p *Proc) leftReply(id int64) (workloads.Reply, bool) {
+	for {
+		select {
+		case r := <-p.replies:
+			if r.ID == id {
+				return r, true
+			}
+			if p.opts.OnStray != nil {
+				p.opts.OnStray(id, r)
+			}
+		default:
+			return workloads.Reply{}, false
 		}
 	}
 }

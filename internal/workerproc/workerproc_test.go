@@ -108,3 +108,42 @@ func TestCloseAndCPU(t *testing.T) {
 		t.Errorf("exit %v, want 0", p.ExitErr())
 	}
 }
+
+// TestReplyThenExit: a worker that replies and exits at once (as after
+// close) gives its reply, never "exited", however the reader and the exit
+// race.
+func TestReplyThenExit(t *testing.T) {
+	for i := range 100 {
+		p, err := Start([]string{"sh", "-c", `read req; echo '{"id":1,"type":"ok"}'`}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := p.Call(context.Background(), workloads.Request{F: "close"}, 10*time.Second)
+		p.Kill()
+		if err != nil || r.Type != "ok" {
+			t.Fatalf("try %d: %+v %v, want the ok reply", i, r, err)
+		}
+	}
+}
+
+// nopStdin is a worker's stdin that takes every request.
+type nopStdin struct{}
+
+func (nopStdin) Write(b []byte) (int, error) { return len(b), nil }
+func (nopStdin) Close() error                { return nil }
+
+// TestReplyBeforeDone: when the worker's reply and its exit are both in by
+// the time the call looks (a slow caller on a busy machine), the call takes
+// the reply: the reader handed it over before it closed done.
+func TestReplyBeforeDone(t *testing.T) {
+	for i := range 200 {
+		done := make(chan struct{})
+		close(done)
+		p := &Proc{stdin: nopStdin{}, replies: make(chan workloads.Reply, 1), done: done}
+		p.replies <- workloads.Reply{ID: 1, Type: "ok"}
+		r, err := p.Call(context.Background(), workloads.Request{F: "close"}, time.Second)
+		if err != nil || r.Type != "ok" {
+			t.Fatalf("try %d: %+v %v, want the ok reply", i, r, err)
+		}
+	}
+}
