@@ -7,7 +7,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -206,22 +205,13 @@ func TestClockDriftNeedsClocker(t *testing.T) {
 type strobeClientEnv struct {
 	clockEnv
 	workers []Target
-	mu      sync.Mutex
-	set     map[string][]time.Duration
+	offsetLog
 }
 
 func (e *strobeClientEnv) Workers() []Target { return e.workers }
 func (e *strobeClientEnv) SetClientClock(file string, off time.Duration) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.set[file] = append(e.set[file], off)
+	e.add(file, off)
 	return nil
-}
-
-func (e *strobeClientEnv) seen(file string) []time.Duration {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]time.Duration(nil), e.set[file]...)
 }
 
 // TestClockClientStrobeSwingsNonHolders: every non-holder's client clock
@@ -229,7 +219,7 @@ func (e *strobeClientEnv) seen(file string) []time.Duration {
 // holder's is never touched, and every clock reads real time after it.
 func TestClockClientStrobeSwingsNonHolders(t *testing.T) {
 	ws := []Target{{Process: 0, Slot: 0, ClockFile: "w0"}, {Process: 11, Slot: 1, ClockFile: "w1", Key: "k0"}, {Process: 2, Slot: 2, ClockFile: "w2"}}
-	env := &strobeClientEnv{clockEnv: clockEnv{lease: time.Second}, workers: ws, set: map[string][]time.Duration{}}
+	env := &strobeClientEnv{clockEnv: clockEnv{lease: time.Second}, workers: ws}
 	nm, err := newClockClientStrobe(env, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)

@@ -13,27 +13,40 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
+// offsetLog records every offset each clock (a node, a clock file) is set
+// to. The zero value is ready.
+type offsetLog struct {
+	mu  sync.Mutex
+	set map[string][]time.Duration
+}
+
+func (l *offsetLog) add(clock string, off time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.set == nil {
+		l.set = make(map[string][]time.Duration)
+	}
+	l.set[clock] = append(l.set[clock], off)
+}
+
+func (l *offsetLog) seen(clock string) []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]time.Duration(nil), l.set[clock]...)
+}
+
 // clockCluster is a Clocker that records every offset it is set to.
 type clockCluster struct {
-	mu      sync.Mutex
-	nodes   []clusters.Node
-	offsets map[string][]time.Duration
+	offsetLog
+	nodes []clusters.Node
 }
 
 func (c *clockCluster) Setup(context.Context) error    { return nil }
 func (c *clockCluster) Teardown(context.Context) error { return nil }
 func (c *clockCluster) Nodes() []clusters.Node         { return c.nodes }
 func (c *clockCluster) SetClockOffset(_ context.Context, node string, off time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.offsets[node] = append(c.offsets[node], off)
+	c.add(node, off)
 	return nil
-}
-
-func (c *clockCluster) seen(node string) []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.offsets[node]...)
 }
 
 // clockEnv is an Env with a cluster and a lease.
@@ -70,7 +83,7 @@ func TestClockJumpsAndPutsBack(t *testing.T) {
 		{"many nodes", false, []string{"lock0", "lock1", "lock2", "lock3", "lock4"}, func(k int) time.Duration { return time.Duration(k+1) * 300 * time.Millisecond }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &clockCluster{nodes: testLockNodes(tc.nodes...), offsets: map[string][]time.Duration{}}
+			c := &clockCluster{nodes: testLockNodes(tc.nodes...)}
 			n, err := newClock(clockEnv{c: c, lease: 100 * time.Millisecond}, rand.New(rand.NewPCG(1, 1)), tc.back)
 			if err != nil {
 				t.Fatal(err)
