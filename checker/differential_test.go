@@ -141,6 +141,7 @@ func literalMutex(t *testing.T, h history.History) porcupine.CheckResult {
 		}
 	}
 	droppedProc := make(map[int]bool)
+	abandons := literalAbandons(pairs)
 	var ops []porcupine.Operation
 	for i, pr := range pairs {
 		in := &mutexOp{proc: pr.Invoke.Process}
@@ -156,10 +157,21 @@ func literalMutex(t *testing.T, h history.History) porcupine.CheckResult {
 			}
 			in.kind = mAcquire
 		case history.FRelease:
-			if pr.Type() == history.Fail {
+			in.kind = mRelease
+			switch abandons[i] {
+			case abandonOp:
+				in.abandon = true
+				ret = math.MaxInt64
+				for _, q := range pairs[i+1:] {
+					if q.Invoke.Process == pr.Invoke.Process && q.Invoke.Key == pr.Invoke.Key &&
+						(q.Invoke.F == history.FAcquire || q.Invoke.F == history.FRelease) {
+						ret = int64(q.Invoke.Time)
+						break
+					}
+				}
+			case abandonDropped:
 				continue
 			}
-			in.kind = mRelease
 		case history.FCrash:
 			if droppedProc[pr.Invoke.Process] {
 				continue
@@ -172,6 +184,66 @@ func literalMutex(t *testing.T, h history.History) porcupine.CheckResult {
 		ops = append(ops, porcupine.Operation{ClientId: in.proc, Input: in, Call: int64(pr.Invoke.Time), Return: ret})
 	}
 	return porcupine.CheckOperationsTimeout(mutexModel(), ops, 20*time.Second)
+}
+
+// The roles of releases in literalAbandons.
+const (
+	abandonNone    = iota // an ordinary release
+	abandonOp             // the failed release that ends its hold
+	abandonDropped        // a failed or released-false try after it
+)
+
+// literalAbandons gives each release pair its role, read from the spec in
+// NewMutex's comment: within one hold (an acquire not failed, up to the
+// process's next acquire on the key), the first failed release ends it
+// unless a later try returned ok with the key still the releaser's, which
+// then ends it alone; every other failed try, and an ok try saying the key
+// was no longer the releaser's after a failure, changes nothing.
+func literalAbandons(pairs []history.Pair) map[int]int {
+	roles := make(map[int]int)
+	for i, pr := range pairs {
+		if pr.Invoke.F != history.FAcquire || pr.Type() == history.Fail {
+			continue
+		}
+		var tries []int
+		for j := i + 1; j < len(pairs); j++ {
+			q := pairs[j]
+			if q.Invoke.Process != pr.Invoke.Process || q.Invoke.Key != pr.Invoke.Key {
+				continue
+			}
+			if q.Invoke.F == history.FAcquire {
+				break
+			}
+			if q.Invoke.F == history.FRelease {
+				tries = append(tries, j)
+				if q.Type() != history.Fail {
+					break
+				}
+			}
+		}
+		if len(tries) == 0 || pairs[tries[0]].Type() != history.Fail {
+			continue
+		}
+		last := pairs[tries[len(tries)-1]]
+		v := last.Value()
+		confirmed := last.Type() == history.OK && (v == nil || v.Released == nil || *v.Released)
+		for n, j := range tries {
+			switch {
+			case confirmed && n == len(tries)-1:
+				roles[j] = abandonNone
+			case n == 0 && !confirmed:
+				roles[j] = abandonOp
+			default:
+				roles[j] = abandonDropped
+			}
+		}
+	}
+	for i, pr := range pairs {
+		if _, ok := roles[i]; !ok && pr.Invoke.F == history.FRelease && pr.Type() == history.Fail {
+			roles[i] = abandonDropped
+		}
+	}
+	return roles
 }
 
 // literalRegister checks h with the register model as first specified: every

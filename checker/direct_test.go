@@ -110,14 +110,27 @@ func plainCheck(t testing.TB, h history.History, register bool, timeout time.Dur
 		t.Fatal(err)
 	}
 	used := map[int]map[string]bool{}
+	roles := literalAbandons(pairs)
 	var ops []porcupine.Operation
-	for _, pr := range pairs {
+	for i, pr := range pairs {
 		inv := pr.Invoke
-		if pr.Type() == history.Fail {
-			continue
-		}
 		op := plainOp{f: inv.F, proc: inv.Process, doubt: pr.Type() == history.Info}
 		ret := int64(pr.End())
+		switch {
+		case inv.F == history.FRelease && roles[i] == abandonOp:
+			// A failed release leaves the lock to its lease: freed, if
+			// still the releaser's, before its next try or acquire.
+			op.doubt, ret = true, int64(forever)
+			for _, q := range pairs[i+1:] {
+				if q.Invoke.Process == inv.Process && q.Invoke.Key == inv.Key &&
+					(q.Invoke.F == history.FAcquire || q.Invoke.F == history.FRelease) {
+					ret = int64(q.Invoke.Time)
+					break
+				}
+			}
+		case inv.F == history.FRelease && roles[i] == abandonDropped, pr.Type() == history.Fail:
+			continue
+		}
 		switch inv.F {
 		case history.FAcquire, history.FRelease:
 			if register {
@@ -180,6 +193,10 @@ func differentialShapes(seed uint64) (string, harnessShape) {
 		s.info, s.bug = 0.1, 0.03
 	case 4:
 		s.info, s.stall, s.bug, s.kill = 0.2, 0.05, 0.01, 0.05
+	}
+	if seed%3 == 1 {
+		// Releases refused for certain, retried, left to the lease.
+		s.refuse = 0.3
 	}
 	return fmt.Sprintf("%s keys=%d workers=%d info=%.2f kill=%.2f stall=%.2f bug=%.2f", name, s.keys, s.workers, s.info, s.kill, s.stall, s.bug), s
 }

@@ -35,6 +35,11 @@ type harnessShape struct {
 	stall float64
 	// bug is the probability that a poll is granted a lock that is held.
 	bug float64
+	// refuse is the probability that a release fails for certain (a
+	// refused dial): the lock stays held until its lease runs out, and the
+	// worker tries again up to three times; after the third failure the
+	// controller retires it, a third-party harness goes on.
+	refuse float64
 	// late lets the write of a critical section left in doubt land after
 	// its process was retired (a stale write, hence a lost update).
 	late bool
@@ -131,7 +136,7 @@ func genHarness(seed uint64, s harnessShape) history.History {
 		}
 		at(now+us(10, 500), then)
 	}
-	var release func(slot, p, k int, v *history.Value)
+	var release func(slot, p, k int, v *history.Value, try int)
 	var cs func(slot, p, k int, v *history.Value)
 	cycle = func(slot, p int) {
 		if len(h) >= s.ops {
@@ -155,7 +160,7 @@ func genHarness(seed uint64, s harnessShape) history.History {
 						record(p, history.Info, history.FAcquire, key, nil)
 						after(slot, p, key, func() {
 							// A third-party worker releases just in case.
-							release(slot, p, k, v)
+							release(slot, p, k, v, 0)
 						})
 						return
 					}
@@ -220,17 +225,31 @@ func genHarness(seed uint64, s harnessShape) history.History {
 					v = &history.Value{Read: history.Int64(read)}
 				}
 				record(p, history.Info, history.FCS, key, v)
-				after(slot, p, key, func() { release(slot, p, k, grant) })
+				after(slot, p, key, func() { release(slot, p, k, grant, 0) })
 				return
 			}
 			v := &history.Value{Read: history.Int64(read), Wrote: history.Int64(read + 1), Token: grant.Token}
 			record(p, history.OK, history.FCS, key, v)
-			at(now+us(5, 100), func() { release(slot, p, k, grant) })
+			at(now+us(5, 100), func() { release(slot, p, k, grant, 0) })
 		})
 	}
-	release = func(slot, p, k int, grant *history.Value) {
+	release = func(slot, p, k int, grant *history.Value, try int) {
 		key := keys[k]
 		record(p, history.Invoke, history.FRelease, key, &history.Value{Owner: grant.Owner, Token: grant.Token})
+		if rng.Float64() < s.refuse {
+			at(now+us(10, 300), func() {
+				record(p, history.Fail, history.FRelease, key, nil)
+				switch {
+				case try < 2:
+					at(now+us(1000, 40000), func() { release(slot, p, k, grant, try+1) })
+				case s.retire:
+					retire(slot, p, key)
+				default:
+					at(now+us(10, 500), func() { cycle(slot, p) })
+				}
+			})
+			return
+		}
 		doubt := rng.Float64() < s.info
 		mine := false
 		at(now+us(10, 300), func() {

@@ -25,7 +25,9 @@ import (
 // is its process's last on the key but for the crash that retired it, as
 // the controller makes it: a doubtful acquire then constrains nothing (it
 // can be placed last), and a doubtful release or a crash ends its hold at
-// any instant after its invocation, best at once. Porcupine's model lets a
+// any instant after its invocation, best at once. A release that failed
+// for certain (an abandon, see NewMutex) ends its hold the same way, before
+// the process's next operation on the key. Porcupine's model lets a
 // doubtful op land at any later time, even after later ops of its own
 // process, which a sequence of holds cannot express; so a key where a
 // process goes on after a doubtful op, or any other shape (a release ok
@@ -200,6 +202,8 @@ func endClause(h *lockHold) string {
 		return "it never released it"
 	case h.end.kind == mCrash:
 		return "it was not retired until " + secs(h.ec)
+	case h.end.abandon:
+		return "its release, invoked at " + secs(h.ec) + ", failed"
 	}
 	return "it did not invoke its release until " + secs(h.ec)
 }

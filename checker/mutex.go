@@ -19,7 +19,16 @@ import (
 // An acquire ok takes a free lock; a release ok (whether or not the key was
 // still the releaser's) requires the releaser to hold it; a crash frees the
 // lock if the crashed process held it, at any instant after its invocation.
-// Failed acquires and releases are dropped. An acquire or release that
+// A failed acquire is dropped. A release that failed for certain ends its
+// hold all the same: the process has left its critical section and is only
+// trying to give the lock up, and the lock is left to its lease or session,
+// so the first failed release of a hold frees the releaser's lock at any
+// instant after its invocation and before the process's next operation on
+// the key (and does nothing if the lock is no longer the releaser's). A
+// retry of that release that failed too, or that returned ok saying the key
+// was no longer the releaser's, changes nothing; a retry that returned ok
+// with the key still the releaser's ends the hold there instead, as if the
+// failures had not been. An acquire or release that
 // ended in info may have taken effect at any instant after its invocation,
 // or never: in doubt, an acquire takes the lock if it is free and does
 // nothing otherwise, and a release frees the releaser's lock and does
@@ -82,6 +91,10 @@ type mutexOp struct {
 	// call and ret are the op's times; ret is forever when indeterminate.
 	call, ret time.Duration
 	info      bool
+	// abandon marks a hold's first release that failed for certain: it
+	// frees the releaser's lock at any instant in [call, ret], where ret is
+	// the process's next operation on the key, or forever.
+	abandon bool
 }
 
 // operation implements linInput.
@@ -122,7 +135,7 @@ func mutexModel() porcupine.Model {
 				}
 				return s == 0, in.proc + 1
 			case mRelease:
-				if in.info {
+				if in.info || in.abandon {
 					// In doubt: it freed the releaser's lock, or had no
 					// effect.
 					if s == in.proc+1 {
@@ -157,6 +170,9 @@ func mutexModel() porcupine.Model {
 				s = fmt.Sprintf("%d acquire%s", in.proc, withToken(in.token))
 			case mRelease:
 				s = fmt.Sprintf("%d release", in.proc)
+				if in.abandon {
+					s += " (failed: left to its lease)"
+				}
 			case mCrash:
 				return fmt.Sprintf("%d crash", in.proc)
 			}
@@ -242,8 +258,21 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) (res Result) {
 	}
 	inputs := make([]mutexOp, 0, n)
 	dropped := 0
+	type procKey struct {
+		proc int
+		key  string
+	}
+	// abandons holds each process's abandon on a key whose interval is not
+	// yet bounded by the process's next acquire or release there.
+	abandons := make(map[procKey]int)
 	for i, pr := range a.pairs {
 		inv := pr.Invoke
+		if pk := (procKey{inv.Process, inv.Key}); inv.F == history.FAcquire || inv.F == history.FRelease {
+			if j, ok := abandons[pk]; ok {
+				inputs[j].ret = inv.Time
+				delete(abandons, pk)
+			}
+		}
 		op := mutexOp{key: inv.Key, proc: inv.Process, inv: inv.Index, done: -1, call: inv.Time, ret: pr.End()}
 		if pr.Complete != nil {
 			op.done = pr.Complete.Index
@@ -263,10 +292,21 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) (res Result) {
 				op.token = v.Token
 			}
 		case history.FRelease:
-			if pr.Type() == history.Fail {
+			op.kind = mRelease
+			j, seen := lastOnKey[inv.Process][inv.Key]
+			abandoned := seen && inputs[j].abandon
+			switch {
+			case pr.Type() == history.Fail && seen && inputs[j].kind == mAcquire:
+				op.abandon, op.ret = true, forever
+				abandons[procKey{inv.Process, inv.Key}] = len(inputs)
+			case abandoned && pr.Type() == history.OK && !releasedElse(pr):
+				// The retry proves the key was still the releaser's: it,
+				// not the failure, ends the hold.
+				inputs[j] = op
+				continue
+			case pr.Type() == history.Fail, abandoned:
 				continue
 			}
-			op.kind = mRelease
 		case history.FCrash:
 			// The crash ends the process's hold on every key where its
 			// last operation is an acquire; elsewhere it is a no-op.
@@ -332,6 +372,13 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) (res Result) {
 		}
 	}
 	return r
+}
+
+// releasedElse says a release ok reported that the key was no longer the
+// releaser's.
+func releasedElse(pr history.Pair) bool {
+	v := pr.Value()
+	return v != nil && v.Released != nil && !*v.Released
 }
 
 // witnessChunk makes a chunk of a few ops that no order fits, spanning
