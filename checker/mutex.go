@@ -263,15 +263,13 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) (res Result) {
 		key  string
 	}
 	// abandons holds each process's abandon on a key whose interval is not
-	// yet bounded by the process's next acquire or release there.
+	// yet bounded by the process's next operation there.
 	abandons := make(map[procKey]int)
 	for i, pr := range a.pairs {
 		inv := pr.Invoke
-		if pk := (procKey{inv.Process, inv.Key}); inv.F == history.FAcquire || inv.F == history.FRelease {
-			if j, ok := abandons[pk]; ok {
-				inputs[j].ret = inv.Time
-				delete(abandons, pk)
-			}
+		if j, ok := abandons[procKey{inv.Process, inv.Key}]; ok {
+			inputs[j].ret = inv.Time
+			delete(abandons, procKey{inv.Process, inv.Key})
 		}
 		op := mutexOp{key: inv.Key, proc: inv.Process, inv: inv.Index, done: -1, call: inv.Time, ret: pr.End()}
 		if pr.Complete != nil {
