@@ -3,10 +3,10 @@ package clusters
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/internal/lookups"
+	"github.com/lockcheck/lockcheck/internal/suggest"
 )
 
 // Topology is a cluster as the workers see it: lock nodes reached through a
@@ -149,7 +149,7 @@ func FindService(name string) (Service, error) {
 		}
 		names = append(names, s.Name)
 	}
-	return Service{}, fmt.Errorf("unknown lock service %q (known: %s)", name, strings.Join(names, ", "))
+	return Service{}, suggest.Unknown("lock service", name, names)
 }
 
 // lookAll returns a Service.Look that finds every binary looks names, in

@@ -14,6 +14,7 @@ import (
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/lookups"
+	"github.com/lockcheck/lockcheck/internal/suggest"
 )
 
 // Nemesis applies one kind of fault.
@@ -158,7 +159,7 @@ func findKind(name string) (Kind, error) {
 		}
 		names = append(names, k.Name)
 	}
-	return Kind{}, fmt.Errorf("unknown nemesis %q (known: none, %s)", name, strings.Join(names, ", "))
+	return Kind{}, suggest.Unknown("nemesis", name, append([]string{"none"}, names...))
 }
 
 // completed returns op as an info completion carrying err, if any.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/lockcheck/lockcheck/internal/suggest"
 )
 
 // Scenario is one named failure story.
@@ -68,7 +70,7 @@ func Find(name string) (Scenario, error) {
 		}
 		names = append(names, s.Name)
 	}
-	return Scenario{}, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", "))
+	return Scenario{}, suggest.Unknown("scenario", name, names)
 }
 
 // Expand replaces a --scenario NAME (or --scenario=NAME) in args with the

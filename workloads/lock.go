@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/lookups"
+	"github.com/lockcheck/lockcheck/internal/suggest"
 )
 
 // Grant is what a successful acquire returns.
@@ -170,7 +170,7 @@ func FindDesign(name string) (Design, error) {
 		}
 		names = append(names, d.Name)
 	}
-	return Design{}, fmt.Errorf("unknown lock %q (known: %s)", name, strings.Join(names, ", "))
+	return Design{}, suggest.Unknown("lock", name, names)
 }
 
 // EffectiveLease returns the lease the lock service applies for the

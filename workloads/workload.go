@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lockcheck/lockcheck/internal/lookups"
+	"github.com/lockcheck/lockcheck/internal/suggest"
 )
 
 // Workload is what a critical section does with the protected resource
@@ -83,7 +84,11 @@ func findWorkload(name string) (Workload, error) {
 		}
 		names = append(names, w.Name)
 	}
-	return Workload{}, fmt.Errorf("--workload %q: want %s", name, orList(names))
+	mean := ""
+	if c := suggest.Closest(name, names); c != "" {
+		mean = fmt.Sprintf(" (did you mean %q?)", c)
+	}
+	return Workload{}, fmt.Errorf("--workload %q: want %s%s", name, orList(names), mean)
 }
 
 // orList joins names as "a, b or c".

@@ -181,7 +181,7 @@ func TestListMarkdown(t *testing.T) {
 	if code != exitError || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "cli, designs, nemeses, scenarios or services") {
 		t.Errorf("list --markdown nope: exit %d, stdout %q, stderr %q; want exit 3 and one line naming the pages", code, out, stderr)
 	}
-	if code, _, stderr := run("list", "--help"); code != exitValid || !strings.Contains(stderr, "-markdown PAGE") {
-		t.Errorf("list --help: exit %d, stderr %q; want exit 0 and the --markdown flag", code, stderr)
+	if code, out, _ := run("list", "--help"); code != exitValid || !strings.Contains(out, "-markdown PAGE") {
+		t.Errorf("list --help: exit %d, stdout %q; want exit 0 and the --markdown flag", code, out)
 	}
 }

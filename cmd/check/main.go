@@ -69,7 +69,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 			code = internalError(stderr, inv.dir, args, p, debug.Stack())
 		}
 	}()
-	out := &errOutput{Writer: stderr}
+	out := &errOutput{Writer: stderr, stdout: stdout}
 	code, err := dispatch(inv, args, stdout, out)
 	if err != nil {
 		fmt.Fprintf(stderr, "check: %s\n", oneLine(err.Error()))
@@ -93,6 +93,8 @@ type invocation struct {
 type errOutput struct {
 	io.Writer
 	help bool
+	// stdout is where a command's usage goes for -h or --help.
+	stdout io.Writer
 }
 
 // dispatch runs the command args[0].
@@ -192,13 +194,16 @@ func parseFlags(fs *flag.FlagSet, args []string) (help bool, err error) {
 	err = fs.Parse(args)
 	fs.SetOutput(out)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(out, "usage of %s:\n", fs.Name())
+		w := helpOut(out)
+		fmt.Fprintf(w, "usage of %s:\n", fs.Name())
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(out)
 		markHelp(out)
 		return true, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("%s (see %s --help)", oneLine(err.Error()), fs.Name())
+		return false, fmt.Errorf("%s (see %s --help)", oneLine(flagHint(fs, err)), fs.Name())
 	}
 	return false, nil
 }
@@ -211,7 +216,7 @@ var derivedFlags = map[string]string{
 	"stock":            "leave it out for 100",
 }
 
-// checkGiven refuses an explicit 0 for a derived flag and a negative seed.
+// checkGiven refuses an explicit 0 for a derived flag.
 func checkGiven(fs *flag.FlagSet) error {
 	var err error
 	fs.Visit(func(f *flag.Flag) {
@@ -221,9 +226,6 @@ func checkGiven(fs *flag.FlagSet) error {
 		v := f.Value.String()
 		if why, ok := derivedFlags[f.Name]; ok && (v == "0" || v == "0s") {
 			err = fmt.Errorf("--%s 0: want more than 0 (%s)", f.Name, why)
-		}
-		if f.Name == "seed" && strings.HasPrefix(v, "-") {
-			err = fmt.Errorf("--seed %s: want 0 or more (leave it out for a seed from the clock)", v)
 		}
 	})
 	return err
@@ -236,7 +238,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	var t runner.Test
 	t.Scenario = scenario
-	var seed int64
+	var seed clockSeed
 	var workerCmd string
 	fs := newFlags("run", stderr)
 	fs.StringVar(&t.Lock, "lock", "", "lock design to test (see check list)")
@@ -259,7 +261,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.DurationVar(&t.NemesisDuration, "nemesis-duration", 0, "how long each fault lasts (default 3 x lease)")
 	fs.DurationVar(&t.CheckTimeout, "check-timeout", 60*time.Second, "time limit of each Porcupine check (past it the verdict is unknown)")
 	fs.DurationVar(&t.StuckBound, "stuck-bound", 0, "liveness: fail when acquires fail for longer than this with no grant (0: off)")
-	fs.Int64Var(&seed, "seed", -1, "random seed (default: from the clock; printed and stored)")
+	fs.Var(&seed, "seed", "random seed, a whole `number` of 0 or more (default: from the clock; printed and stored)")
+	fs.String("scenario", "", "a named scenario, its flags first so that later ones override them: "+scenarioNames()+" (see check list)")
 	fs.StringVar(&t.Store, "store", "store", "store directory")
 	fs.StringVar(&workerCmd, "worker-cmd", "", "command that runs one worker (default: this binary's worker subcommand)")
 	fs.BoolVar(&t.Quiet, "quiet", false, "no progress line while the test runs")
@@ -278,10 +281,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := checkGiven(fs); err != nil {
 		return exitError, err
 	}
-	if seed < 0 {
-		seed = time.Now().UnixNano() % 1_000_000
-	}
-	t.Seed = uint64(seed)
+	t.Seed = seed.value()
 	t.WorkerCmd = strings.Fields(workerCmd)
 	p, err := runner.Resolve(t)
 	if err != nil {
@@ -321,6 +321,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	return verdictExit(out.Result)
 }
 
+// helpOut is where a command prints the usage asked for with -h or
+// --help: standard output, as for `check --help`, when stderr is Main's.
+func helpOut(stderr io.Writer) io.Writer {
+	if o, ok := stderr.(*errOutput); ok && o.stdout != nil {
+		return o.stdout
+	}
+	return stderr
+}
+
 // markHelp tells Main, through its errOutput, that a command printed its
 // usage for -h or --help.
 func markHelp(w io.Writer) {
@@ -337,7 +346,7 @@ func noArgsHelp(args []string, stderr io.Writer, usage string) (help bool, err e
 	}
 	switch args[0] {
 	case "-h", "-help", "--help":
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(helpOut(stderr), usage)
 		markHelp(stderr)
 		return true, nil
 	}

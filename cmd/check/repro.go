@@ -43,7 +43,8 @@ func cmdRepro(args []string, stdout, stderr io.Writer) (int, error) {
 	failfast := fs.Bool("failfast", false, "start no more runs once one is invalid")
 	sameSeed := fs.Bool("same-seed", false, "run every time with the same seed: the stored run's, or --seed for a scenario")
 	jobs := fs.Int("jobs", 1, "runs at a time")
-	base := fs.Int64("seed", -1, "base seed the run seeds are derived from (default: from the clock; printed)")
+	var baseSeed clockSeed
+	fs.Var(&baseSeed, "seed", "base seed the run seeds are derived from, a whole `number` of 0 or more (default: from the clock; printed)")
 	store := fs.String("store", "store", "store directory: the runs go to store/repro/<time>/")
 	stopOnAnomaly := fs.Bool("stop-on-anomaly", true, "stop each run at its first double holder or stale write")
 	runTimeout := fs.Duration("run-timeout", time.Hour, "interrupt a run that has no verdict after this long (an error)")
@@ -75,9 +76,8 @@ func cmdRepro(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitError, err
 	}
 	cell.Args = append([]string{"--stop-on-anomaly=" + strconv.FormatBool(*stopOnAnomaly)}, cell.Args...)
-	if *base < 0 {
-		*base = time.Now().UnixNano() % 1_000_000
-	}
+	b := int64(baseSeed.value())
+	base := &b
 	var seeds []uint64
 	if *sameSeed {
 		if runDir == "" {

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/internal/suggest"
+	"github.com/lockcheck/lockcheck/scenarios"
+)
+
+// flagHint is the flag package's error err with what helps: the flag a
+// mistyped one most likely meant, and the form of a duration.
+func flagHint(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if c := suggest.Closest(strings.TrimLeft(name, "-"), names); c != "" {
+			msg += fmt.Sprintf("; did you mean --%s?", c)
+		}
+		return msg
+	}
+	// invalid value "10" for flag -time: parse error
+	if _, rest, ok := strings.Cut(msg, " for flag -"); ok {
+		name, _, _ := strings.Cut(rest, ":")
+		if f := fs.Lookup(name); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, ok := g.Get().(time.Duration); ok {
+					msg += " (a duration with its unit, such as 30s, 500ms or 2m)"
+				}
+			}
+		}
+	}
+	return msg
+}
+
+// clockSeed is --seed: a number of 0 or more, or, left out, one taken
+// from the clock. Its zero value prints no default in the usage, where an
+// int flag's -1 would print one beside the words that say so.
+type clockSeed struct {
+	v   uint64
+	set bool
+}
+
+// String returns the seed given, or "" when none was.
+func (s *clockSeed) String() string {
+	if s == nil || !s.set {
+		return ""
+	}
+	return strconv.FormatUint(s.v, 10)
+}
+
+// Set parses a seed of 0 or more.
+func (s *clockSeed) Set(v string) error {
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("want a whole number, 0 or more (leave it out for a seed from the clock)")
+	}
+	s.v, s.set = n, true
+	return nil
+}
+
+// value returns the seed given, or one from the clock.
+func (s *clockSeed) value() uint64 {
+	if s.set {
+		return s.v
+	}
+	return uint64(time.Now().UnixNano() % 1_000_000)
+}
+
+// scenarioNames lists the named scenarios for a usage line.
+func scenarioNames() string {
+	var names []string
+	for _, sc := range scenarios.All() {
+		names = append(names, sc.Name)
+	}
+	return strings.Join(names, ", ")
+}
