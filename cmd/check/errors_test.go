@@ -37,7 +37,7 @@ func TestNumericFlagsValidatedAsGiven(t *testing.T) {
 		{"--op-timeout", "-1s", "--op-timeout -1s: want 1ms to 1h"},
 		{"--stock", "0", "--stock 0: want more than 0"},
 		{"--stock", "-5", "--stock -5: want 1 or more"},
-		{"--seed", "-2", "--seed -2: want 0 or more"},
+		{"--seed", "-2", "want a whole number, 0 or more"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag+"="+tt.value, func(t *testing.T) {

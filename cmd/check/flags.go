@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -78,4 +80,39 @@ func scenarioNames() string {
 		names = append(names, sc.Name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// analyzeTarget resolves check analyze's argument: a run directory, a
+// history file (its directory is the run's), or a test's directory
+// (store/NAME, whose runs are its subdirectories named by their start
+// time), for its newest run that has a history.
+func analyzeTarget(arg string) (dir, path string, err error) {
+	st, err := os.Stat(arg)
+	if err != nil {
+		return "", "", err
+	}
+	if !st.IsDir() {
+		return filepath.Dir(arg), arg, nil
+	}
+	dir = filepath.Clean(arg)
+	path = filepath.Join(dir, "history.jsonl")
+	if _, err := os.Stat(path); err == nil {
+		return dir, path, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", "", err
+	}
+	// Run directories are named by their start time (20261126T181323), so
+	// the newest sorts last.
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		run := filepath.Join(dir, e.Name())
+		if e.IsDir() && e.Name() != "analysis" {
+			if _, err := os.Stat(filepath.Join(run, "history.jsonl")); err == nil {
+				return run, filepath.Join(run, "history.jsonl"), nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("%s: no history.jsonl here or in a run directory below it", dir)
 }

@@ -369,6 +369,8 @@ func helpOrError(help bool, err error) (int, error) {
 func cmdAnalyze(inv *invocation, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("analyze", stderr)
 	timeout := fs.Duration("check-timeout", 0, "time limit of each Porcupine check (default: the run's)")
+	outDir := fs.String("out", "", "where the results, report and linearizability pages go (default: RUN_DIR/analysis)")
+	inPlace := fs.Bool("in-place", false, "replace the run's own results.json, summary.json and report (by default they are left as the run wrote them)")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return helpOrError(help, err)
 	}
@@ -376,15 +378,26 @@ func cmdAnalyze(inv *invocation, args []string, stdout, stderr io.Writer) (int, 
 		return exitError, fmt.Errorf("--check-timeout %s: want more than 0 (leave it out for the run's)", *timeout)
 	}
 	if fs.NArg() != 1 {
-		return exitError, errors.New("usage: check analyze RUN_DIR (or a history.jsonl file)")
+		return exitError, errors.New("usage: check analyze RUN_DIR (or a test's directory, for its newest run, or a history.jsonl file)")
 	}
-	dir, path := fs.Arg(0), filepath.Join(fs.Arg(0), "history.jsonl")
-	if st, err := os.Stat(dir); err != nil {
+	if *inPlace && *outDir != "" {
+		return exitError, errors.New("--in-place and --out: give one")
+	}
+	dir, path, err := analyzeTarget(fs.Arg(0))
+	if err != nil {
 		return exitError, err
-	} else if !st.IsDir() {
-		dir, path = filepath.Dir(dir), dir
+	}
+	if dir != filepath.Clean(fs.Arg(0)) && path == filepath.Join(dir, "history.jsonl") {
+		fmt.Fprintf(stderr, "check: analyzing the newest run of %s: %s\n", fs.Arg(0), dir)
 	}
 	inv.dir = dir
+	out := *outDir
+	switch {
+	case *inPlace:
+		out = dir
+	case out == "":
+		out = filepath.Join(dir, "analysis")
+	}
 	h, torn, err := history.ReadFileTorn(path)
 	if err != nil {
 		return exitError, err
@@ -420,9 +433,14 @@ func cmdAnalyze(inv *invocation, args []string, stdout, stderr io.Writer) (int, 
 	if *timeout > 0 {
 		opts.Timeout = *timeout
 	}
-	res, err := runner.Check(context.Background(), dir, h, opts)
+	var res checker.Result
+	if err = os.MkdirAll(out, 0o755); err != nil {
+		res = checker.Default(opts).Check(context.Background(), h)
+	} else {
+		res, err = runner.Check(context.Background(), out, h, opts)
+	}
 	if err == nil {
-		if rerr := plan.WriteReport(dir, h, res); rerr != nil {
+		if rerr := plan.WriteReport(out, h, res); rerr != nil {
 			fmt.Fprintf(stderr, "check: report: %s\n", oneLine(rerr.Error()))
 		}
 	}
@@ -430,7 +448,11 @@ func cmdAnalyze(inv *invocation, args []string, stdout, stderr io.Writer) (int, 
 	// (a full or read-only store): then the exit is 3, or 1 for an
 	// anomaly, with one line on what was not saved.
 	printResult(stdout, res)
-	fmt.Fprintf(stdout, "%s: %s; %d ops in %s\n", verdictText(res), anomalyCounts(res), len(h), path)
+	saved := ""
+	if err == nil {
+		saved = "; report " + filepath.Join(out, "report.html")
+	}
+	fmt.Fprintf(stdout, "%s: %s; %d ops in %s%s\n", verdictText(res), anomalyCounts(res), len(h), path, saved)
 	if err != nil {
 		if res.Valid == checker.Invalid && res.Panicked == "" {
 			return exitInvalid, fmt.Errorf("results not saved: %w", err)

@@ -88,7 +88,7 @@ func TestAnalyzeGoldenHistories(t *testing.T) {
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, out, stderr)
 			}
-			if _, err := os.Stat(filepath.Join(dir, "results.json")); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, "analysis", "results.json")); err != nil {
 				t.Errorf("analyze wrote no results.json: %v", err)
 			}
 		})

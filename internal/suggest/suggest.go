@@ -11,7 +11,7 @@ import (
 )
 
 // Closest returns the name of known that name most likely meant, or ""
-// when none is close: one within an edit distance of a third of its
+// when none is close: one within an edit distance of a quarter of its
 // length (at least 1, counting a swap of two neighbours as one edit), or
 // the only known name that contains name or that name contains (the
 // contained one of 3 letters or more), ignoring case, dashes and
@@ -24,7 +24,7 @@ func Closest(name string, known []string) string {
 	n := fold(name)
 	for _, k := range known {
 		d := distance(n, fold(k))
-		limit := max(1, len([]rune(k))/3)
+		limit := max(1, len([]rune(k))/4)
 		if d <= limit && (bestD < 0 || d < bestD) {
 			best, bestD = k, d
 		}
