@@ -69,7 +69,7 @@ func RegisterFaultOps(f FaultOps) {
 		f.Class = ClassOther
 	}
 	for _, n := range []string{f.Start, f.End} {
-		if isWorkerF(n) || n == FSeed || n == FFinal || n == FServerExit {
+		if isWorkerF(n) || n == FSeed || n == FFinal || n == FServerExit || n == FServerRelease {
 			panic(fmt.Sprintf("history: fault op %q is already an op of another kind", n))
 		}
 	}

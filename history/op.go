@@ -57,9 +57,9 @@ const (
 )
 
 // IsLone reports whether op is a lone info op with no invocation (FEvent,
-// FServerExit): not an operation, so Pairs skips it.
+// FServerExit, FServerRelease): not an operation, so Pairs skips it.
 func (op *Op) IsLone() bool {
-	return op.Type == Info && (op.F == FEvent || op.F == FServerExit)
+	return op.Type == Info && (op.F == FEvent || op.F == FServerExit || op.F == FServerRelease)
 }
 
 // Op is one entry of a history.
@@ -117,6 +117,8 @@ type Value struct {
 	Detail string `json:"detail,omitempty"`
 	// Hit is, on a nemesis op, what the fault struck (see Hit).
 	Hit *Hit `json:"hit,omitempty"`
+	// Release is, on a server-release op, what the observer saw.
+	Release *Release `json:"release,omitempty"`
 }
 
 // Int64 returns a pointer to v, for Value.Read and Value.Wrote.

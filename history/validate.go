@@ -35,7 +35,7 @@ func isWorkerF(f string) bool { return slices.Contains(workerFs, f) }
 // ops, a server's exit, and the start and end op of every registered fault
 // (RegisterFaultOps).
 func nemesisFs() []string {
-	return append([]string{FSeed, FFinal, FServerExit}, faultFs()...)
+	return append([]string{FSeed, FFinal, FServerExit, FServerRelease}, faultFs()...)
 }
 
 // Validate checks that h's structure is one a run can record, before any
@@ -43,7 +43,7 @@ func nemesisFs() []string {
 // worker process, a nemesis op on NemesisProcess), every completion
 // completes its process's open invocation of the same f no earlier than
 // it, and no process invokes while an op of its own is open. Lone ops
-// (FEvent, FServerExit) are info ops with no invocation. An invocation
+// (FEvent, FServerExit, FServerRelease) are info ops with no invocation. An invocation
 // left open at the end (an interrupted run) is allowed. The error is a
 // *StructureError naming the first impossible op by its line, Pos + 1;
 // ValidateFile names the line of a file with blank lines.
@@ -129,6 +129,9 @@ func checkOp(op *Op) string {
 		}
 		if op.F == FServerExit && op.Type != Info {
 			return fmt.Sprintf("server-exit op of type %s (a server exit is a lone info op)", op.Type)
+		}
+		if op.F == FServerRelease && op.Type != Info {
+			return fmt.Sprintf("server-release op of type %s (an observation is a lone info op)", op.Type)
 		}
 	default:
 		return fmt.Sprintf("unknown f %q (worker ops: %s; nemesis ops: %s)", op.F,
