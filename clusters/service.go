@@ -76,6 +76,19 @@ type Service struct {
 	// service without one; the containers package gives it from its file
 	// for the service (RegisterContainerForm).
 	Container *ContainerForm
+	// External says how --cluster external points the service's workers
+	// at lock servers someone else runs; nil for a service whose workers
+	// need more than the servers' addresses (Sentinel names, a login, a
+	// cluster's address map).
+	External *ExternalForm
+}
+
+// ExternalForm is what --cluster external needs to know of a service.
+type ExternalForm struct {
+	// Ensemble says the addresses are the members of one ensemble, as many
+	// as it has; otherwise there is one address per lock node the design
+	// uses (one Redis, RedLock's five).
+	Ensemble bool
 }
 
 // ContainerForm is a service's topology built from containers.

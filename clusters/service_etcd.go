@@ -3,9 +3,10 @@ package clusters
 func init() {
 	registerService(Service{
 		Name: "etcd", Packages: "etcd-server, redis-server (storage)",
-		Summary: "etcd members (three, or --nodes), every client link and every member-to-member link behind its own proxy",
-		Look:    lookAll(LookEtcd, LookRedis),
-		Version: EtcdVersion,
+		Summary:  "etcd members (three, or --nodes), every client link and every member-to-member link behind its own proxy",
+		Look:     lookAll(LookEtcd, LookRedis),
+		Version:  EtcdVersion,
+		External: &ExternalForm{Ensemble: true},
 		New: func(cfg TopologyConfig) Topology {
 			return NewEtcd(EtcdConfig{Members: cfg.Nodes, Workers: cfg.Workers, LogDir: cfg.LogDir})
 		},

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 
@@ -24,10 +26,12 @@ type clusterKind struct {
 	build func(p *Plan, cfg clusters.TopologyConfig) (topology, error)
 }
 
-// Cluster kinds: local processes (the default) or Docker containers.
+// Cluster kinds: local processes (the default), Docker containers, or
+// lock servers someone else runs.
 const (
-	ClusterLocal  = "local"
-	ClusterDocker = "docker"
+	ClusterLocal    = "local"
+	ClusterDocker   = "docker"
+	ClusterExternal = "external"
 )
 
 // clusterKinds holds the --cluster values. Nothing changes it after init.
@@ -59,6 +63,46 @@ var clusterKinds = map[string]clusterKind{
 		},
 		build: func(p *Plan, cfg clusters.TopologyConfig) (topology, error) { return p.Service.Container.New(cfg) },
 	},
+	ClusterExternal: {
+		resolve: resolveExternal,
+		// The storage node of the protected resource is a local redis-server.
+		look: func(context.Context, *Plan) error { _, err := clusters.LookRedis(); return err },
+		build: func(p *Plan, cfg clusters.TopologyConfig) (topology, error) {
+			return clusters.NewExternal(clusters.ExternalConfig{Addrs: p.Test.External, Workers: cfg.Workers, LogDir: cfg.LogDir}), nil
+		},
+	},
+}
+
+// resolveExternal refuses an external cluster its service cannot be
+// pointed at, or that gives the design the wrong number of servers.
+func resolveExternal(p *Plan) error {
+	t := p.Test
+	form := p.Service.External
+	switch {
+	case len(t.External) == 0:
+		return errors.New("--cluster external: give the lock servers' addresses with --external HOST:PORT[,HOST:PORT...]")
+	case form == nil:
+		var with []string
+		for _, s := range clusters.Services() {
+			if s.External != nil {
+				with = append(with, s.Name)
+			}
+		}
+		return fmt.Errorf("--cluster external: lock %s's service %s needs more than its servers' addresses, which lockcheck cannot point its workers at yet (services it can: %s)",
+			t.Lock, p.Service.Name, strings.Join(with, ", "))
+	case !form.Ensemble && len(t.External) != p.Design.LockNodes:
+		given := fmt.Sprintf("%d addresses were", len(t.External))
+		if len(t.External) == 1 {
+			given = "1 address was"
+		}
+		return fmt.Errorf("--external: lock %s uses %d lock servers, and %s given", t.Lock, p.Design.LockNodes, given)
+	}
+	for _, a := range t.External {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("--external %s: want HOST:PORT: %w", a, err)
+		}
+	}
+	return nil
 }
 
 // findCluster returns the kind called name ("" is local), or an error
@@ -76,7 +120,7 @@ func findCluster(name string) (clusterKind, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return clusterKind{}, fmt.Errorf("--cluster %q: want %s", name, strings.Join(names, " or "))
+	return clusterKind{}, fmt.Errorf("--cluster %q: want %s or %s", name, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
 // failedTopology stands for a topology that could not be built: its Setup

@@ -73,6 +73,9 @@ func Resolve(t Test) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(t.External) > 0 && t.Cluster != ClusterExternal {
+		return nil, fmt.Errorf("--external goes with --cluster external (not %q)", t.Cluster)
+	}
 	cluster, err := findCluster(t.Cluster)
 	if err != nil {
 		return nil, err

@@ -167,6 +167,9 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	for i, k := range p.Kinds {
 		n, err := k.New(r, rand.New(rand.NewPCG(t.Seed, 0x6e656d+uint64(i))))
 		if err != nil {
+			if l, ok := r.cluster.(clusters.Limited); ok && errors.Is(err, clusters.ErrUnsupported) {
+				err = fmt.Errorf("%w: %s", err, l.Limits())
+			}
 			return Outcome{Dir: dir}, err
 		}
 		nems = append(nems, n)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/workloads"
@@ -119,6 +120,12 @@ func Command(t Test) []string {
 	}
 	if t.StopOnAnomaly {
 		args = append(args, "--stop-on-anomaly")
+	}
+	if t.Cluster != "" && t.Cluster != ClusterLocal {
+		args = append(args, "--cluster", t.Cluster)
+	}
+	if len(t.External) > 0 {
+		args = append(args, "--external", strings.Join(t.External, ","))
 	}
 	return args
 }

@@ -34,6 +34,9 @@ type Test struct {
 	// Cluster is how the lock service runs: "local" processes (the
 	// default, also for "") or "docker" containers (package containers).
 	Cluster string `json:"cluster,omitempty"`
+	// External are the addresses of lock servers someone else runs, for
+	// Cluster "external" (clusters.External).
+	External []string `json:"external,omitempty"`
 
 	Time           time.Duration `json:"time"`
 	Lease          time.Duration `json:"lease"`

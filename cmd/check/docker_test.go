@@ -17,7 +17,7 @@ func TestClusterDockerErrors(t *testing.T) {
 	}{
 		{"no engine", []string{"--cluster", "docker", "--lock", "redis-set-px"}, "--cluster docker: no Docker engine answers at unix:///nonexistent/docker.sock"},
 		{"no container topology", []string{"--cluster", "docker", "--lock", "pg-advisory"}, "--cluster docker: service postgres has no container topology"},
-		{"bad value", []string{"--cluster", "kube", "--lock", "redis-set-px"}, `--cluster "kube": want docker or local`},
+		{"bad value", []string{"--cluster", "kube", "--lock", "redis-set-px"}, `--cluster "kube": want docker, external or local`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -116,3 +116,10 @@ func analyzeTarget(arg string) (dir, path string, err error) {
 	}
 	return "", "", fmt.Errorf("%s: no history.jsonl here or in a run directory below it", dir)
 }
+
+// flagGiven reports whether the flag called name was on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}

@@ -250,7 +250,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.Int64Var(&t.Stock, "stock", 0, "inventory workload: initial stock per key (default 100)")
 	fs.StringVar(&t.Failpoint, "failpoint", "", "stop workers at a named place in the lock client, for the crash nemesis (see check list)")
 	fs.IntVar(&t.Nodes, "nodes", 3, "ZooKeeper or etcd ensemble size: 1 (a standalone server), 3 or 5")
-	fs.StringVar(&t.Cluster, "cluster", "local", "where the lock service runs: local (server processes on this machine) or docker (containers of the images make images builds; needs a Docker engine)")
+	fs.StringVar(&t.Cluster, "cluster", "local", "where the lock service runs: local (server processes on this machine), docker (containers of the images make images builds; needs a Docker engine) or external (servers you run: --external)")
+	fs.Func("external", "lock servers you run, `HOST:PORT,...`, reached through lockcheck's proxies (implies --cluster external; docs/your-lock.md)", func(v string) error {
+		t.External = strings.Split(v, ",")
+		return nil
+	})
 	fs.DurationVar(&t.Time, "time", 30*time.Second, "how long the workload runs")
 	fs.DurationVar(&t.Lease, "lease", time.Second, "lock lease (TTL)")
 	fs.DurationVar(&t.Think, "think", 10*time.Millisecond, "time between the critical section's read and write")
@@ -280,6 +284,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	// Validate the flags as given, before Run fills in defaults.
 	if err := checkGiven(fs); err != nil {
 		return exitError, err
+	}
+	if len(t.External) > 0 && !flagGiven(fs, "cluster") {
+		t.Cluster = runner.ClusterExternal
 	}
 	t.Seed = seed.value()
 	t.WorkerCmd = strings.Fields(workerCmd)
