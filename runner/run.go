@@ -121,6 +121,9 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	if err := p.look(ctx); err != nil {
 		return Outcome{}, err
 	}
+	if err := p.findServer(ctx, log); err != nil {
+		return Outcome{}, err
+	}
 	t.Started = time.Now().UTC()
 	dir, err := newRunDir(t.Store, t.Name, t.Started.Local())
 	if err != nil {
@@ -176,6 +179,8 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	}
 	sched := nemesis.Schedule{Nemeses: nems, Interval: t.NemesisInterval, Duration: t.NemesisDuration,
 		Rng: rand.New(rand.NewPCG(t.Seed, 0x736368)), Record: r.recordFault}
+	stopObserve := r.observe(ctx)
+	defer stopObserve()
 
 	if p.Workload.Stock {
 		if err := r.seedStock(ctx, keyNames(t.Keys)); err != nil {
@@ -223,6 +228,7 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	healErr := sched.Run(nctx, r.deadline)
 	healed := r.rec.Now()
 	workloadEnd := <-slotsDone
+	stopObserve()
 	if err := r.checkProxies(r.rec.History()); err != nil {
 		r.fail(err)
 	}

@@ -1,0 +1,55 @@
+package clusters
+
+import (
+	"context"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// ReleaseObserver is a topology whose lock servers can tell the controller
+// when they themselves let a lock go (a key expired or deleted, a lease
+// ended): the server's side of a lost lock, which a worker's history only
+// shows by inference. It is an optional capability, found by type
+// assertion like Killer; a topology without it records no observations.
+type ReleaseObserver interface {
+	// ObserveReleases watches every lock node on connections of its own,
+	// straight to the server's real address: no proxy, so no partition or
+	// proxy fault of the run reaches them, and no worker's paused process
+	// holds them. It returns once it is watching (a release from then on is
+	// reported), and calls cfg.Report for each release of one of cfg.Keys
+	// and for each probe until stop is called; stop waits for its
+	// goroutines and closes its connections.
+	ObserveReleases(ctx context.Context, cfg ObserveConfig) (stop func(), err error)
+}
+
+// ObserveConfig is what an observer needs of the run.
+type ObserveConfig struct {
+	// Keys are the run's lock keys; releases of other keys are not
+	// reported.
+	Keys []string
+	// Now is the history's clock (history.Recorder.Now), on which an
+	// observer places a release whose server instant it can tell.
+	Now func() time.Duration
+	// Report records one observation: key is the lock ("" for a probe),
+	// v carries Release, Owner (and Token when the observer knows it) and
+	// Nodes. It may be called from several goroutines.
+	Report func(key string, v *history.Value)
+	// Probe is how often the observer measures its lag with a probe that
+	// the server must release (a key with a short TTL); 0 means never.
+	Probe time.Duration
+}
+
+// ProbeTTL is the time to live of an observer's probe key: short, so that
+// a probe costs the server nothing, and long enough to be set and read
+// back before it expires.
+const ProbeTTL = 100 * time.Millisecond
+
+// keySet returns keys as a set.
+func keySet(keys []string) map[string]bool {
+	s := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		s[k] = true
+	}
+	return s
+}

@@ -1,0 +1,222 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/redis/go-redis/v9"
+)
+
+var _ ReleaseObserver = (*Redis)(nil)
+
+// The keyspace events a Redis observer asks for: keyevent channels (E) of
+// generic commands (g: del, expire) and of expiries (x).
+const redisNotify = "Egx"
+
+// ObserveReleases implements ReleaseObserver for plain Redis lock nodes (one,
+// or RedLock's five): keyspace notifications on each node, set with CONFIG
+// SET notify-keyspace-events on the observer's own connection.
+func (r *Redis) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
+	var nodes []Node
+	for _, s := range r.lock {
+		nodes = append(nodes, Node{Name: s.Name, Role: "lock", Addr: s.Addr()})
+	}
+	return observeRedisNodes(ctx, nodes, cfg)
+}
+
+// observeRedisNodes watches each node with a redisObserver.
+func observeRedisNodes(ctx context.Context, nodes []Node, cfg ObserveConfig) (func(), error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var obs []*redisObserver
+	stop := func() {
+		cancel()
+		for _, o := range obs {
+			o.close()
+		}
+		wg.Wait()
+	}
+	keys := keySet(cfg.Keys)
+	for _, n := range nodes {
+		o, err := newRedisObserver(ctx, n, cfg, keys)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		obs = append(obs, o)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o.run(ctx)
+		}()
+	}
+	return stop, nil
+}
+
+// redisObserver watches one Redis node: a subscription to its keyevent
+// channels, and a client of its own to read a key's owner and expiry when
+// it is set or renewed, and to set probes.
+type redisObserver struct {
+	node  string
+	cfg   ObserveConfig
+	keys  map[string]bool
+	probe string
+	c     *redis.Client
+	sub   *redis.PubSub
+	// held is what the observer last read of each lock key it saw set.
+	held map[string]redisHeld
+	// probeAt is the estimated expiry of the probe in flight (0: none).
+	probeAt time.Duration
+	probeST time.Time
+}
+
+// redisHeld is a lock key as the observer last read it.
+type redisHeld struct {
+	owner string
+	at    time.Duration // its expiry on the history's clock, 0 when none
+	st    time.Time     // its expiry on the server's clock
+}
+
+// newRedisObserver connects to n, turns its keyspace notifications on and
+// subscribes; it returns once the subscription is confirmed.
+func newRedisObserver(ctx context.Context, n Node, cfg ObserveConfig, keys map[string]bool) (*redisObserver, error) {
+	c := redis.NewClient(&redis.Options{Addr: n.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: 2,
+		DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: time.Second, PoolSize: 2})
+	o := &redisObserver{node: n.Name, cfg: cfg, keys: keys, c: c, held: make(map[string]redisHeld),
+		probe: "lockcheck:observer-probe:" + n.Name}
+	if err := c.ConfigSet(ctx, "notify-keyspace-events", redisNotify).Err(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("observe %s: config set notify-keyspace-events: %w", n.Name, err)
+	}
+	o.sub = c.Subscribe(ctx, "__keyevent@0__:expire", "__keyevent@0__:expired", "__keyevent@0__:del")
+	for range 3 { // one confirmation per channel
+		if _, err := o.sub.ReceiveTimeout(ctx, 5*time.Second); err != nil {
+			o.close()
+			return nil, fmt.Errorf("observe %s: subscribe to keyspace events: %w", n.Name, err)
+		}
+	}
+	return o, nil
+}
+
+// close closes the subscription and the client.
+func (o *redisObserver) close() {
+	if o.sub != nil {
+		o.sub.Close()
+	}
+	o.c.Close()
+}
+
+// run handles events until ctx ends, and sets a probe every cfg.Probe.
+func (o *redisObserver) run(ctx context.Context) {
+	ch := o.sub.Channel(redis.WithChannelSize(1000))
+	var tick <-chan time.Time
+	if o.cfg.Probe > 0 {
+		t := time.NewTicker(o.cfg.Probe)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			if o.probeAt == 0 {
+				o.setProbe(ctx)
+			}
+		case m, ok := <-ch:
+			if !ok {
+				return
+			}
+			o.event(ctx, m.Channel[strings.LastIndexByte(m.Channel, ':')+1:], m.Payload)
+		}
+	}
+}
+
+// event handles one keyevent: ev is expire, expired or del, key the key.
+func (o *redisObserver) event(ctx context.Context, ev, key string) {
+	if key == o.probe {
+		if ev == "expired" && o.probeAt > 0 {
+			heard := o.cfg.Now()
+			o.cfg.Report("", &history.Value{Nodes: []string{o.node}, Release: &history.Release{How: history.ReleaseExpired,
+				ServerTime: o.probeST, At: o.probeAt, Probe: true, Lag: max(heard-o.probeAt, 0)}})
+			o.probeAt = 0
+		}
+		return
+	}
+	if !o.keys[key] {
+		return
+	}
+	switch ev {
+	case "expire": // set with a TTL, or renewed: read its owner and expiry
+		if hd, err := o.read(ctx, key); err == nil {
+			o.held[key] = hd
+		}
+	case "expired", "del":
+		hd := o.held[key]
+		delete(o.held, key)
+		rel := &history.Release{How: history.ReleaseDeleted}
+		if ev == "expired" {
+			rel = &history.Release{How: history.ReleaseExpired, ServerTime: hd.st, At: hd.at}
+		}
+		o.cfg.Report(key, &history.Value{Owner: hd.owner, Nodes: []string{o.node}, Release: rel})
+	}
+}
+
+// read returns key's owner (a string's value, or a hash's one field, as
+// Redisson-style locks keep it) and its expiry, placed on the history's
+// clock by the server's TIME read in the same transaction.
+func (o *redisObserver) read(ctx context.Context, key string) (redisHeld, error) {
+	var get *redis.StringCmd
+	var fields *redis.StringSliceCmd
+	var exp *redis.Cmd
+	var now *redis.TimeCmd
+	before := o.cfg.Now()
+	_, err := o.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, key)
+		fields = p.HKeys(ctx, key)
+		exp = p.Do(ctx, "PEXPIRETIME", key)
+		now = p.Time(ctx)
+		return nil
+	})
+	after := o.cfg.Now()
+	// One of GET and HKEYS fails with WRONGTYPE: the transaction's error
+	// is that, and the other commands' results stand.
+	if now.Err() != nil || exp.Err() != nil {
+		return redisHeld{}, fmt.Errorf("observe %s: read %s: %w", o.node, key, errors.Join(err, now.Err(), exp.Err()))
+	}
+	hd := redisHeld{owner: get.Val()}
+	if f := fields.Val(); hd.owner == "" && len(f) == 1 {
+		hd.owner = f[0]
+	}
+	ms, _ := exp.Int64()
+	hd.at, hd.st = onHistoryClock(ms, now.Val(), before, after)
+	return hd, nil
+}
+
+// onHistoryClock places a server's expiry time (PEXPIRETIME, milliseconds
+// since the epoch on the server's clock; negative when the key has none)
+// on the history's clock, from the server's time now read between the
+// history times before and after: the server read it at their midpoint.
+// It returns 0 and the zero time for a key with no expiry.
+func onHistoryClock(expMS int64, now time.Time, before, after time.Duration) (time.Duration, time.Time) {
+	if expMS <= 0 {
+		return 0, time.Time{}
+	}
+	st := time.UnixMilli(expMS)
+	return max(before+(after-before)/2+st.Sub(now), 1), st
+}
+
+// setProbe sets the probe key with ProbeTTL and reads back its expiry.
+func (o *redisObserver) setProbe(ctx context.Context) {
+	if err := o.c.Set(ctx, o.probe, "1", ProbeTTL).Err(); err != nil {
+		return
+	}
+	if hd, err := o.read(ctx, o.probe); err == nil && hd.at > 0 {
+		o.probeAt, o.probeST = hd.at, hd.st
+	}
+}

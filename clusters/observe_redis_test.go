@@ -1,0 +1,147 @@
+package clusters
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestOnHistoryClock(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	for _, tt := range []struct {
+		name          string
+		exp           int64
+		before, after time.Duration
+		want          time.Duration
+	}{
+		{"no expiry", -1, 10, 20, 0},
+		{"no key", -2, 10, 20, 0},
+		{"zero", 0, 10, 20, 0},
+		{"ahead, read at the midpoint", 1_000_250, 100 * time.Millisecond, 110 * time.Millisecond, 355 * time.Millisecond},
+		{"already past", 999_990, 100 * time.Millisecond, 100 * time.Millisecond, 90 * time.Millisecond},
+		{"before the history began", 999_000, 100 * time.Millisecond, 100 * time.Millisecond, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			at, st := onHistoryClock(tt.exp, now, tt.before, tt.after)
+			if at != tt.want {
+				t.Fatalf("at = %v, want %v", at, tt.want)
+			}
+			if (tt.want == 0) != st.IsZero() || (tt.want != 0 && !st.Equal(time.UnixMilli(tt.exp))) {
+				t.Fatalf("server time = %v for expiry %d", st, tt.exp)
+			}
+		})
+	}
+}
+
+// TestRedisObserver sets, renews, deletes and lets expire lock keys on a
+// real redis-server through a client of its own, and checks what the
+// observer reports: each release of a watched key once, with its owner,
+// an expiry placed where the TTL put it, nothing for other keys, and
+// probes with their lag.
+func TestRedisObserver(t *testing.T) {
+	if _, err := LookRedis(); err != nil {
+		t.Fatalf("%v (make test installs it)", err)
+	}
+	ctx := context.Background()
+	r := NewRedis(RedisConfig{LockNodes: 1, Workers: 1, LogDir: t.TempDir()})
+	if err := r.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Teardown(ctx)
+	start := time.Now()
+	now := func() time.Duration { return time.Since(start) }
+	type obs struct {
+		key string
+		v   *history.Value
+		at  time.Duration
+	}
+	got := make(chan obs, 100)
+	stop, err := r.ObserveReleases(ctx, ObserveConfig{Keys: []string{"k0", "k1"}, Now: now, Probe: 50 * time.Millisecond,
+		Report: func(key string, v *history.Value) { got <- obs{key, v, now()} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	c := redis.NewClient(&redis.Options{Addr: r.lock[0].Addr(), Protocol: 2, DisableIdentity: true})
+	defer c.Close()
+	next := func(want string) obs {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case o := <-got:
+				if o.v.Release == nil {
+					t.Fatalf("observation of %q without a release", o.key)
+				}
+				if o.v.Release.Probe {
+					if o.key != "" || o.v.Release.At <= 0 || o.v.Release.Lag < 0 || o.v.Release.Lag > 5*time.Second {
+						t.Fatalf("probe %+v %+v", o.key, *o.v.Release)
+					}
+					continue
+				}
+				if o.key != want {
+					t.Fatalf("observed %q (%+v), want %q", o.key, *o.v.Release, want)
+				}
+				return o
+			case <-deadline:
+				t.Fatalf("no release of %s observed in 10 s", want)
+			}
+		}
+	}
+	// Another key, with a TTL, is not reported when it expires.
+	if err := c.Set(ctx, "other", "x", 50*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	set := now()
+	if err := c.Set(ctx, "k0", "owner-a", 300*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PExpire(ctx, "k0", 400*time.Millisecond).Err(); err != nil { // a renewal
+		t.Fatal(err)
+	}
+	o := next("k0")
+	rel := o.v.Release
+	if rel.How != history.ReleaseExpired || o.v.Owner != "owner-a" || len(o.v.Nodes) != 1 || o.v.Nodes[0] != "lock0" {
+		t.Fatalf("expiry observed as %+v %+v", *o.v, *rel)
+	}
+	if lo, hi := set+390*time.Millisecond, o.at; rel.At < lo || rel.At > hi {
+		t.Fatalf("expiry placed at %v, want within [%v, %v] (the renewed TTL, before it was heard)", rel.At, lo, hi)
+	}
+	if rel.ServerTime.IsZero() {
+		t.Fatal("no server time on an expiry")
+	}
+	// A hash lock (Redisson's shape): its owner is its one field.
+	if err := c.HSet(ctx, "k1", "owner-b", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PExpire(ctx, "k1", 300*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	o = next("k1")
+	if o.v.Release.How != history.ReleaseExpired || o.v.Owner != "owner-b" || o.v.Release.At == 0 {
+		t.Fatalf("hash expiry observed as %+v %+v", *o.v, *o.v.Release)
+	}
+	// A delete, with no server time; the owner is known when the observer
+	// read the key before the delete came.
+	if err := c.Set(ctx, "k0", "owner-c", 10*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Del(ctx, "k0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	o = next("k0")
+	if o.v.Release.How != history.ReleaseDeleted || (o.v.Owner != "" && o.v.Owner != "owner-c") || o.v.Release.At != 0 || !o.v.Release.ServerTime.IsZero() {
+		t.Fatalf("delete observed as %+v %+v", *o.v, *o.v.Release)
+	}
+	stop()
+	select {
+	case o := <-got:
+		if !o.v.Release.Probe {
+			t.Fatalf("observed %q after the release of k0: %+v", o.key, *o.v.Release)
+		}
+	default:
+	}
+}
