@@ -42,13 +42,18 @@ func LookEtcd() (string, error) {
 	return p, nil
 }
 
-// EtcdVersion returns the version `etcd --version` prints ("3.4.23"), or
-// "" when etcd is missing.
+// EtcdVersion returns the version the installed etcd's `etcd --version`
+// prints ("3.4.23"), or "" when etcd is missing.
 func EtcdVersion() string {
 	bin, err := LookEtcd()
 	if err != nil {
 		return ""
 	}
+	return etcdVersionOf(bin)
+}
+
+// etcdVersionOf returns the version `BIN --version` prints, or "".
+func etcdVersionOf(bin string) string {
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil {
 		return ""
@@ -70,6 +75,9 @@ type EtcdConfig struct {
 	Workers int
 	// LogDir receives one log per member.
 	LogDir string
+	// Server is the etcd binary to run (a version built from the Go
+	// module); "" means the installed etcd (LookEtcd).
+	Server string
 }
 
 // etcdMember is one etcd server.
@@ -152,8 +160,10 @@ func (e *Etcd) Setup(ctx context.Context) error {
 }
 
 func (e *Etcd) setupOnce(ctx context.Context) (err error) {
-	if e.bin, err = LookEtcd(); err != nil {
-		return err
+	if e.bin = e.cfg.Server; e.bin == "" {
+		if e.bin, err = LookEtcd(); err != nil {
+			return err
+		}
 	}
 	return e.setUp(ctx, "etcd-", e.Teardown, func() (err error) {
 		for i := 1; i <= e.cfg.Members; i++ {
@@ -210,7 +220,7 @@ func (e *Etcd) startMember(ctx context.Context, m *etcdMember) error {
 		"--initial-cluster", e.initialCluster(), "--initial-cluster-state", state,
 		"--initial-cluster-token", filepath.Base(e.tmp),
 		"--heartbeat-interval", strconv.Itoa(etcdHeartbeatMS), "--election-timeout", strconv.Itoa(etcdElectionMS),
-		"--logger", "zap", "--log-outputs", "stderr", "--enable-v2=false"}
+		"--logger", "zap", "--log-outputs", "stderr"} // v2 is off by default from 3.4 on; 3.6 has no --enable-v2
 	return startMember(ctx, m.member, argv, nil)
 }
 

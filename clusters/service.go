@@ -42,6 +42,10 @@ type TopologyConfig struct {
 	// RunID names the run (its run directory); container topologies label
 	// what they start with it.
 	RunID string
+	// Server is the path of the server binary to start, from the version
+	// the test asked for (ServerVersion.Server); "" means the one the
+	// service finds installed.
+	Server string
 }
 
 // Service is a lock service lockcheck can start: how to check that its
@@ -72,6 +76,10 @@ type Service struct {
 	// Version, when set, returns the version of the service's server, which
 	// test.json records under the service's name ("" when unknown).
 	Version func() string
+	// Versions are the server versions a run can ask for
+	// (--service-version), the default first; nil for a service that runs
+	// the server installed on the machine only.
+	Versions []ServerVersion
 	// Container is the service's form for --cluster docker, nil for a
 	// service without one; the containers package gives it from its file
 	// for the service (RegisterContainerForm).

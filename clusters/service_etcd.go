@@ -6,9 +6,10 @@ func init() {
 		Summary:  "etcd members (three, or --nodes), every client link and every member-to-member link behind its own proxy",
 		Look:     lookAll(LookEtcd, LookRedis),
 		Version:  EtcdVersion,
+		Versions: EtcdVersions,
 		External: &ExternalForm{Ensemble: true},
 		New: func(cfg TopologyConfig) Topology {
-			return NewEtcd(EtcdConfig{Members: cfg.Nodes, Workers: cfg.Workers, LogDir: cfg.LogDir})
+			return NewEtcd(EtcdConfig{Members: cfg.Nodes, Workers: cfg.Workers, LogDir: cfg.LogDir, Server: cfg.Server})
 		},
 	})
 }

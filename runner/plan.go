@@ -29,6 +29,10 @@ type Plan struct {
 	Service clusters.Service
 	// Kinds are the nemesis kinds (--nemesis), none for a control run.
 	Kinds []nemesis.Kind
+	// Version is the server version the test asked for
+	// (--service-version), the service's default when it asked for none;
+	// zero for a service that lists no versions.
+	Version clusters.ServerVersion
 
 	// clockShim: a nemesis moves lock servers' wall clocks.
 	clockShim bool
@@ -39,6 +43,9 @@ type Plan struct {
 	// cluster builds the topology: local processes or containers
 	// (Test.Cluster).
 	cluster clusterKind
+	// server is the path of Version's server binary, once Run found or
+	// built it ("" until then: the service's installed server).
+	server string
 }
 
 // Resolve checks t as given and resolves it into a Plan: every flag is
@@ -84,6 +91,10 @@ func Resolve(t Test) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	version, err := resolveVersion(t, svc)
+	if err != nil {
+		return nil, err
+	}
 	if err := workloads.CheckFailpoint(t.Failpoint, t.Lock); err != nil {
 		return nil, err
 	}
@@ -97,7 +108,7 @@ func Resolve(t Test) (*Plan, error) {
 	if strings.ContainsAny(t.Name, "/\\") || strings.HasPrefix(t.Name, ".") {
 		return nil, fmt.Errorf("test name %q: no slashes, no leading dot", t.Name)
 	}
-	p := &Plan{Test: t, Design: d, Workload: w, Service: svc, Kinds: kinds, cluster: cluster}
+	p := &Plan{Test: t, Design: d, Workload: w, Service: svc, Kinds: kinds, Version: version, cluster: cluster}
 	if err := cluster.resolve(p); err != nil {
 		return nil, err
 	}
@@ -173,7 +184,7 @@ func (p *Plan) config(logDir string) clusters.TopologyConfig {
 	}
 	return clusters.TopologyConfig{
 		Workers: t.Workers, LockNodes: p.Design.LockNodes, Nodes: t.Nodes, LogDir: logDir,
-		ClockShim: p.clockShim, Replicated: p.replicated, Lease: t.Lease, RunID: runID,
+		ClockShim: p.clockShim, Replicated: p.replicated, Lease: t.Lease, RunID: runID, Server: p.server,
 	}
 }
 

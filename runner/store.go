@@ -60,7 +60,9 @@ type testRecord struct {
 func writeTestJSON(dir string, p *Plan) error {
 	rec := testRecord{Test: p.Test, Command: Command(p.Test),
 		Versions: map[string]string{"go": runtime.Version(), "redis-server": redisVersion()}}
-	if p.Service.Version != nil {
+	if v, ok := p.serverVersion(); ok {
+		rec.Versions[p.Service.Name] = v
+	} else if p.Service.Version != nil {
 		rec.Versions[p.Service.Name] = p.Service.Version()
 	}
 	return writeJSON(filepath.Join(dir, "test.json"), rec)
@@ -120,6 +122,9 @@ func Command(t Test) []string {
 	}
 	if t.StopOnAnomaly {
 		args = append(args, "--stop-on-anomaly")
+	}
+	if t.ServiceVersion != "" {
+		args = append(args, "--service-version", t.ServiceVersion)
 	}
 	if t.Cluster != "" && t.Cluster != ClusterLocal {
 		args = append(args, "--cluster", t.Cluster)

@@ -34,6 +34,9 @@ type Test struct {
 	// Cluster is how the lock service runs: "local" processes (the
 	// default, also for "") or "docker" containers (package containers).
 	Cluster string `json:"cluster,omitempty"`
+	// ServiceVersion is the version of the lock service's server to run
+	// (clusters.ServerVersion; "" is the service's default).
+	ServiceVersion string `json:"service_version,omitempty"`
 	// External are the addresses of lock servers someone else runs, for
 	// Cluster "external" (clusters.External).
 	External []string `json:"external,omitempty"`

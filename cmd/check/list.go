@@ -69,6 +69,9 @@ func printList(stdout io.Writer) error {
 	fmt.Fprintln(w, "lock services (each design names one; Debian packages in brackets):")
 	for _, svc := range clusters.Services() {
 		row(svc.Name, svc.Summary+" ["+svc.Packages+"]")
+		for _, v := range svc.Versions {
+			row("", "--service-version "+strings.Join(v.Names(), " or ")+": "+v.Summary)
+		}
 	}
 	fmt.Fprintln(w, "workloads (check run --workload NAME):")
 	for _, wl := range workloads.Workloads() {
@@ -576,7 +579,7 @@ func flagSet(name string) (*flag.FlagSet, error) {
 var argNames = map[string]string{
 	"lock": "NAME", "scenario": "NAME", "nemesis": "LIST", "cluster": "KIND", "failpoint": "NAME",
 	"workload": "NAME", "store": "DIR", "worker-cmd": "CMD", "cells": "FILE", "seeds": "LIST", "junit": "FILE",
-	"json": "FILE", "markdown": "FILE", "docker-host": "LIST", "cell-image": "IMAGE", "addr": "ADDR", "dir": "DIR",
+	"json": "FILE", "markdown": "FILE", "docker-host": "LIST", "cell-image": "IMAGE", "service-version": "VERSION", "addr": "ADDR", "dir": "DIR",
 	"matrix.lock": "LIST", "list.markdown": "PAGE", "repro.seed": "BASE",
 }
 

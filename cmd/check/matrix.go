@@ -23,7 +23,7 @@ import (
 // is a `check run` flag, passed to every run.
 var matrixFlags = map[string]bool{"cells": true, "lock": true, "nemesis": true, "seeds": true, "jobs": true,
 	"junit": true, "json": true, "markdown": true, "store": true, "run-timeout": true, "h": true, "help": true,
-	"docker-host": true, "cell-image": true}
+	"docker-host": true, "cell-image": true, "service-version": true}
 
 // cmdMatrix runs `check matrix`: cells (from --cells FILE, or --lock x
 // --nemesis) over --seeds, --jobs runs at a time, each its own `check run`
@@ -36,6 +36,7 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	cellsFile := fs.String("cells", "", "cells file: one cell a line, ROW COLUMN EXPECT FLAGS... (see README)")
 	locks := fs.String("lock", "", "lock designs, comma-separated (cells: each lock x each --nemesis; expectations from the built-in catalog)")
 	nems := fs.String("nemesis", "none", "with --lock: nemeses, comma-separated; each is one column (pause+partition as `pause,partition` in one run: use a cells file)")
+	svcVersions := fs.String("service-version", "", "lock-server versions, comma-separated (check list shows each service's): every cell runs once on each, its row ROW@VERSION")
 	seedList := fs.String("seeds", "1..10", "seeds: a list like 1..10, 1,3,5 or 1..3,7")
 	jobs := fs.Int("jobs", 2, "runs at a time")
 	junit := fs.String("junit", "", "write JUnit XML here")
@@ -58,6 +59,9 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	cells, err := matrixCells(*cellsFile, *locks, *nems, extra, fs)
 	if err != nil {
+		return exitError, err
+	}
+	if cells, err = versionCells(cells, *svcVersions); err != nil {
 		return exitError, err
 	}
 	seeds, err := matrix.ParseSeeds(*seedList)
@@ -257,7 +261,7 @@ func splitList(s string) []string {
 // checkCell checks the lock, nemesis and scenario a cell names, so that a
 // typo is exit 3 at once, not an error in every run.
 func checkCell(c matrix.Cell) error {
-	var lock, nem, sc string
+	var lock, nem, sc, ver string
 	for i := 0; i < len(c.Args); i++ {
 		name, value, hasValue := strings.Cut(strings.TrimLeft(c.Args[i], "-"), "=")
 		if !hasValue && i+1 < len(c.Args) {
@@ -270,6 +274,8 @@ func checkCell(c matrix.Cell) error {
 			nem = value
 		case "scenario":
 			sc = value
+		case "service-version":
+			ver = value
 		}
 	}
 	if sc != "" {
@@ -286,7 +292,11 @@ func checkCell(c matrix.Cell) error {
 		}
 	}
 	if lock != "" {
-		if _, err := workloads.FindDesign(lock); err != nil {
+		d, err := workloads.FindDesign(lock)
+		if err != nil {
+			return err
+		}
+		if err := checkVersion(d, ver); err != nil {
 			return err
 		}
 	}

@@ -242,6 +242,9 @@ func testArgs(t runner.Test) []string {
 	if t.Failpoint != "" {
 		add("failpoint", t.Failpoint)
 	}
+	if t.ServiceVersion != "" {
+		add("service-version", t.ServiceVersion)
+	}
 	dur("time", t.Time)
 	dur("lease", t.Lease)
 	add("think", t.Think.String()) // zero is allowed and not the default
