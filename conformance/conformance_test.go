@@ -137,7 +137,7 @@ func TestBrokenWorker(t *testing.T) {
 // service needs (a database login, Sentinels, the map of a cluster's
 // announced addresses) exactly as a run sends it.
 func TestEveryServiceConforms(t *testing.T) {
-	for _, lock := range []string{"pg-advisory", "mysql-get-lock", "etcd-mutex", "redis-sentinel", "redis-cluster"} {
+	for _, lock := range []string{"pg-advisory", "mysql-get-lock", "etcd-mutex", "redis-sentinel", "redis-cluster", "nats-kv", "nats-kv-r3"} {
 		t.Run(lock, func(t *testing.T) {
 			servicetest.Need(t, lock)
 			argv, env := workerOf(t, lock)

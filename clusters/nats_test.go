@@ -1,0 +1,93 @@
+package clusters
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestParseNATSVersion(t *testing.T) {
+	for _, c := range []struct{ out, want string }{
+		{"nats-server: v2.9.10\n", "2.9.10"},
+		{"nats-server: v2.15.2", "2.15.2"},
+		{"nats-server: 2.9.10", ""},
+		{"nats-server: v", ""},
+		{"", ""},
+		{"nats-server: v2.9.10 extra words", ""},
+	} {
+		if got := parseNATSVersion(c.out); got != c.want {
+			t.Errorf("parseNATSVersion(%q) = %q, want %q", c.out, got, c.want)
+		}
+	}
+}
+
+func TestNATSConfRoutesOnlyInACluster(t *testing.T) {
+	s := &natsNode{member: &member{name: "nats1", client: 4222, dir: "/tmp/x/nats1"}, route: 6222, monitor: 8222}
+	one := natsConf(s, nil)
+	for _, want := range []string{`server_name: nats1`, `listen: "127.0.0.1:4222"`, `http: "127.0.0.1:8222"`, `store_dir: "/tmp/x/nats1/jetstream"`} {
+		if !strings.Contains(one, want) {
+			t.Errorf("single-server config lacks %q:\n%s", want, one)
+		}
+	}
+	if strings.Contains(one, "cluster {") {
+		t.Errorf("single-server config has a cluster block:\n%s", one)
+	}
+	three := natsConf(s, []string{`"nats-route://127.0.0.1:7001"`, `"nats-route://127.0.0.1:7002"`})
+	for _, want := range []string{`listen: "127.0.0.1:6222"`, `no_advertise: true`, `routes: ["nats-route://127.0.0.1:7001", "nats-route://127.0.0.1:7002"]`} {
+		if !strings.Contains(three, want) {
+			t.Errorf("cluster config lacks %q:\n%s", want, three)
+		}
+	}
+}
+
+// startNATS starts a NATS topology of members servers and tears it down
+// at the end of the test, checking that no server outlives it.
+func startNATS(t *testing.T, members int) *NATS {
+	t.Helper()
+	if _, err := LookNATS(); err != nil {
+		t.Skipf("%v", err)
+	}
+	ctx := context.Background()
+	logDir := t.TempDir()
+	if d := os.Getenv("LOCKCHECK_KEEP_LOGS"); d != "" {
+		logDir = d
+	}
+	n := NewNATS(NATSConfig{Members: members, Workers: 2, LogDir: logDir})
+	start := time.Now()
+	if err := n.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d NATS servers ready in %s", members, time.Since(start).Round(time.Millisecond))
+	pids := n.Pids()
+	t.Cleanup(func() {
+		if err := n.Teardown(ctx); err != nil {
+			t.Error(err)
+		}
+		for name, pid := range pids {
+			if syscall.Kill(pid, 0) == nil {
+				t.Errorf("%s (pid %d) still running after Teardown", name, pid)
+			}
+		}
+	})
+	if len(pids) != members+1 {
+		t.Fatalf("want %d servers and a storage node, got %v", members, pids)
+	}
+	return n
+}
+
+func TestNATSCluster(t *testing.T) {
+	for _, members := range []int{1, 3} {
+		t.Run(strconv.Itoa(members), func(t *testing.T) {
+			n := startNATS(t, members)
+			leader, err := n.Leader(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("leader %s", leader)
+		})
+	}
+}
