@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockcheck/lockcheck/internal/cachedir"
 	"github.com/lockcheck/lockcheck/internal/suggest"
 )
 
@@ -81,19 +82,6 @@ func servicesWithVersions() []string {
 	return out
 }
 
-// CacheDir is where lockcheck keeps what it builds (server versions, the
-// clock shim's library, bundled workers): $LOCKCHECK_CACHE, else the
-// user's cache directory's lockcheck/, else the temporary directory's.
-func CacheDir() string {
-	if d := os.Getenv("LOCKCHECK_CACHE"); d != "" {
-		return d
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "lockcheck")
-	}
-	return filepath.Join(os.TempDir(), "lockcheck-cache")
-}
-
 // GoModuleServer describes a server binary built from a main package of a
 // Go module at one version, outside lockcheck's own module.
 type GoModuleServer struct {
@@ -109,9 +97,9 @@ type GoModuleServer struct {
 	Timeout time.Duration
 }
 
-// Dir is the binary's cache directory: CacheDir()/servers/MODULE@VERSION.
+// Dir is the binary's cache directory: cachedir.Dir()/servers/MODULE@VERSION.
 func (g GoModuleServer) Dir() string {
-	return filepath.Join(CacheDir(), "servers", strings.ReplaceAll(g.Module, "/", "_")+"@"+g.Version)
+	return filepath.Join(cachedir.Dir(), "servers", strings.ReplaceAll(g.Module, "/", "_")+"@"+g.Version)
 }
 
 // Path is where the built binary is kept.

@@ -3,7 +3,7 @@
 // InterProcessMutex, compiled with javac on first use), embedded in the check binary, and
 // turns a design's worker command (workloads.Design.Worker) into one that
 // runs: each bundled file is written once under the cache directory and
-// named by its path there. It imports only the standard library.
+// named by its path there. It imports only the standard library and internal/cachedir.
 package workers
 
 import (
@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/internal/cachedir"
 )
 
 //go:embed python/*.py java/*.java java/plain/*.java
@@ -45,15 +47,7 @@ const debianPython = "/usr/bin/python3"
 
 // CacheDir is where bundled workers are written: $LOCKCHECK_CACHE, else
 // the user's cache directory's lockcheck/, else the temporary directory's.
-func CacheDir() string {
-	if d := os.Getenv("LOCKCHECK_CACHE"); d != "" {
-		return d
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "lockcheck")
-	}
-	return filepath.Join(os.TempDir(), "lockcheck-cache")
-}
+func CacheDir() string { return cachedir.Dir() }
 
 // Command returns the argv that runs a design's worker: every element that
 // names a bundled file becomes that file's path under the cache directory,
