@@ -477,8 +477,8 @@ func TestDefault(t *testing.T) {
 		if r.Visualize != nil {
 			t.Error("Visualize set on a result without anomalies")
 		}
-		if len(r.Results) != 7 {
-			t.Errorf("%d sub-results, want 7", len(r.Results))
+		if len(r.Results) != 8 {
+			t.Errorf("%d sub-results, want 8", len(r.Results))
 		}
 	})
 }

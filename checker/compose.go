@@ -152,7 +152,9 @@ func (a *advisory) checkAnalysis(ctx context.Context, an *analysis) Result {
 }
 
 // Default returns the full lockcheck checker: Compose("lockcheck", mutex,
-// resource, inventory, fencing, overlap, liveness, stats, exercise), with the
+// resource, inventory, fencing, overlap, liveness, stats, exercise, and
+// windows: the lost-lock windows of grants the lock service released under
+// their holders, always valid), with the
 // exercise result's NotExercised on the composed result. Resource judges
 // register histories and inventory judges inventory histories (those with
 // seed ops); each is left out of the other's. When opts.Fenced, mutex and
@@ -166,7 +168,7 @@ func Default(opts Options) Checker {
 	if opts.Fenced {
 		mutex, overlap = Advisory(mutex), Advisory(overlap)
 	}
-	cs := []Checker{mutex, NewResource(opts), NewInventory(), NewFencing(), overlap, NewLiveness(opts), NewStats(), NewExercise(opts)}
+	cs := []Checker{mutex, NewResource(opts), NewInventory(), NewFencing(), overlap, NewLiveness(opts), NewStats(), NewExercise(opts), NewWindows()}
 	if opts.NoLock {
 		cs = []Checker{NewResource(opts), NewInventory(), NewFencing(), NewLiveness(opts), NewStats(), NewExercise(opts)}
 	}
@@ -184,6 +186,7 @@ var (
 	_ analyzer = (*liveness)(nil)
 	_ analyzer = stats{}
 	_ analyzer = inventory{}
+	_ analyzer = windows{}
 	_ applier  = (*resource)(nil)
 	_ applier  = inventory{}
 )

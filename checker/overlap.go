@@ -106,11 +106,17 @@ func (c *overlap) checkAnalysis(_ context.Context, a *analysis) Result {
 		}
 		return releases[op]
 	}
+	var lost map[int]string // acquire -> its lost-lock window's sentence (window.go)
+	if len(order) > 0 {
+		lost = windowStories(a)
+	}
 	for n, j := range order {
 		if n == maxListed {
 			break
 		}
-		r.Anomalies = append(r.Anomalies, c.double(holds, j, groups[j], faults, refused, events[holds[j].proc], releaseOf))
+		an := c.double(holds, j, groups[j], faults, refused, events[holds[j].proc], releaseOf)
+		an.Explanation = sentences(an.Explanation, lost[holds[j].acquire])
+		r.Anomalies = append(r.Anomalies, an)
 	}
 	foreign := c.foreign(a, holds, &r)
 	r.Stats["holds"] = len(holds)

@@ -1,0 +1,497 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// The classes of a lost-lock window (Window.Class).
+const (
+	// ClassToldThenWrote: the holder's client had been told the lock was
+	// gone and it still started an access: a library or application bug.
+	ClassToldThenWrote = "wrote after it was told"
+	// ClassBeforeKnown: it accessed the resource in the window, but no
+	// signal had reached it before it started to: a design that needs
+	// fencing.
+	ClassBeforeKnown = "wrote before it could know"
+	// ClassStopped: it made no access in the window.
+	ClassStopped = "stopped in time"
+)
+
+// NewWindows returns the lost-lock window checker. It joins the server's
+// side of a grant (the lock service released it: a history.FServerRelease
+// op that an observer recorded) with the client's (its holder's ops), for
+// every grant the server released while its holder still believed it held
+// it (before the holder invoked its release or was retired). For each such
+// grant it finds when the holder learned of the loss (the first of its
+// lock client's events that says so, or the completion of its release that
+// failed or found the lock gone, after the server's release; never, when
+// it let go or was retired without being told), the resource accesses it
+// made in between, and a class: ClassToldThenWrote, ClassBeforeKnown or
+// ClassStopped. Its Stats give the windows (Window) and their distribution
+// (count, median, p99, max), the class counts, and the observer's lag
+// measured by its probes. It decides nothing: the result is always Valid
+// (Unknown for a malformed history, which every other checker calls
+// Unknown too).
+func NewWindows() Checker { return windows{} }
+
+// windows implements NewWindows.
+type windows struct{}
+
+// Name returns "windows".
+func (windows) Name() string { return "windows" }
+
+// Check checks h.
+func (c windows) Check(ctx context.Context, h history.History) Result {
+	return c.checkAnalysis(ctx, newAnalysis(h))
+}
+
+// Window is one grant's lost-lock window, as results.json lists it; times
+// are in seconds since the history began.
+type Window struct {
+	// Key, Process, Owner and Token name the grant.
+	Key     string `json:"key"`
+	Process int    `json:"process"`
+	Owner   string `json:"owner,omitempty"`
+	Token   int64  `json:"token,omitempty"`
+	// Nodes are the lock nodes whose release ended the grant.
+	Nodes []string `json:"nodes,omitempty"`
+	// How the server released it (history.ReleaseExpired, ...).
+	How string `json:"how"`
+	// Released is when the server released it; Heard when the observer
+	// heard of that.
+	Released float64 `json:"released_s"`
+	Heard    float64 `json:"heard_s"`
+	// Learned is when the holder learned of the loss, nil when it never
+	// did; LearnedBy says how ("its release found the lock gone").
+	Learned   *float64 `json:"learned_s,omitempty"`
+	LearnedBy string   `json:"learned_by"`
+	// Length is the window: from the release to Learned, or to the
+	// holder's release or retirement when it never learned.
+	Length float64 `json:"window_s"`
+	// Accesses are the critical sections that could have touched the
+	// resource in the window, Refused those the fenced resource refused,
+	// After those started after the holder was told.
+	Accesses int `json:"accesses"`
+	Refused  int `json:"refused,omitempty"`
+	After    int `json:"after_told,omitempty"`
+	// Class is ClassToldThenWrote, ClassBeforeKnown or ClassStopped.
+	Class string `json:"class"`
+	// Ops are the history indices of the acquire, the server release and
+	// the op the holder learned by.
+	Ops []int `json:"ops"`
+}
+
+// lostWindow is a Window on the history's clock.
+type lostWindow struct {
+	hold     hold
+	nodes    []string
+	how      string
+	released time.Duration
+	heard    time.Duration
+	learned  time.Duration // -1: never told
+	by       string
+	end      time.Duration // learned, or the hold's end
+	accesses int
+	refused  int
+	after    int
+	class    string
+	ops      []int
+}
+
+// serverRelease is one observed release of a lock key.
+type serverRelease struct {
+	op    *history.Op
+	key   string
+	owner string
+	node  string
+	at    time.Duration
+}
+
+// checkAnalysis implements analyzer.
+func (c windows) checkAnalysis(_ context.Context, a *analysis) Result {
+	r := newResult(c.Name())
+	if a.err != nil {
+		return malformed(c.Name(), a.err)
+	}
+	ws, lags, observed := lostWindows(a)
+	r.Stats["server_releases"] = observed
+	r.Stats["probes"] = len(lags)
+	if len(lags) > 0 {
+		r.Stats["observer_lag"] = distribution(lags)
+	}
+	if observed == 0 && len(lags) == 0 {
+		return r
+	}
+	list := make([]Window, 0, len(ws))
+	lengths := make([]time.Duration, 0, len(ws))
+	classes := map[string]int{ClassToldThenWrote: 0, ClassBeforeKnown: 0, ClassStopped: 0}
+	for _, w := range ws {
+		list = append(list, w.export())
+		lengths = append(lengths, w.end-w.released)
+		classes[w.class]++
+	}
+	r.Stats["windows"] = list
+	r.Stats["window"] = distribution(lengths)
+	r.Stats["classes"] = classes
+	return r
+}
+
+// export renders w for results.json.
+func (w lostWindow) export() Window {
+	out := Window{Key: w.hold.key, Process: w.hold.proc, Owner: w.hold.owner, Token: w.hold.token, Nodes: w.nodes, How: w.how,
+		Released: seconds(w.released), Heard: seconds(w.heard), LearnedBy: w.by, Length: seconds(w.end - w.released),
+		Accesses: w.accesses, Refused: w.refused, After: w.after, Class: w.class, Ops: w.ops}
+	if w.learned >= 0 {
+		l := seconds(w.learned)
+		out.Learned = &l
+	}
+	return out
+}
+
+// seconds renders d in seconds, to the microsecond.
+func seconds(d time.Duration) float64 { return math.Round(d.Seconds()*1e6) / 1e6 }
+
+// distribution returns count, median, p99 and max of ds, in seconds
+// (nearest rank).
+func distribution(ds []time.Duration) map[string]any {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	out := map[string]any{"count": len(s)}
+	if len(s) == 0 {
+		return out
+	}
+	rank := func(p float64) time.Duration { return s[int(math.Ceil(p*float64(len(s))))-1] }
+	out["median_s"] = seconds(rank(0.5))
+	out["p99_s"] = seconds(rank(0.99))
+	out["max_s"] = seconds(s[len(s)-1])
+	return out
+}
+
+// lostWindows returns the windows of the grants the server released while
+// their holders held them, in order of release; the probes' lags; and how
+// many releases of lock keys were observed.
+func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
+	var rels []serverRelease
+	var lags []time.Duration
+	nodes := map[string]bool{}
+	for i := range a.h {
+		op := &a.h[i]
+		at, ok := op.ReleaseAt()
+		if !ok {
+			continue
+		}
+		v := op.Value
+		node := ""
+		if len(v.Nodes) > 0 {
+			node = v.Nodes[0]
+			nodes[node] = true
+		}
+		if v.Release.Probe {
+			lags = append(lags, v.Release.Lag)
+			continue
+		}
+		if op.Key == "" {
+			continue
+		}
+		rels = append(rels, serverRelease{op: op, key: op.Key, owner: v.Owner, node: node, at: at})
+	}
+	if len(rels) == 0 {
+		return nil, lags, 0
+	}
+	holds := a.getHolds()
+	byOwner := map[string]int{}
+	byKey := map[string][]int{}
+	for i, hd := range holds {
+		if hd.owner != "" {
+			byOwner[hd.key+"\x00"+hd.owner] = i
+		}
+		byKey[hd.key] = append(byKey[hd.key], i)
+	}
+	// Each hold's releases, by node: the first one each node made.
+	got := map[int]map[string]serverRelease{}
+	for _, rel := range rels {
+		i, ok := byOwner[rel.key+"\x00"+rel.owner]
+		if !ok || rel.owner == "" {
+			if i, ok = grantAt(holds, byKey[rel.key], rel); !ok {
+				continue
+			}
+		}
+		if got[i] == nil {
+			got[i] = map[string]serverRelease{}
+		}
+		if old, ok := got[i][rel.node]; !ok || rel.at < old.at {
+			got[i][rel.node] = rel
+		}
+	}
+	quorum := len(nodes)/2 + 1
+	byProc := opsByProcess(a.h)
+	var out []lostWindow
+	for i, per := range got {
+		hd := holds[i]
+		rel, ok := lostAt(hd, per, quorum)
+		if !ok || rel.at >= hd.end {
+			continue
+		}
+		w := lostWindow{hold: hd, how: rel.op.Value.Release.How, released: rel.at, heard: rel.op.Time, learned: -1,
+			ops: []int{hd.acquire, rel.op.Index}}
+		for _, r := range per {
+			if r.at <= rel.at {
+				w.nodes = append(w.nodes, r.node)
+			}
+		}
+		sort.Strings(w.nodes)
+		w.learn(byProc[hd.proc])
+		w.access(a.pairs)
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].released != out[j].released {
+			return out[i].released < out[j].released
+		}
+		return out[i].hold.acquire < out[j].hold.acquire
+	})
+	return out, lags, len(rels)
+}
+
+// grantAt returns the hold of rel's key, among idx (in order of grant),
+// granted last at or before the release on the node it was observed on:
+// the grant a release with no owner belongs to.
+func grantAt(holds []hold, idx []int, rel serverRelease) (int, bool) {
+	best, ok := 0, false
+	for _, i := range idx {
+		hd := holds[i]
+		if hd.start > rel.at {
+			break
+		}
+		if len(hd.nodes) > 0 && rel.node != "" && !containsString(hd.nodes, rel.node) {
+			continue
+		}
+		best, ok = i, true
+	}
+	return best, ok
+}
+
+// containsString reports whether ss holds s.
+func containsString(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// lostAt returns the release that ended hd's grant: on a grant of one
+// node (or of nodes the design did not name), the first release; on a
+// grant of several nodes (RedLock's majority), the release after which
+// fewer than quorum of them still held it.
+func lostAt(hd hold, per map[string]serverRelease, quorum int) (serverRelease, bool) {
+	var rs []serverRelease
+	for _, r := range per {
+		if len(hd.nodes) < 2 || containsString(hd.nodes, r.node) {
+			rs = append(rs, r)
+		}
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].at < rs[j].at })
+	need := 1
+	if len(hd.nodes) >= 2 {
+		need = len(hd.nodes) - quorum + 1
+	}
+	if need < 1 || len(rs) < need {
+		return serverRelease{}, false
+	}
+	return rs[need-1], true
+}
+
+// opsByProcess returns each worker process's ops, in history order.
+func opsByProcess(h history.History) map[int][]*history.Op {
+	out := map[int][]*history.Op{}
+	for i := range h {
+		if op := &h[i]; !op.IsNemesis() {
+			out[op.Process] = append(out[op.Process], op)
+		}
+	}
+	return out
+}
+
+// lossWords are the words of a lock client's event that say the lock, its
+// session or its lease is gone or in doubt.
+var lossWords = []string{"expired", "lost", "refused", "failed", "disconnected", "suspended", "ended", "ran out"}
+
+// isLossEvent reports whether a lock client's event says the lock may be
+// gone; a failpoint's event does not.
+func isLossEvent(detail string) bool {
+	d := strings.ToLower(detail)
+	if strings.HasPrefix(d, "failpoint") {
+		return false
+	}
+	for _, w := range lossWords {
+		if strings.Contains(d, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// learn sets when the holder learned of the loss: the first of its ops
+// since the grant that told it (a loss event of its lock client, the
+// completion of its release of the key that failed or found the lock
+// gone), up to the completion of the op that ended its hold. Without one,
+// the window ends with the hold. A holder told before the server released
+// the lock has an empty window.
+func (w *lostWindow) learn(ops []*history.Op) {
+	hd := w.hold
+	w.end = hd.end
+	w.by = "never told: " + untilWords(hd)
+	for _, op := range ops {
+		if op.Index < hd.acquire {
+			continue
+		}
+		if op.Type != history.Invoke && op.Time > hd.end && op.F != history.FRelease && op.F != history.FEvent {
+			break
+		}
+		by := ""
+		switch {
+		case op.F == history.FEvent && op.Value != nil && isLossEvent(op.Value.Detail):
+			by = fmt.Sprintf("its lock client reported %q", op.Value.Detail)
+		case op.F == history.FRelease && op.Key == hd.key && op.Type == history.Fail:
+			by = "its release failed"
+		case op.F == history.FRelease && op.Key == hd.key && op.Type == history.Info:
+			by = "its release ended in doubt"
+		case op.F == history.FRelease && op.Key == hd.key && op.Type == history.OK && op.Value != nil && op.Value.Released != nil && !*op.Value.Released:
+			by = "its release found the lock gone"
+		}
+		if by != "" {
+			// Told before the server let go, it knew in time: the
+			// window is empty.
+			w.learned, w.end, w.by = op.Time, max(op.Time, w.released), by
+			w.ops = append(w.ops, op.Index)
+			return
+		}
+		if op.Type != history.Invoke && op.Time >= hd.end && (op.F == history.FRelease || op.F == history.FCrash) && op.Index > hd.endOp {
+			return // the op that ended the hold completed and told nothing
+		}
+	}
+}
+
+// untilWords says how a hold ended, for a holder that was never told.
+func untilWords(hd hold) string {
+	switch hd.endKind {
+	case endRelease:
+		return "it released at " + secs(hd.end)
+	case endCrash:
+		return "it was retired at " + secs(hd.end)
+	}
+	return "it held the lock to the end of the history at " + secs(hd.end)
+}
+
+// access counts the holder's critical sections on the key that could have
+// touched the resource in the window (started before it was told and
+// before its hold ended, and not finished before the release), those the
+// fenced resource refused, and those it started after it was told, while
+// it still believed it held the lock; and sets the class.
+func (w *lostWindow) access(pairs []pair) {
+	hd := w.hold
+	for _, pr := range pairs {
+		inv := pr.Invoke
+		if inv.F != history.FCS || inv.Process != hd.proc || inv.Key != hd.key || inv.Time < hd.start || inv.Time >= hd.end {
+			continue
+		}
+		refused := pr.Type() == history.Fail && pr.Complete.Value != nil && pr.Complete.Value.Rejected != ""
+		if pr.Type() == history.Fail && !refused {
+			continue // it certainly did not touch the resource
+		}
+		if pr.Complete != nil && pr.Type() != history.Info && pr.Complete.Time <= w.released {
+			continue // done before the server let go
+		}
+		if w.learned >= 0 && inv.Time >= w.learned {
+			w.after++
+		}
+		w.accesses++
+		if refused {
+			w.refused++
+		}
+	}
+	switch {
+	case w.after > 0:
+		w.class = ClassToldThenWrote
+	case w.accesses > 0:
+		w.class = ClassBeforeKnown
+	default:
+		w.class = ClassStopped
+	}
+}
+
+// windowStories returns, by the history index of a grant's acquire, the
+// sentence that tells its lost-lock window, for the stories of double
+// holders: nil when the history has no observed release.
+func windowStories(a *analysis) map[int]string {
+	ws, _, _ := lostWindows(a)
+	if len(ws) == 0 {
+		return nil
+	}
+	out := make(map[int]string, len(ws))
+	for _, w := range ws {
+		out[w.hold.acquire] = w.sentence()
+	}
+	return out
+}
+
+// sentence tells w: "The server's side: lock0 expired key k0 at 5.62 s
+// (heard at 5.63 s); process 2 learned of it at 7.69 s, when its release
+// found the lock gone, and accessed the resource once in between, before
+// it could know."
+func (w lostWindow) sentence() string {
+	verb := map[string]string{history.ReleaseExpired: "expired", history.ReleaseDeleted: "deleted",
+		history.ReleaseLease: "deleted with its lease"}[w.how]
+	if verb == "" {
+		verb = "released"
+	}
+	server := "the server"
+	if len(w.nodes) > 0 {
+		server = joinAnd(w.nodes)
+	}
+	s := fmt.Sprintf("The server's side: %s %s key %s at %s", server, verb, w.hold.key, secs(w.released))
+	if secs(w.heard) != secs(w.released) {
+		s += fmt.Sprintf(" (the observer heard it at %s)", secs(w.heard))
+	}
+	p := w.hold.proc
+	switch {
+	case w.learned >= 0 && w.learned < w.released:
+		s += fmt.Sprintf("; process %d had been told at %s, when %s, before the server let go", p, secs(w.learned), w.by)
+	case w.learned >= 0:
+		s += fmt.Sprintf("; process %d learned of it at %s, when %s, %s later", p, secs(w.learned), w.by, secs(w.end-w.released))
+	default:
+		s += fmt.Sprintf("; process %d was never told (%s, %s later)", p, strings.TrimPrefix(w.by, "never told: "), secs(w.end-w.released))
+	}
+	switch w.class {
+	case ClassStopped:
+		s += ", and made no access in between"
+	case ClassToldThenWrote:
+		s += fmt.Sprintf(", and accessed the resource %s in between, %d after it was told", times(w.accesses), w.after)
+	default:
+		s += fmt.Sprintf(", and accessed the resource %s in between, before it could know", times(w.accesses))
+	}
+	if w.refused > 0 {
+		s += fmt.Sprintf(" (the fenced resource refused %d)", w.refused)
+	}
+	return s + "."
+}
+
+// times renders a count of times: "once", "twice", "3 times".
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
+}
