@@ -40,68 +40,84 @@ type Executor struct {
 	Docker *Docker
 }
 
-// job is one run to do.
-type job struct {
-	n    int // the job's number, from 0, unique in the matrix
-	cell int
-	run  int
-	seed uint64
-}
-
 // Run runs every cell for every seed and returns the cells with their
 // runs (not judged). A cell that names a scenario runs with
 // --stop-on-anomaly unless its own flags say otherwise. When ctx is done,
 // runs in flight are interrupted (SIGINT) and the rest are recorded as
 // interrupted.
 func (x *Executor) Run(ctx context.Context, cells []Cell, seeds []uint64) []CellResult {
-	out := make([]CellResult, len(cells))
-	started := make([][]bool, len(cells))
-	var jobs []job
-	for i, c := range cells {
-		out[i] = CellResult{Cell: c, Runs: make([]Run, len(seeds))}
-		started[i] = make([]bool, len(seeds))
-		for j, s := range seeds {
-			out[i].Runs[j] = Run{Seed: s, Verdict: Interrupted, Exit: -1}
-			jobs = append(jobs, job{n: len(jobs), cell: i, run: j, seed: s})
+	p := Plan{Cells: cells}
+	return x.RunItems(ctx, p, p.Items(seeds))
+}
+
+// RunItems runs the given items of plan p (all of them, or a shard's
+// Pick) as Run does. It returns the plan's cells that have at least one
+// item, each with its items' runs in plan order; every run directory is
+// named by its item (Plan.RunName), so a shard names a run as the whole
+// matrix would.
+func (x *Executor) RunItems(ctx context.Context, p Plan, items []Item) []CellResult {
+	cells := p.Cells
+	// at[k] is where item k's run goes: cell out[at[k][0]], run at[k][1].
+	out := []CellResult{}
+	outOf := make(map[int]int)
+	at := make([][2]int, len(items))
+	for k, it := range items {
+		i, ok := outOf[it.Cell]
+		if !ok {
+			i = len(out)
+			outOf[it.Cell] = i
+			out = append(out, CellResult{Cell: cells[it.Cell]})
+		}
+		at[k] = [2]int{i, len(out[i].Runs)}
+		out[i].Runs = append(out[i].Runs, Run{Seed: it.Seed, Verdict: Interrupted, Exit: -1})
+	}
+	// Cells in plan order, whatever order the items came in.
+	order := make([]int, 0, len(out))
+	for ci := range cells {
+		if i, ok := outOf[ci]; ok {
+			order = append(order, i)
 		}
 	}
+	started := make([]bool, len(items))
 	n := x.Jobs
 	if n < 1 {
 		n = 1
 	}
 	var mu sync.Mutex
 	done, stopped := 0, false
-	ch := make(chan job)
+	ch := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < n; w++ {
 		wg.Add(1)
 		go func(slot int) {
 			defer wg.Done()
-			for jb := range ch {
+			for k := range ch {
 				mu.Lock()
 				skip := stopped
 				if !skip {
-					started[jb.cell][jb.run] = true
+					started[k] = true
 				}
 				mu.Unlock()
 				if skip {
 					continue
 				}
-				r := x.runOne(ctx, slot, jb.n, cells[jb.cell], jb.seed)
+				it := items[k]
+				r := x.runOne(ctx, slot, it.N, p.RunName(it), cells[it.Cell], it.Seed)
 				mu.Lock()
-				out[jb.cell].Runs[jb.run] = r
+				c := &out[at[k][0]]
+				c.Runs[at[k][1]] = r
 				done++
 				if x.Progress != nil {
-					fmt.Fprintf(x.Progress, "[%d/%d] %s\n", done, len(jobs), progressLine(cells[jb.cell], r))
+					fmt.Fprintf(x.Progress, "[%d/%d] %s\n", done, len(items), progressLine(c.Cell, r))
 				}
-				if x.Stop != nil && x.Stop(out[jb.cell]) {
+				if x.Stop != nil && x.Stop(*c) {
 					stopped = true
 				}
 				mu.Unlock()
 			}
 		}(w)
 	}
-	for _, jb := range jobs {
+	for k := range items {
 		mu.Lock()
 		stop := stopped
 		mu.Unlock()
@@ -109,24 +125,28 @@ func (x *Executor) Run(ctx context.Context, cells []Cell, seeds []uint64) []Cell
 			break
 		}
 		select {
-		case ch <- jb:
+		case ch <- k:
 		case <-ctx.Done():
 		}
 	}
 	close(ch)
 	wg.Wait()
 	if stopped { // runs never started are not part of a repro's count
-		for i := range out {
-			var kept []Run
-			for j, r := range out[i].Runs {
-				if started[i][j] {
-					kept = append(kept, r)
-				}
+		kept := make([][]Run, len(out))
+		for k, a := range at {
+			if started[k] {
+				kept[a[0]] = append(kept[a[0]], out[a[0]].Runs[a[1]])
 			}
-			out[i].Runs = kept
+		}
+		for i := range out {
+			out[i].Runs = kept[i]
 		}
 	}
-	return out
+	res := make([]CellResult, len(order))
+	for j, i := range order {
+		res[j] = out[i]
+	}
+	return res
 }
 
 // progressLine is the line printed when a run ends.
@@ -163,15 +183,15 @@ func RunArgs(c Cell, store string, seed uint64) []string {
 	return append(args, "--quiet", "--store", store, "--seed", fmt.Sprint(seed))
 }
 
-// runOne runs cell c with one seed, as the matrix's run number n, in job
-// slot slot.
-func (x *Executor) runOne(ctx context.Context, slot, n int, c Cell, seed uint64) Run {
+// runOne runs cell c with one seed, as the matrix's run number n (its
+// directory runs/<name>), in job slot slot.
+func (x *Executor) runOne(ctx context.Context, slot, n int, name string, c Cell, seed uint64) Run {
 	r := Run{Seed: seed, Exit: -1}
 	if ctx.Err() != nil {
 		r.Verdict = Interrupted
 		return r
 	}
-	store := filepath.Join(x.Dir, "runs", fmt.Sprintf("%03d-%s-%s-s%d", n+1, slug(c.Row), slug(c.Column), seed))
+	store := filepath.Join(x.Dir, "runs", name)
 	if err := os.MkdirAll(store, 0o755); err != nil {
 		r.Verdict, r.Error = Error, fmt.Sprintf("create %s: %v", store, err)
 		return r

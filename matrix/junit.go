@@ -56,7 +56,8 @@ type (
 // cell and seed (classname the row, name the column and seed). A run
 // fails its testcase when it contradicts its cell:
 //
-//   - an error run is an <error>;
+//   - an error run is an <error>, and so is a run a merged matrix expected
+//     and did not find (type "missing");
 //   - a not-exercised (or interrupted) run is <skipped>;
 //   - in an S cell, an invalid or unknown run is a <failure> whose text is
 //     the first anomaly's explanation;
@@ -134,6 +135,9 @@ func junitCaseOf(c CellResult, r Run) junitCase {
 		return tc
 	case Interrupted:
 		tc.Skipped = &junitSkipped{Message: "interrupted before the run ended"}
+		return tc
+	case Missing:
+		tc.Error = &junitProblem{Message: "missing: " + r.Error, Type: "missing", Text: r.Error}
 		return tc
 	case NotExercised:
 		tc.Skipped = &junitSkipped{Message: "not exercised: " + r.NotExercised}

@@ -70,7 +70,7 @@ func markdownCell(c CellResult) string {
 	var other []string
 	for _, r := range c.Runs {
 		switch {
-		case r.Verdict == NotExercised || r.Verdict == Error || r.Verdict == Interrupted:
+		case r.Verdict == NotExercised || r.Verdict == Error || r.Verdict == Interrupted || r.Verdict == Missing:
 		case c.Expect == Safe && r.Verdict != Valid:
 			other = append(other, fmt.Sprint(r.Seed))
 		case (c.Expect == Unsafe || c.Expect == Stuck) && !Detected(c.Expect, r):

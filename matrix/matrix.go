@@ -22,8 +22,15 @@ type Matrix struct {
 	Seeds string `json:"seeds"`
 	Jobs  int    `json:"jobs"`
 	// Dir is the matrix's own directory, relative to the store.
-	Dir   string       `json:"dir,omitempty"`
-	Cells []CellResult `json:"cells"`
+	Dir string `json:"dir,omitempty"`
+	// Plan is, for a shard (--shard I/N), the whole matrix it is part of
+	// and which part it ran; `check matrix merge` reads it. Absent for a
+	// matrix that ran all of its cells and seeds.
+	Plan *Plan `json:"plan,omitempty"`
+	// Merged lists, for a merged matrix, the shard matrices it was merged
+	// from, as they were given.
+	Merged []string     `json:"merged,omitempty"`
+	Cells  []CellResult `json:"cells"`
 }
 
 // CellResult is a cell with its runs and how they compare with its
@@ -135,6 +142,9 @@ func (c CellResult) extra() string {
 	if t.Interrupted > 0 {
 		s += fmt.Sprintf(", %d interrupted", t.Interrupted)
 	}
+	if t.Missing > 0 {
+		s += fmt.Sprintf(", %d missing", t.Missing)
+	}
 	return s
 }
 
@@ -142,6 +152,6 @@ func (c CellResult) extra() string {
 // telling whether it changed: the verdict counts and the status.
 func (c CellResult) Outcome() string {
 	t := c.Tally
-	return fmt.Sprintf("%s valid %d invalid %d (stuck %d) unknown %d not-exercised %d error %d",
-		c.Status, t.Valid, t.Invalid, t.Stuck, t.Unknown, t.NotExercised, t.Error)
+	return fmt.Sprintf("%s valid %d invalid %d (stuck %d) unknown %d not-exercised %d error %d missing %d",
+		c.Status, t.Valid, t.Invalid, t.Stuck, t.Unknown, t.NotExercised, t.Error, t.Missing)
 }

@@ -29,6 +29,9 @@ const (
 	Error Verdict = "error"
 	// Interrupted: exit 130, or the matrix was stopped before the run.
 	Interrupted Verdict = "interrupted"
+	// Missing: a merged matrix expected the run and no shard has it, or
+	// its run directory is gone. It tested nothing that can be shown.
+	Missing Verdict = "missing"
 )
 
 // Classify maps a `check run` exit code, and the not_exercised reason of

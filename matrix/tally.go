@@ -14,6 +14,8 @@ type Tally struct {
 	NotExercised int `json:"not_exercised"`
 	Error        int `json:"error"`
 	Interrupted  int `json:"interrupted,omitempty"`
+	// Missing counts the runs a merged matrix expected and did not find.
+	Missing int `json:"missing,omitempty"`
 	// Stuck counts the invalid runs with a stuck-lock anomaly.
 	Stuck int `json:"stuck"`
 	// Exercised counts the runs that tested something: valid, invalid and
@@ -48,13 +50,15 @@ func TallyRuns(runs []Run) Tally {
 			t.NotExercised++
 		case Interrupted:
 			t.Interrupted++
+		case Missing:
+			t.Missing++
 		default:
 			t.Error++
 		}
 		if r.FirstAnomalyS != nil && r.Verdict == Invalid {
 			firsts = append(firsts, *r.FirstAnomalyS)
 		}
-		if r.Verdict != Interrupted {
+		if r.Verdict != Interrupted && r.Verdict != Missing {
 			walls = append(walls, r.WallS)
 		}
 	}
@@ -104,6 +108,8 @@ const (
 // Judge compares a tally with an expectation and says why when it
 // missed.
 //
+//   - Any missing run (a merged matrix that lacks one) misses the cell:
+//     what was not run was not met.
 //   - Any error run misses the cell, whatever it expects: an error tested
 //     nothing, and a nightly job must not read it as a pass.
 //   - Not-exercised runs are counted apart: they are neither valid nor
@@ -119,6 +125,8 @@ func Judge(e Expect, t Tally) (Status, string) {
 	switch {
 	case t.Interrupted > 0:
 		return Incomplete, fmt.Sprintf("%d of %d runs interrupted", t.Interrupted, t.Runs)
+	case t.Missing > 0:
+		return Missed, fmt.Sprintf("%d of %d runs missing (no shard has them, or their run directories are gone)", t.Missing, t.Runs)
 	case t.Error > 0:
 		return Missed, fmt.Sprintf("%d of %d runs ended in an error", t.Error, t.Runs)
 	case e == Depends || e == FromCatalog || e == "":

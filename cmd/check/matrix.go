@@ -23,14 +23,23 @@ import (
 // is a `check run` flag, passed to every run.
 var matrixFlags = map[string]bool{"cells": true, "lock": true, "nemesis": true, "seeds": true, "jobs": true,
 	"junit": true, "json": true, "markdown": true, "store": true, "run-timeout": true, "h": true, "help": true,
-	"docker-host": true, "cell-image": true, "service-version": true}
+	"docker-host": true, "cell-image": true, "service-version": true, "shard": true}
 
 // cmdMatrix runs `check matrix`: cells (from --cells FILE, or --lock x
 // --nemesis) over --seeds, --jobs runs at a time, each its own `check run`
 // of this binary; prints the table, writes the reports and stores the
 // matrix. Exit 0 when every cell met its expectation, 1 when one missed,
 // 3 on bad input or when every run was an error, 130 when interrupted.
+// `check matrix merge` and `check matrix diff` are matrix_merge.go's.
 func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) > 0 {
+		switch args[0] {
+		case "merge", "--collect", "-collect":
+			return cmdMatrixMerge(args[1:], stdout, stderr)
+		case "diff":
+			return cmdMatrixDiff(args[1:], stdout, stderr)
+		}
+	}
 	own, extra := splitOwnFlags(args, matrixFlags)
 	fs := newFlags("matrix", stderr)
 	cellsFile := fs.String("cells", "", "cells file: one cell a line, ROW COLUMN EXPECT FLAGS... (see README)")
@@ -46,6 +55,7 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	runTimeout := fs.Duration("run-timeout", time.Hour, "interrupt a run that has no verdict after this long (an error)")
 	dockerHosts := fs.String("docker-host", "", "run each cell in a container of --cell-image on these Docker hosts, comma-separated DOCKER_HOST values (job slot i on host i mod n; docs/scale.md)")
 	cellImage := fs.String("cell-image", matrix.DefaultCellImage, "with --docker-host: the cell image (scripts/images.sh build check)")
+	shardFlag := fs.String("shard", "", "run only part I of N of the cells x seeds, written I/N as in 2/3 (sorted by cell name and seed, dealt round-robin), so N machines run the matrix with no overlap; check matrix merge judges the parts as one (docs/matrix.md)")
 	if help, err := parseFlags(fs, own); help || err != nil {
 		return helpOrError(help, err)
 	}
@@ -68,6 +78,12 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return exitError, err
 	}
+	plan := matrix.Plan{Cells: cells, Seeds: matrix.FormatSeeds(seeds)}
+	if *shardFlag != "" {
+		if plan.Shard, err = matrix.ParseShard(*shardFlag); err != nil {
+			return exitError, err
+		}
+	}
 	if *jobs < 1 || *jobs > 64 {
 		return exitError, fmt.Errorf("--jobs %d: want 1 to 64", *jobs)
 	}
@@ -85,9 +101,12 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	m := &matrix.Matrix{Version: matrix.Version, Started: time.Now().UTC(), Seeds: matrix.FormatSeeds(seeds),
+	m := &matrix.Matrix{Version: matrix.Version, Started: time.Now().UTC(), Seeds: plan.Seeds,
 		Jobs: *jobs, Command: append([]string{"check", "matrix"}, args...)}
-	return runMatrix(ctx, m, cells, seeds, matrixOutputs{exe: exe, store: *store, junit: *junit, json: *jsonOut,
+	if !plan.Shard.All() {
+		m.Plan = &plan
+	}
+	return runMatrix(ctx, m, plan, plan.Pick(plan.Items(seeds)), matrixOutputs{exe: exe, store: *store, junit: *junit, json: *jsonOut,
 		markdown: *md, runTimeout: *runTimeout, docker: docker}, stdout, stderr)
 }
 
@@ -98,21 +117,48 @@ type matrixOutputs struct {
 	docker                            *matrix.Docker // nil: cells run as subprocesses
 }
 
-// runMatrix runs the cells, judges and stores the matrix, prints its table
-// and writes the reports; it returns the matrix's exit code.
-func runMatrix(ctx context.Context, m *matrix.Matrix, cells []matrix.Cell, seeds []uint64, o matrixOutputs, stdout, stderr io.Writer) (int, error) {
+// runMatrix runs the items of the plan (all of it, or a shard's part),
+// judges and stores the matrix, prints its table and writes the reports;
+// it returns the matrix's exit code. A shard judges only its own part, so
+// it exits 0 unless it was interrupted or every run was an error: the
+// verdict on the whole is `check matrix merge`'s.
+func runMatrix(ctx context.Context, m *matrix.Matrix, plan matrix.Plan, items []matrix.Item, o matrixOutputs, stdout, stderr io.Writer) (int, error) {
 	dir, err := matrix.NewDir(o.store, matrix.StoreDir, m.Started.Local())
 	if err != nil {
 		return exitError, err
 	}
 	m.Dir = filepath.ToSlash(strings.TrimPrefix(dir, filepath.Clean(o.store)+string(filepath.Separator)))
-	fmt.Fprintf(stderr, "matrix: %d cells x %d seeds = %d runs, %d at a time; %s\n",
-		len(cells), len(seeds), len(cells)*len(seeds), m.Jobs, dir)
+	if plan.Shard.All() {
+		fmt.Fprintf(stderr, "matrix: %d cells x %d seeds = %d runs, %d at a time; %s\n",
+			len(plan.Cells), len(items)/max(len(plan.Cells), 1), len(items), m.Jobs, dir)
+	} else {
+		fmt.Fprintf(stderr, "matrix: shard %s: %d of the runs of %d cells x seeds %s, %d at a time; %s\n",
+			plan.Shard, len(items), len(plan.Cells), plan.Seeds, m.Jobs, dir)
+	}
 	x := &matrix.Executor{Exe: o.exe, Store: o.store, Dir: dir, Jobs: m.Jobs, RunTimeout: o.runTimeout, Progress: stderr, Docker: o.docker}
 	start := time.Now()
-	m.Cells = x.Run(ctx, cells, seeds)
+	m.Cells = x.RunItems(ctx, plan, items)
 	m.WallS = time.Since(start).Seconds()
 	m.Judge()
+	code, err := writeMatrix(m, dir, o, stdout)
+	if err != nil || plan.Shard.All() {
+		return code, err
+	}
+	if code == exitValid || code == exitInvalid {
+		fmt.Fprintf(stdout, "matrix: this was shard %s (%d runs), judged on its own runs only; `check matrix merge` the %d shards' directories for the verdict\n",
+			plan.Shard, len(items), plan.Shard.N)
+		return exitValid, nil
+	}
+	return code, nil
+}
+
+// writeMatrix stores a judged matrix in dir, prints its table and summary
+// and writes the reports o asks for; it returns the matrix's exit code.
+func writeMatrix(m *matrix.Matrix, dir string, o matrixOutputs, stdout io.Writer) (int, error) {
+	runs := 0
+	for _, c := range m.Cells {
+		runs += len(c.Runs)
+	}
 	var errs []error
 	if err := matrix.Save(dir, m); err != nil {
 		errs = append(errs, err)
@@ -135,7 +181,7 @@ func runMatrix(ctx context.Context, m *matrix.Matrix, cells []matrix.Cell, seeds
 	missed := len(m.Missed())
 	switch code {
 	case exitValid:
-		fmt.Fprintf(stdout, "matrix: every cell met its expectation (%d cells, %d runs, %.0f s); %s\n", len(m.Cells), len(m.Cells)*len(seeds), m.WallS, filepath.Join(dir, "matrix.json"))
+		fmt.Fprintf(stdout, "matrix: every cell met its expectation (%d cells, %d runs, %.0f s); %s\n", len(m.Cells), runs, m.WallS, filepath.Join(dir, "matrix.json"))
 	case exitInvalid:
 		fmt.Fprintf(stdout, "matrix: %d of %d cells missed their expectation; %s\n", missed, len(m.Cells), filepath.Join(dir, "matrix.json"))
 	case exitError:

@@ -16,8 +16,8 @@ import (
 )
 
 // cmdServe runs `check serve`: a web UI over the store (an index of the
-// runs with their verdicts, and their reports and files) until SIGINT or
-// SIGTERM.
+// runs with their verdicts, and their reports and files, the stored
+// matrices, and their trend at /trend) until SIGINT or SIGTERM.
 func cmdServe(args []string, stdout, stderr io.Writer) (int, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -52,7 +52,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	if err != nil {
 		return exitError, fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: report.NewServer(*store), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withTrend(*store, report.NewServer(*store)), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "serving %s at http://%s/ (Ctrl-C stops)\n", *store, ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
