@@ -62,8 +62,10 @@ type Window struct {
 	Token   int64  `json:"token,omitempty"`
 	// Nodes are the lock nodes whose release ended the grant.
 	Nodes []string `json:"nodes,omitempty"`
-	// How the server released it (history.ReleaseExpired, ...).
-	How string `json:"how"`
+	// How the server released it (history.ReleaseExpired, ...), and the
+	// lease or session the key went with, when it had one.
+	How   string `json:"how"`
+	Lease string `json:"lease,omitempty"`
 	// Released is when the server released it; Heard when the observer
 	// heard of that.
 	Released float64 `json:"released_s"`
@@ -93,6 +95,7 @@ type lostWindow struct {
 	hold     hold
 	nodes    []string
 	how      string
+	lease    string
 	released time.Duration
 	heard    time.Duration
 	learned  time.Duration // -1: never told
@@ -110,6 +113,7 @@ type serverRelease struct {
 	op    *history.Op
 	key   string
 	owner string
+	token int64
 	node  string
 	at    time.Duration
 }
@@ -145,7 +149,7 @@ func (c windows) checkAnalysis(_ context.Context, a *analysis) Result {
 
 // export renders w for results.json.
 func (w lostWindow) export() Window {
-	out := Window{Key: w.hold.key, Process: w.hold.proc, Owner: w.hold.owner, Token: w.hold.token, Nodes: w.nodes, How: w.how,
+	out := Window{Key: w.hold.key, Process: w.hold.proc, Owner: w.hold.owner, Token: w.hold.token, Nodes: w.nodes, How: w.how, Lease: w.lease,
 		Released: seconds(w.released), Heard: seconds(w.heard), LearnedBy: w.by, Length: seconds(w.end - w.released),
 		Accesses: w.accesses, Refused: w.refused, After: w.after, Class: w.class, Ops: w.ops}
 	if w.learned >= 0 {
@@ -200,28 +204,33 @@ func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 		if op.Key == "" {
 			continue
 		}
-		rels = append(rels, serverRelease{op: op, key: op.Key, owner: v.Owner, node: node, at: at})
+		rels = append(rels, serverRelease{op: op, key: op.Key, owner: v.Owner, token: v.Token, node: node, at: at})
 	}
 	if len(rels) == 0 {
 		return nil, lags, 0
 	}
 	holds := a.getHolds()
-	byOwner := map[string]int{}
+	// A client may use one owner for several grants (an etcd session's
+	// lock key names its lease, not the grant): the owner narrows the
+	// holds, the token or the time picks one.
+	byOwner := map[string][]int{}
 	byKey := map[string][]int{}
 	for i, hd := range holds {
 		if hd.owner != "" {
-			byOwner[hd.key+"\x00"+hd.owner] = i
+			byOwner[hd.key+"\x00"+hd.owner] = append(byOwner[hd.key+"\x00"+hd.owner], i)
 		}
 		byKey[hd.key] = append(byKey[hd.key], i)
 	}
 	// Each hold's releases, by node: the first one each node made.
 	got := map[int]map[string]serverRelease{}
 	for _, rel := range rels {
-		i, ok := byOwner[rel.key+"\x00"+rel.owner]
-		if !ok || rel.owner == "" {
-			if i, ok = grantAt(holds, byKey[rel.key], rel); !ok {
-				continue
-			}
+		idx := byKey[rel.key]
+		if mine := byOwner[rel.key+"\x00"+rel.owner]; rel.owner != "" && len(mine) > 0 {
+			idx = mine
+		}
+		i, ok := grantAt(holds, idx, rel)
+		if !ok {
+			continue
 		}
 		if got[i] == nil {
 			got[i] = map[string]serverRelease{}
@@ -239,10 +248,10 @@ func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 		if !ok || rel.at >= hd.end {
 			continue
 		}
-		w := lostWindow{hold: hd, how: rel.op.Value.Release.How, released: rel.at, heard: rel.op.Time, learned: -1,
+		w := lostWindow{hold: hd, how: rel.op.Value.Release.How, lease: rel.op.Value.Release.Lease, released: rel.at, heard: rel.op.Time, learned: -1,
 			ops: []int{hd.acquire, rel.op.Index}}
 		for _, r := range per {
-			if r.at <= rel.at {
+			if r.at <= rel.at && r.node != "" {
 				w.nodes = append(w.nodes, r.node)
 			}
 		}
@@ -260,10 +269,18 @@ func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	return out, lags, len(rels)
 }
 
-// grantAt returns the hold of rel's key, among idx (in order of grant),
-// granted last at or before the release on the node it was observed on:
-// the grant a release with no owner belongs to.
+// grantAt returns the hold among idx (rel's key's, in order of grant)
+// that rel ended: the one with rel's token when the observer knew it,
+// else the one granted last at or before the release on the node it was
+// observed on.
 func grantAt(holds []hold, idx []int, rel serverRelease) (int, bool) {
+	if rel.token != 0 {
+		for _, i := range idx {
+			if holds[i].token == rel.token {
+				return i, true
+			}
+		}
+	}
 	best, ok := 0, false
 	for _, i := range idx {
 		hd := holds[i]
@@ -450,7 +467,7 @@ func windowStories(a *analysis) map[int]string {
 // it could know."
 func (w lostWindow) sentence() string {
 	verb := map[string]string{history.ReleaseExpired: "expired", history.ReleaseDeleted: "deleted",
-		history.ReleaseLease: "deleted with its lease"}[w.how]
+		history.ReleaseLease: "deleted"}[w.how]
 	if verb == "" {
 		verb = "released"
 	}
@@ -458,7 +475,14 @@ func (w lostWindow) sentence() string {
 	if len(w.nodes) > 0 {
 		server = joinAnd(w.nodes)
 	}
-	s := fmt.Sprintf("The server's side: %s %s key %s at %s", server, verb, w.hold.key, secs(w.released))
+	with := ""
+	switch {
+	case w.how == history.ReleaseLease && w.lease != "":
+		with = " with its ended " + w.lease
+	case w.how == history.ReleaseLease:
+		with = " with its ended lease"
+	}
+	s := fmt.Sprintf("The server's side: %s %s key %s%s at %s", server, verb, w.hold.key, with, secs(w.released))
 	if secs(w.heard) != secs(w.released) {
 		s += fmt.Sprintf(" (the observer heard it at %s)", secs(w.heard))
 	}

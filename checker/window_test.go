@@ -20,6 +20,13 @@ func (b *builder) observed(heard, at float64, how, owner, node string) *builder 
 		&history.Value{Owner: owner, Nodes: []string{node}, Release: &history.Release{How: how, At: at2(at)}})
 }
 
+// observedLease adds an observed release of key k, heard at heard, with
+// the token and lease the observer read (etcd's).
+func (b *builder) observedLease(heard float64, how, owner string, token int64, lease string) *builder {
+	return b.add(heard, history.NemesisProcess, history.Info, history.FServerRelease, "k",
+		&history.Value{Owner: owner, Token: token, Release: &history.Release{How: how, Lease: lease}})
+}
+
 // probe adds an observer probe heard at t with the given lag.
 func (b *builder) probe(t, lag float64, node string) *builder {
 	return b.add(t, history.NemesisProcess, history.Info, history.FServerRelease, "",
@@ -144,6 +151,19 @@ func TestWindows(t *testing.T) {
 			redlock(2), nil, 2},
 		{"RedLock: the third of five nodes loses it",
 			redlock(3), []wantWindow{{0, 2.3, 4.01, 1.71, ClassBeforeKnown, 1, 0, 0, "its release found the lock gone"}}, 3},
+		{"one owner for several grants: the token picks",
+			new(builder).acquire(0, 1, 1.01, 1, "s").release(0, 1.1, 1.11, true, "s").acquire(0, 1.2, 1.21, 5, "s").
+				observedLease(1.12, history.ReleaseDeleted, "s", 1, "lease 0x1").observedLease(2, history.ReleaseLease, "s", 5, "lease 0x1").
+				release(0, 3, 3.01, false, "s"),
+			[]wantWindow{{0, 2, 3.01, 1.01, ClassStopped, 0, 0, 0, "its release found the lock gone"}}, 2},
+		{"one owner for several grants, no token: the last granted before",
+			new(builder).acquire(0, 1, 1.01, 1, "s").release(0, 1.1, 1.11, true, "s").acquire(0, 1.2, 1.21, 5, "s").
+				observedLease(1.12, history.ReleaseDeleted, "s", 0, "").observedLease(2, history.ReleaseLease, "s", 0, "").
+				release(0, 3, 3.01, false, "s"),
+			[]wantWindow{{0, 2, 3.01, 1.01, ClassStopped, 0, 0, 0, "its release found the lock gone"}}, 2},
+		{"a token no grant had falls back to the time",
+			new(builder).acquire(0, 1, 1.01, 1, "s").observedLease(2, history.ReleaseLease, "s", 9, "").release(0, 3, 3.01, false, "s"),
+			[]wantWindow{{0, 2, 3.01, 1.01, ClassStopped, 0, 0, 0, "its release found the lock gone"}}, 1},
 		{"no observation", new(builder).acquire(0, 1, 1.01, 1, "a").release(0, 1.2, 1.21, true, "a"), nil, 0},
 	}
 	for _, tt := range tests {
@@ -266,7 +286,10 @@ func TestWindowSentence(t *testing.T) {
 		{"heard at once, told then wrote, fenced",
 			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.011, 2.01, history.ReleaseLease, "a", "n1").
 				event(2.5, 0, "lease expired").csRejected(0, 2.6, 2.7, 0, 1, 2).crash(0, 2.8),
-			"The server's side: n1 deleted with its lease key k at 2.01 s; process 0 learned of it at 2.50 s, when its lock client reported \"lease expired\", 0.49 s later, and accessed the resource once in between, 1 after it was told (the fenced resource refused 1)."},
+			"The server's side: n1 deleted key k with its ended lease at 2.01 s; process 0 learned of it at 2.50 s, when its lock client reported \"lease expired\", 0.49 s later, and accessed the resource once in between, 1 after it was told (the fenced resource refused 1)."},
+		{"etcd: no node, a lease",
+			new(builder).acquire(0, 1, 1.01, 1, "a").observedLease(2.01, history.ReleaseLease, "a", 1, "lease 0x69").crash(0, 2.8),
+			"The server's side: the server deleted key k with its ended lease 0x69 at 2.01 s; process 0 was never told (it was retired at 2.80 s, 0.79 s later), and made no access in between."},
 		{"never told, stopped",
 			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.011, 2.01, history.ReleaseDeleted, "a", "lock0").crash(0, 2.8),
 			"The server's side: lock0 deleted key k at 2.01 s; process 0 was never told (it was retired at 2.80 s, 0.79 s later), and made no access in between."},

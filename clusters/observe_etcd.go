@@ -1,0 +1,158 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+var _ ReleaseObserver = (*Etcd)(nil)
+
+// etcdLockRoot is the prefix under which the etcd lock designs keep their
+// keys ("/lockcheck/k0/<lease>"), and etcdProbeKey the observer's probe,
+// under it but in no lock's prefix.
+const (
+	etcdLockRoot = "/lockcheck/"
+	etcdProbeKey = etcdLockRoot + ".observer-probe"
+)
+
+// ObserveReleases implements ReleaseObserver for etcd: a watch on the lock
+// prefix from a client of the controller's own, dialled straight to every
+// member's client port. A lock key's deletion is a release; it went with
+// its lease (history.ReleaseLease) when the lease is gone by the time the
+// observer asks, else it was deleted (history.ReleaseDeleted: the holder's
+// own release). etcd's events carry no time: a release is placed where
+// the observer heard it, and the probe (a put of the probe key, heard
+// through the same watch) bounds how late that is.
+func (e *Etcd) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
+	var eps []string
+	for _, n := range e.Nodes() {
+		if n.Role == "lock" {
+			eps = append(eps, n.Addr)
+		}
+	}
+	c, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 2 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("observe etcd: %w", err)
+	}
+	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	// The watch starts at the current revision, so that nothing between
+	// now and its first response is missed.
+	get, err := c.Get(ctx, etcdProbeKey)
+	if err != nil {
+		cancel()
+		c.Close()
+		return nil, fmt.Errorf("observe etcd: read the revision: %w", err)
+	}
+	wch := c.Watch(ctx, etcdLockRoot, clientv3.WithPrefix(), clientv3.WithPrevKV(), clientv3.WithRev(get.Header.Revision+1))
+	o := &etcdObserver{c: c, cfg: cfg, keys: keySet(cfg.Keys), sent: -1}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		o.run(ctx, wch)
+	}()
+	return func() {
+		cancel()
+		wg.Wait()
+		c.Close()
+	}, nil
+}
+
+// etcdObserver turns an etcd watch into observations.
+type etcdObserver struct {
+	c    *clientv3.Client
+	cfg  ObserveConfig
+	keys map[string]bool
+	// sent is when the probe in flight was sent, -1 when none is.
+	sent time.Duration
+}
+
+// run handles the watch's events until ctx ends, and sends a probe every
+// cfg.Probe.
+func (o *etcdObserver) run(ctx context.Context, wch clientv3.WatchChan) {
+	var tick <-chan time.Time
+	if o.cfg.Probe > 0 {
+		t := time.NewTicker(o.cfg.Probe)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			if o.sent < 0 {
+				o.sent = o.cfg.Now()
+				pctx, cancel := context.WithTimeout(ctx, time.Second)
+				if _, err := o.c.Put(pctx, etcdProbeKey, "1"); err != nil {
+					o.sent = -1
+				}
+				cancel()
+			}
+		case resp, ok := <-wch:
+			if !ok {
+				return
+			}
+			for _, ev := range resp.Events {
+				o.event(ctx, ev)
+			}
+		}
+	}
+}
+
+// event handles one watch event.
+func (o *etcdObserver) event(ctx context.Context, ev *clientv3.Event) {
+	key := string(ev.Kv.Key)
+	if key == etcdProbeKey {
+		if ev.Type == clientv3.EventTypePut && o.sent >= 0 {
+			heard := o.cfg.Now()
+			o.cfg.Report("", &history.Value{Release: &history.Release{How: history.ReleaseDeleted, Probe: true, At: o.sent, Lag: heard - o.sent}})
+			o.sent = -1
+		}
+		return
+	}
+	lock, ok := etcdLockOf(key)
+	if ev.Type != clientv3.EventTypeDelete || !ok || !o.keys[lock] {
+		return
+	}
+	v := &history.Value{Owner: key, Release: &history.Release{How: history.ReleaseDeleted}}
+	if p := ev.PrevKv; p != nil {
+		v.Token = p.CreateRevision
+		if p.Lease != 0 {
+			v.Release.Lease = fmt.Sprintf("lease 0x%x", p.Lease)
+			if o.leaseGone(ctx, clientv3.LeaseID(p.Lease)) {
+				v.Release.How = history.ReleaseLease
+			}
+		}
+	}
+	o.cfg.Report(lock, v)
+}
+
+// leaseGone reports whether etcd no longer has the lease (expired or
+// revoked).
+func (o *etcdObserver) leaseGone(ctx context.Context, id clientv3.LeaseID) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	r, err := o.c.TimeToLive(ctx, id)
+	return err == nil && r.TTL < 0
+}
+
+// etcdLockOf returns the lock key of an etcd lock design's key
+// ("/lockcheck/k0/694d..." is lock k0's).
+func etcdLockOf(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, etcdLockRoot)
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndexByte(rest, '/')
+	if i <= 0 {
+		return "", false
+	}
+	return rest[:i], true
+}

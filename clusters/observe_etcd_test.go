@@ -1,0 +1,127 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+func TestEtcdLockOf(t *testing.T) {
+	for _, tt := range []struct {
+		key, want string
+		ok        bool
+	}{
+		{"/lockcheck/k0/694d81a1", "k0", true},
+		{"/lockcheck/a/b/694d", "a/b", true},
+		{"/lockcheck/k0", "", false},
+		{"/lockcheck//694d", "", false},
+		{etcdProbeKey, "", false},
+		{"/other/k0/694d", "", false},
+	} {
+		if got, ok := etcdLockOf(tt.key); got != tt.want || ok != tt.ok {
+			t.Errorf("etcdLockOf(%q) = %q, %v; want %q, %v", tt.key, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestEtcdObserver deletes a lock key and revokes another's lease on a
+// real etcd member, and checks what the observer reports: a deletion and
+// an ended lease, each with its owner (the key), token (create revision)
+// and lease, nothing for keys of other locks, and probes with their lag.
+func TestEtcdObserver(t *testing.T) {
+	if _, err := LookEtcd(); err != nil {
+		t.Fatalf("%v (make test installs it)", err)
+	}
+	ctx := context.Background()
+	e := NewEtcd(EtcdConfig{Members: 1, Workers: 1, LogDir: t.TempDir()})
+	if err := e.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Teardown(ctx)
+	start := time.Now()
+	now := func() time.Duration { return time.Since(start) }
+	type obs struct {
+		key string
+		v   *history.Value
+	}
+	got := make(chan obs, 100)
+	stop, err := e.ObserveReleases(ctx, ObserveConfig{Keys: []string{"k0"}, Now: now, Probe: 50 * time.Millisecond,
+		Report: func(key string, v *history.Value) { got <- obs{key, v} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	c, err := clientv3.New(clientv3.Config{Endpoints: e.LockAddrs(0), DialTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	probes := 0
+	next := func() obs {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case o := <-got:
+				if r := o.v.Release; r != nil && r.Probe {
+					if o.key != "" || r.Lag < 0 || r.Lag > 5*time.Second {
+						t.Fatalf("probe %q %+v", o.key, *r)
+					}
+					probes++
+					continue
+				}
+				return o
+			case <-deadline:
+				t.Fatal("no release observed in 10 s")
+			}
+		}
+	}
+	lock := func(key string) (clientv3.LeaseID, int64) {
+		t.Helper()
+		l, err := c.Grant(ctx, 60)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.Put(ctx, key, "", clientv3.WithLease(l.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.ID, p.Header.Revision
+	}
+	other, _ := lock("/lockcheck/k9/1")
+	if _, err := c.Revoke(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	id, rev := lock("/lockcheck/k0/a")
+	if _, err := c.Delete(ctx, "/lockcheck/k0/a"); err != nil {
+		t.Fatal(err)
+	}
+	o := next()
+	want := fmt.Sprintf("lease 0x%x", int64(id))
+	if o.key != "k0" || o.v.Owner != "/lockcheck/k0/a" || o.v.Token != rev || o.v.Release.How != history.ReleaseDeleted || o.v.Release.Lease != want {
+		t.Fatalf("deletion observed as %q %+v %+v (want token %d, %s)", o.key, *o.v, *o.v.Release, rev, want)
+	}
+	id, rev = lock("/lockcheck/k0/b")
+	if _, err := c.Revoke(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	o = next()
+	if o.key != "k0" || o.v.Owner != "/lockcheck/k0/b" || o.v.Token != rev || o.v.Release.How != history.ReleaseLease {
+		t.Fatalf("revocation observed as %q %+v %+v", o.key, *o.v, *o.v.Release)
+	}
+	for probes == 0 {
+		select {
+		case o := <-got:
+			if o.v.Release == nil || !o.v.Release.Probe {
+				t.Fatalf("observed %q %+v after the last release", o.key, *o.v)
+			}
+			probes++
+		case <-time.After(10 * time.Second):
+			t.Fatal("no probe in 10 s")
+		}
+	}
+}
