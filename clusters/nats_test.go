@@ -3,7 +3,6 @@ package clusters
 import (
 	"context"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -79,15 +78,63 @@ func startNATS(t *testing.T, members int) *NATS {
 	return n
 }
 
-func TestNATSCluster(t *testing.T) {
-	for _, members := range []int{1, 3} {
-		t.Run(strconv.Itoa(members), func(t *testing.T) {
-			n := startNATS(t, members)
-			leader, err := n.Leader(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("leader %s", leader)
-		})
+// waitNATSLeader waits until a majority of servers names a JetStream meta
+// leader other than not.
+func waitNATSLeader(t *testing.T, n *NATS, not string, within time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if l, err := n.Leader(context.Background()); err == nil && l != not {
+			return l
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
+	t.Fatalf("no JetStream meta leader other than %q within %s", not, within)
+	return ""
+}
+
+func TestNATSSingleServer(t *testing.T) {
+	n := startNATS(t, 1)
+	if l, err := n.Leader(context.Background()); err != nil || l != "nats1" {
+		t.Fatalf("leader of one server: %q, %v; want nats1", l, err)
+	}
+	if got := len(n.LockAddrs(1)); got != 1 {
+		t.Errorf("slot 1 has %d lock addresses, want 1", got)
+	}
+}
+
+func TestNATSCluster(t *testing.T) {
+	n := startNATS(t, 3)
+	ctx := context.Background()
+	leader := waitNATSLeader(t, n, "", 20*time.Second)
+	if got := len(n.LockAddrs(0)); got != 3 {
+		t.Errorf("slot 0 has %d lock addresses, want 3", got)
+	}
+
+	t.Run("isolated leader is replaced and rejoins", func(t *testing.T) {
+		// The routes go through the proxies: cutting them must cost the
+		// leader its quorum, so the other two elect one of themselves.
+		if err := n.Isolate(ctx, leader); err != nil {
+			t.Fatal(err)
+		}
+		next := waitNATSLeader(t, n, leader, 30*time.Second)
+		if err := n.Rejoin(ctx, leader); err != nil {
+			t.Fatal(err)
+		}
+		leader = next
+	})
+
+	t.Run("killed leader is replaced and restarts", func(t *testing.T) {
+		if err := n.Kill(ctx, leader); err != nil {
+			t.Fatal(err)
+		}
+		next := waitNATSLeader(t, n, leader, 30*time.Second)
+		if err := n.Restart(ctx, leader); err != nil {
+			t.Fatalf("restart %s: %v", leader, err)
+		}
+		if len(n.Pids()) != 4 {
+			t.Errorf("after the restart: %v, want three servers and the storage node", n.Pids())
+		}
+		t.Logf("leader %s, then %s", leader, next)
+	})
 }
