@@ -18,5 +18,10 @@
 // slot's links for every topology, the container ones too (a NodeServer
 // is a local process or a container).
 //
+// A topology may also observe its lock servers releasing locks
+// (ReleaseObserver: observe*.go), on connections of the controller's own
+// that no fault touches, so that the history has the server's side of a
+// lost lock.
+//
 // clusters may import history; it must not import checker, workloads or runner.
 package clusters
