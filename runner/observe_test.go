@@ -1,0 +1,114 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// windowsOf returns the windows sub-result of res.
+func windowsOf(t *testing.T, res checker.Result) checker.Result {
+	t.Helper()
+	for _, sub := range res.Results {
+		if sub.Checker == "windows" {
+			return sub
+		}
+	}
+	t.Fatal("no windows sub-result")
+	return checker.Result{}
+}
+
+// TestObserverControlRun runs designs whose services have an observer with
+// no fault: every release the observer reports is one a holder asked for
+// (a deletion of its own key, after it invoked its release) or an expiry
+// after it, so the run has no lost-lock window; the observer saw the
+// grants' releases, and its probes.
+func TestObserverControlRun(t *testing.T) {
+	for _, lock := range []string{"redis-set-px", "redlock", "etcd-mutex"} {
+		t.Run(lock, func(t *testing.T) {
+			tt := quick(t, lock, "none", false)
+			tt.Time, tt.Until, tt.Lease = patient, untilGrants(20), safeLease
+			out, h := runValid(t, tt)
+			owners := map[string]bool{}
+			releases, probes, granted := 0, 0, 0
+			for _, op := range h {
+				if op.F == history.FAcquire && op.Type == history.OK && op.Value != nil {
+					owners[op.Value.Owner] = true
+				}
+				if op.F != history.FServerRelease {
+					continue
+				}
+				if op.Value.Release.Probe {
+					probes++
+					continue
+				}
+				releases++
+				if owners[op.Value.Owner] {
+					granted++
+				}
+			}
+			// RedLock deletes the keys of a failed acquire, etcd a
+			// waiter's key: not every release is of a grant.
+			if granted < 10 || probes == 0 {
+				t.Fatalf("%d releases (%d of grants) and %d probes observed in %d grants", releases, granted, probes, grants(t, out.Dir))
+			}
+			w := windowsOf(t, out.Result)
+			if n := w.Stats["window"].(map[string]any)["count"]; n != 0 {
+				b, _ := json.Marshal(w.Stats["windows"])
+				t.Fatalf("%v lost-lock windows in a run with no fault: %s", n, b)
+			}
+			assertNoChildren(t)
+		})
+	}
+}
+
+// TestObserverPause runs redis-set-px under pause until a double holder:
+// the server's release of the paused holder's key is observed inside the
+// pause, its window is classed, and the double holder's story names it.
+func TestObserverPause(t *testing.T) {
+	tt := quick(t, "redis-set-px", "pause", false)
+	tt.Time, tt.Until = patient, untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder")
+	out, err := Run(context.Background(), tt, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.ReadFile(out.Dir + "/history.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults := h.Faults()
+	ws := windowsOf(t, out.Result).Stats["windows"].([]checker.Window)
+	if len(ws) == 0 {
+		t.Fatal("no lost-lock window in a run with a double holder")
+	}
+	inside := 0
+	for _, w := range ws {
+		if w.Class == "" || w.Length <= 0 {
+			t.Errorf("window %+v", w)
+		}
+		for _, f := range faults {
+			if w.Released >= f.Start.Seconds() && w.Released <= f.End.Seconds() {
+				inside++
+				break
+			}
+		}
+	}
+	if inside == 0 {
+		t.Errorf("no window's release inside a fault: %+v, faults %+v", ws, faults)
+	}
+	told := false
+	for _, a := range out.Result.Anomalies {
+		if a.Kind == "double-holder" && strings.Contains(a.Explanation, "The server's side: lock0 expired key") {
+			told = true
+		}
+	}
+	if !told {
+		t.Errorf("no double holder's story names the server's release: %+v", out.Result.Anomalies)
+	}
+	assertNoChildren(t)
+}
