@@ -224,9 +224,11 @@ func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	// Each hold's releases, by node: the first one each node made.
 	got := map[int]map[string]serverRelease{}
 	for _, rel := range rels {
+		// A release of an owner no grant had is of no grant: RedLock's
+		// cleanup after a failed acquire, a waiter's node or key.
 		idx := byKey[rel.key]
-		if mine := byOwner[rel.key+"\x00"+rel.owner]; rel.owner != "" && len(mine) > 0 {
-			idx = mine
+		if rel.owner != "" {
+			idx = byOwner[rel.key+"\x00"+rel.owner]
 		}
 		i, ok := grantAt(holds, idx, rel)
 		if !ok {
@@ -269,16 +271,20 @@ func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	return out, lags, len(rels)
 }
 
-// grantAt returns the hold among idx (rel's key's, in order of grant)
-// that rel ended: the one with rel's token when the observer knew it,
-// else the one granted last at or before the release on the node it was
-// observed on.
+// grantAt returns the hold among idx (rel's key's or its owner's, in order
+// of grant) that rel ended: the one with rel's token when the observer
+// knew it, else the one granted last at or before the release on the node
+// it was observed on. A token no hold has falls back to the time only
+// among an owner's holds.
 func grantAt(holds []hold, idx []int, rel serverRelease) (int, bool) {
 	if rel.token != 0 {
 		for _, i := range idx {
 			if holds[i].token == rel.token {
 				return i, true
 			}
+		}
+		if rel.owner == "" {
+			return 0, false
 		}
 	}
 	best, ok := 0, false
