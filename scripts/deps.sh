@@ -1,41 +1,83 @@
 #!/usr/bin/env bash
-# deps.sh installs what lockcheck needs from Debian's packages, and only what
-# is missing. It is idempotent: a second run with everything present does
-# nothing and exits 0. Both `make run` and `make test` call it.
+# deps.sh [GROUP...] installs what lockcheck needs from Debian's packages,
+# and only what is missing. With no group it installs what every test
+# needs (`make test`); with groups, only theirs (`make run` asks for redis).
+# It is idempotent: a second run with everything present does nothing and
+# exits 0.
 #
-#   redis-server, redis-cli   Redis lock nodes and the storage node
-#   redis-sentinel            the Sentinel topology (failover)
-#   gcc                       builds the clock shim (server clock jumps)
-#   java, zookeeper.jar       ZooKeeper 3.8 ensembles (package zookeeper)
-#   chromium                  the report's browser test
-#   python3-redis, python3-kazoo  the redis-py-lock and kazoo-lock workers
-#                             (Debian's /usr/bin/python3, workers/python/)
-#   libcurator-recipes-java, javac  the curator-mutex worker (workers/java/,
-#                             compiled on first use)
-#   postgresql-15             PostgreSQL lock designs (initdb, postgres)
-#   mariadb-server            MariaDB lock designs (mariadbd, mariadb-install-db)
-#   etcd-server               etcd clusters (the etcd-mutex designs)
+#   redis      redis-server, redis-cli, redis-sentinel: Redis lock nodes, the
+#              storage node of every run, Sentinel; gcc for the clock shim
+#   zookeeper  java, zookeeper.jar, slf4j: ZooKeeper 3.8 ensembles
+#   python     python3-redis, python3-kazoo: the redis-py-lock and kazoo-lock
+#              workers (Debian's /usr/bin/python3, workers/python/)
+#   curator    libcurator-recipes-java, jackson, javac: the curator-mutex
+#              worker (workers/java/, compiled on first use)
+#   postgres   postgresql-15: PostgreSQL lock designs (initdb, postgres)
+#   pgbouncer  pgbouncer: PostgreSQL through PgBouncer's pools
+#   mariadb    mariadb-server: MariaDB lock designs (mariadbd, mariadb-install-db)
+#   etcd       etcd-server: etcd clusters (the etcd-mutex designs)
+#   nats       nats-server: NATS JetStream servers (the nats-kv designs)
+#   browser    chromium: the report's browser test
 set -euo pipefail
 
-need=()
-command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
-command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
-command -v redis-sentinel >/dev/null 2>&1 || need+=(redis-sentinel)
-command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
-command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
-[ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
-[ -f /usr/share/java/slf4j-simple.jar ] || need+=(libslf4j-java)
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
-[ -x /usr/bin/python3 ] || need+=(python3)
-/usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || need+=(python3-redis)
-/usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || need+=(python3-kazoo)
-[ -f /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java)
-[ -f /usr/share/java/jackson-databind.jar ] || need+=(libjackson2-databind-java)
-command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
-ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql-15)
-command -v mariadb-install-db >/dev/null 2>&1 || need+=(mariadb-server)
-command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
+groups=(redis zookeeper python curator postgres pgbouncer mariadb etcd nats browser)
+if [ $# -gt 0 ]; then
+  for g in "$@"; do
+    case " ${groups[*]} " in
+      *" $g "*) ;;
+      *) echo "deps: unknown group $g (groups: ${groups[*]})" >&2; exit 3 ;;
+    esac
+  done
+  groups=("$@")
+fi
+want() { case " ${groups[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
 
+# missing lists, one a line, the packages of the wanted groups whose
+# programs or files are not here.
+missing() {
+  if want redis; then
+    command -v redis-server >/dev/null 2>&1 || echo redis-server
+    command -v redis-cli >/dev/null 2>&1 || echo redis-tools
+    command -v redis-sentinel >/dev/null 2>&1 || echo redis-sentinel
+    command -v gcc >/dev/null 2>&1 || echo gcc libc6-dev
+  fi
+  if want zookeeper; then
+    command -v java >/dev/null 2>&1 || echo default-jre-headless
+    [ -f /usr/share/java/zookeeper.jar ] || echo zookeeper
+    [ -f /usr/share/java/slf4j-simple.jar ] || echo libslf4j-java
+  fi
+  if want python; then
+    [ -x /usr/bin/python3 ] || echo python3
+    /usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || echo python3-redis
+    /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || echo python3-kazoo
+  fi
+  if want curator; then
+    [ -f /usr/share/java/curator-recipes.jar ] || echo libcurator-recipes-java
+    [ -f /usr/share/java/jackson-databind.jar ] || echo libjackson2-databind-java
+    command -v javac >/dev/null 2>&1 || echo default-jdk-headless
+  fi
+  if want postgres; then
+    ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo postgresql-15
+  fi
+  if want pgbouncer; then
+    command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || echo pgbouncer
+  fi
+  if want mariadb; then
+    command -v mariadb-install-db >/dev/null 2>&1 || echo mariadb-server
+  fi
+  if want etcd; then
+    command -v etcd >/dev/null 2>&1 || echo etcd-server
+  fi
+  if want nats; then
+    command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || echo nats-server
+  fi
+  if want browser; then
+    command -v chromium >/dev/null 2>&1 || echo chromium
+  fi
+  return 0
+}
+
+read -r -a need <<<"$(missing | tr '\n' ' ')"
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
@@ -56,17 +98,13 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq >/dev/null
 # Debian's zookeeper package depends on the full default-jre; headless is
 # enough for us but apt decides. Daemons the packages would start are not
-# ours: lockcheck starts its own servers on free loopback ports.
+# ours: lockcheck starts its own servers on free loopback ports. Debian's
+# packages start their own postgresql, mariadb and pgbouncer services;
+# lockcheck never uses them (it runs its own servers in temporary
+# directories).
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-for b in redis-server redis-cli redis-sentinel gcc java javac chromium mariadb-install-db etcd; do
-  command -v "$b" >/dev/null 2>&1 || { echo "deps: $b still missing after apt-get install" >&2; exit 3; }
-done
-for f in /usr/share/java/zookeeper.jar /usr/share/java/slf4j-simple.jar /usr/share/java/curator-recipes.jar /usr/share/java/jackson-databind.jar; do
-  [ -f "$f" ] || { echo "deps: $f still missing after apt-get install" >&2; exit 3; }
-done
-for m in redis kazoo; do
-  /usr/bin/python3 -c "import $m" >/dev/null 2>&1 || { echo "deps: python module $m still missing after apt-get install" >&2; exit 3; }
-done
-ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "deps: postgresql initdb still missing after apt-get install" >&2; exit 3; }
-# Debian's packages start their own postgresql and mariadb services; lockcheck
-# never uses them (it runs its own servers in temporary directories).
+read -r -a still <<<"$(missing | tr '\n' ' ')"
+if [ ${#still[@]} -gt 0 ]; then
+  echo "deps: ${still[*]} still missing after apt-get install" >&2
+  exit 3
+fi
