@@ -487,6 +487,8 @@ func (w lostWindow) sentence() string {
 		with = " with its ended " + w.lease
 	case w.how == history.ReleaseLease:
 		with = " with its ended lease"
+	case w.lease != "":
+		with = " (" + w.lease + ")"
 	}
 	s := fmt.Sprintf("The server's side: %s %s key %s%s at %s", server, verb, w.hold.key, with, secs(w.released))
 	if secs(w.heard) != secs(w.released) {

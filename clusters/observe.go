@@ -38,6 +38,17 @@ type ObserveConfig struct {
 	// Probe is how often the observer measures its lag with a probe that
 	// the server must release (a key with a short TTL); 0 means never.
 	Probe time.Duration
+	// read, when set (by tests), is called with a lock key each time the
+	// observer has read what holds it, so that a test can wait for that
+	// instead of sleeping.
+	read func(key string)
+}
+
+// didRead calls cfg.read, if set.
+func (cfg *ObserveConfig) didRead(key string) {
+	if cfg.read != nil {
+		cfg.read(key)
+	}
 }
 
 // ProbeTTL is the time to live of an observer's probe key: short, so that

@@ -155,6 +155,7 @@ func (o *redisObserver) event(ctx context.Context, ev, key string) {
 	case "expire": // set with a TTL, or renewed: read its owner and expiry
 		if hd, err := o.read(ctx, key); err == nil {
 			o.held[key] = hd
+			o.cfg.didRead(key)
 		}
 	case "expired", "del":
 		hd := o.held[key]

@@ -59,8 +59,9 @@ func TestRedisObserver(t *testing.T) {
 		at  time.Duration
 	}
 	got := make(chan obs, 100)
+	reads := make(chan string, 1000) // not waited for: the TTLs leave the observer time to read
 	stop, err := r.ObserveReleases(ctx, ObserveConfig{Keys: []string{"k0", "k1"}, Now: now, Probe: 50 * time.Millisecond,
-		Report: func(key string, v *history.Value) { got <- obs{key, v, now()} }})
+		Report: func(key string, v *history.Value) { got <- obs{key, v, now()} }, read: func(key string) { reads <- key }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +97,10 @@ func TestRedisObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := now()
-	if err := c.Set(ctx, "k0", "owner-a", 300*time.Millisecond).Err(); err != nil {
+	if err := c.Set(ctx, "k0", "owner-a", 1500*time.Millisecond).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.PExpire(ctx, "k0", 400*time.Millisecond).Err(); err != nil { // a renewal
+	if err := c.PExpire(ctx, "k0", 2000*time.Millisecond).Err(); err != nil { // a renewal
 		t.Fatal(err)
 	}
 	o := next("k0")
@@ -107,7 +108,7 @@ func TestRedisObserver(t *testing.T) {
 	if rel.How != history.ReleaseExpired || o.v.Owner != "owner-a" || len(o.v.Nodes) != 1 || o.v.Nodes[0] != "lock0" {
 		t.Fatalf("expiry observed as %+v %+v", *o.v, *rel)
 	}
-	if lo, hi := set+390*time.Millisecond, o.at; rel.At < lo || rel.At > hi {
+	if lo, hi := set+1990*time.Millisecond, o.at; rel.At < lo || rel.At > hi {
 		t.Fatalf("expiry placed at %v, want within [%v, %v] (the renewed TTL, before it was heard)", rel.At, lo, hi)
 	}
 	if rel.ServerTime.IsZero() {
@@ -117,7 +118,7 @@ func TestRedisObserver(t *testing.T) {
 	if err := c.HSet(ctx, "k1", "owner-b", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.PExpire(ctx, "k1", 300*time.Millisecond).Err(); err != nil {
+	if err := c.PExpire(ctx, "k1", 1500*time.Millisecond).Err(); err != nil {
 		t.Fatal(err)
 	}
 	o = next("k1")
