@@ -135,6 +135,9 @@ func TestWindows(t *testing.T) {
 			new(builder).acquire(0, 1, 1.01, 1, "a").release(0, 1.1, 1.11, true, "a").acquire(1, 1.2, 1.21, 2, "b").
 				observed(2.05, 2.01, history.ReleaseExpired, "", "lock0").release(1, 3, 3.01, false, "b"),
 			[]wantWindow{{1, 2.01, 3.01, 1, ClassStopped, 0, 0, 0, "its release found the lock gone"}}, 1},
+		{"a deletion with no owner and no token belongs to none",
+			new(builder).acquire(0, 1, 1.01, 1, "a").observed(1.5, 0, history.ReleaseDeleted, "", "lock0").release(0, 3, 3.01, true, "a"),
+			nil, 1},
 		{"a release with no owner before any grant belongs to none",
 			new(builder).observed(0.5, 0.4, history.ReleaseExpired, "", "lock0").acquire(0, 1, 1.01, 1, "a").release(0, 1.1, 1.11, true, "a"),
 			nil, 1},

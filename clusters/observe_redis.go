@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -68,11 +69,28 @@ type redisObserver struct {
 	probe string
 	c     *redis.Client
 	sub   *redis.PubSub
-	// held is what the observer last read of each lock key it saw set.
+	// held is what the observer read of each lock key since its last
+	// set or renewal: a key absent here was set again after the last read
+	// whose mark came through, so its owner is not known.
 	held map[string]redisHeld
+	// mark is the channel the observer's reads publish their sequence
+	// number to, in the transaction that reads: the mark arrives in order
+	// with the keyspace events, which places each read among them.
+	mark string
+	seq  int64
+	// reads are the reads whose mark has not come yet, by sequence
+	// number; latest the sequence number of each key's latest read.
+	reads  map[int64]pendingRead
+	latest map[string]int64
 	// probeAt is the estimated expiry of the probe in flight (0: none).
 	probeAt time.Duration
 	probeST time.Time
+}
+
+// pendingRead is a read waiting for its mark.
+type pendingRead struct {
+	key string
+	hd  redisHeld
 }
 
 // redisHeld is a lock key as the observer last read it.
@@ -88,13 +106,14 @@ func newRedisObserver(ctx context.Context, n Node, cfg ObserveConfig, keys map[s
 	c := redis.NewClient(&redis.Options{Addr: n.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: 2,
 		DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: time.Second, PoolSize: 2})
 	o := &redisObserver{node: n.Name, cfg: cfg, keys: keys, c: c, held: make(map[string]redisHeld),
-		probe: "lockcheck:observer-probe:" + n.Name}
+		probe: "lockcheck:observer-probe:" + n.Name, mark: "lockcheck:observer-mark:" + n.Name,
+		reads: make(map[int64]pendingRead), latest: make(map[string]int64)}
 	if err := c.ConfigSet(ctx, "notify-keyspace-events", redisNotify).Err(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("observe %s: config set notify-keyspace-events: %w", n.Name, err)
 	}
-	o.sub = c.Subscribe(ctx, "__keyevent@0__:expire", "__keyevent@0__:expired", "__keyevent@0__:del")
-	for range 3 { // one confirmation per channel
+	o.sub = c.Subscribe(ctx, "__keyevent@0__:expire", "__keyevent@0__:expired", "__keyevent@0__:del", o.mark)
+	for range 4 { // one confirmation per channel
 		if _, err := o.sub.ReceiveTimeout(ctx, 5*time.Second); err != nil {
 			o.close()
 			return nil, fmt.Errorf("observe %s: subscribe to keyspace events: %w", n.Name, err)
@@ -132,6 +151,10 @@ func (o *redisObserver) run(ctx context.Context) {
 			if !ok {
 				return
 			}
+			if m.Channel == o.mark {
+				o.marked(m.Payload)
+				continue
+			}
 			o.event(ctx, m.Channel[strings.LastIndexByte(m.Channel, ':')+1:], m.Payload)
 		}
 	}
@@ -153,11 +176,15 @@ func (o *redisObserver) event(ctx context.Context, ev, key string) {
 	}
 	switch ev {
 	case "expire": // set with a TTL, or renewed: read its owner and expiry
-		if hd, err := o.read(ctx, key); err == nil {
-			o.held[key] = hd
-			o.cfg.didRead(key)
+		delete(o.held, key)
+		if hd, seq, err := o.read(ctx, key); err == nil {
+			o.reads[seq] = pendingRead{key: key, hd: hd}
+			o.latest[key] = seq
 		}
 	case "expired", "del":
+		// Known only when the key's latest read came between its last
+		// set or renewal and this event; a read that came after it (the
+		// observer lagged) read the next holder's key, or none.
 		hd := o.held[key]
 		delete(o.held, key)
 		rel := &history.Release{How: history.ReleaseDeleted}
@@ -168,10 +195,30 @@ func (o *redisObserver) event(ctx context.Context, ev, key string) {
 	}
 }
 
+// marked applies the read whose mark payload (its sequence number) just
+// came, unless a later read of the same key was issued since.
+func (o *redisObserver) marked(payload string) {
+	seq, err := strconv.ParseInt(payload, 10, 64)
+	if err != nil {
+		return
+	}
+	p, ok := o.reads[seq]
+	if !ok {
+		return
+	}
+	delete(o.reads, seq)
+	if o.latest[p.key] == seq {
+		o.held[p.key] = p.hd
+		o.cfg.didRead(p.key)
+	}
+}
+
 // read returns key's owner (a string's value, or a hash's one field, as
 // Redisson-style locks keep it) and its expiry, placed on the history's
 // clock by the server's TIME read in the same transaction.
-func (o *redisObserver) read(ctx context.Context, key string) (redisHeld, error) {
+func (o *redisObserver) read(ctx context.Context, key string) (redisHeld, int64, error) {
+	o.seq++
+	seq := o.seq
 	var get *redis.StringCmd
 	var fields *redis.StringSliceCmd
 	var exp *redis.Cmd
@@ -182,13 +229,14 @@ func (o *redisObserver) read(ctx context.Context, key string) (redisHeld, error)
 		fields = p.HKeys(ctx, key)
 		exp = p.Do(ctx, "PEXPIRETIME", key)
 		now = p.Time(ctx)
+		p.Publish(ctx, o.mark, strconv.FormatInt(seq, 10))
 		return nil
 	})
 	after := o.cfg.Now()
 	// One of GET and HKEYS fails with WRONGTYPE: the transaction's error
 	// is that, and the other commands' results stand.
 	if now.Err() != nil || exp.Err() != nil {
-		return redisHeld{}, fmt.Errorf("observe %s: read %s: %w", o.node, key, errors.Join(err, now.Err(), exp.Err()))
+		return redisHeld{}, seq, fmt.Errorf("observe %s: read %s: %w", o.node, key, errors.Join(err, now.Err(), exp.Err()))
 	}
 	hd := redisHeld{owner: get.Val()}
 	if f := fields.Val(); hd.owner == "" && len(f) == 1 {
@@ -196,7 +244,7 @@ func (o *redisObserver) read(ctx context.Context, key string) (redisHeld, error)
 	}
 	ms, _ := exp.Int64()
 	hd.at, hd.st = onHistoryClock(ms, now.Val(), before, after)
-	return hd, nil
+	return hd, seq, nil
 }
 
 // onHistoryClock places a server's expiry time (PEXPIRETIME, milliseconds
@@ -217,7 +265,7 @@ func (o *redisObserver) setProbe(ctx context.Context) {
 	if err := o.c.Set(ctx, o.probe, "1", ProbeTTL).Err(); err != nil {
 		return
 	}
-	if hd, err := o.read(ctx, o.probe); err == nil && hd.at > 0 {
+	if hd, _, err := o.read(ctx, o.probe); err == nil && hd.at > 0 {
 		o.probeAt, o.probeST = hd.at, hd.st
 	}
 }
