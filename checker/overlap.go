@@ -115,7 +115,7 @@ func (c *overlap) checkAnalysis(_ context.Context, a *analysis) Result {
 			break
 		}
 		an := c.double(holds, j, groups[j], faults, refused, events[holds[j].proc], releaseOf)
-		an.Explanation = sentences(an.Explanation, lost[holds[j].acquire])
+		an.Explanation = sentences(an.Explanation, backendSentence(a, holds[j], holds[groups[j][0].later]), lost[holds[j].acquire])
 		r.Anomalies = append(r.Anomalies, an)
 	}
 	foreign := c.foreign(a, holds, &r)

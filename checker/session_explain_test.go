@@ -2,7 +2,6 @@ package checker
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,27 +13,10 @@ import (
 // database session was ended says so: when the session was terminated,
 // that the server released the lock, and when the client wrote anyway.
 func TestSessionKillStory(t *testing.T) {
-	h, err := history.ReadFile(filepath.Join("testdata", "histories", "session-kill-double-holder", "history.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := Default(Options{}).Check(context.Background(), h)
-	for _, a := range res.Anomalies {
-		if a.Kind != "double-holder" {
-			continue
-		}
-		for _, want := range []string{
-			"Process 1's database session was terminated at 4.20 s",
-			"the server released its lock",
-			"wrote by 5.10 s",
-		} {
-			if !strings.Contains(a.Explanation, want) {
-				t.Errorf("story lacks %q: %s", want, a.Explanation)
-			}
-		}
-		return
-	}
-	t.Fatalf("no double holder: %+v", res.Anomalies)
+	assertGoldenStory(t, "session-kill-double-holder", "double-holder",
+		"Process 1's database session was terminated at 4.20 s",
+		"the server released its lock",
+		"wrote by 5.10 s")
 }
 
 // TestSessionKillSentence is a table test of the sentence alone.

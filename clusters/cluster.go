@@ -106,6 +106,10 @@ type Parted interface {
 // password ("" for none) and the database to connect to.
 type Login struct {
 	User, Password, Database string
+	// Pooled says the address is a connection pooler (PgBouncer) that may
+	// run a client's consecutive statements on different server sessions:
+	// a client must not keep prepared statements on the server.
+	Pooled bool
 }
 
 // LoginNeeder is a cluster whose lock nodes need a login (a database

@@ -64,6 +64,10 @@ type Service struct {
 	Look func() error
 	// New returns the unstarted topology for cfg.
 	New func(cfg TopologyConfig) Topology
+	// Fronts names the service whose designs run on this one unchanged
+	// (PgBouncer fronts postgres): `check run --service NAME` picks it for
+	// such a design; "" for a service that runs only its own designs.
+	Fronts string
 	// Server names the server in stories ("PostgreSQL"); "" means Name.
 	Server string
 	// SessionSettings names the server settings that end a client session

@@ -44,6 +44,13 @@ type dbEngine interface {
 	login() Login
 }
 
+// besideStopper is a dbEngine that starts a server of its own beside the
+// lock node in initialize (PgBouncer's PostgreSQL); stopBeside stops it
+// when the lock node never started.
+type besideStopper interface {
+	stopBeside(ctx context.Context, grace time.Duration) error
+}
+
 // dbServer is what every dbEngine keeps: the topology's config, the
 // server's binary (postgres: its directory), its data directory and the
 // user it runs as (nil: the controller's).
@@ -266,6 +273,10 @@ func (c *SQLDB) Teardown(ctx context.Context) error {
 	var errs []error
 	if p := c.server.current(); p != nil {
 		errs = append(errs, c.engine.stop(ctx, p, 5*time.Second))
+	} else if b, ok := c.engine.(besideStopper); ok {
+		// The server never started; what initialize started beside it
+		// still runs.
+		errs = append(errs, b.stopBeside(ctx, 5*time.Second))
 	}
 	c.server.closeLog()
 	errs = append(errs, stopRedis(ctx, c.storage, nil)...)

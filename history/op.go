@@ -119,6 +119,12 @@ type Value struct {
 	Hit *Hit `json:"hit,omitempty"`
 	// Release is, on a server-release op, what the observer saw.
 	Release *Release `json:"release,omitempty"`
+	// Backend is, on an acquire or release ok of a database session lock,
+	// the server's id of the session (PostgreSQL backend pid, MariaDB
+	// connection id) that ran its lock or unlock statement. Behind a
+	// connection pooler in transaction mode it may change from one
+	// statement to the next.
+	Backend int64 `json:"backend,omitempty"`
 }
 
 // Int64 returns a pointer to v, for Value.Read and Value.Wrote.

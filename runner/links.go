@@ -10,7 +10,7 @@ import (
 // database, the slot's Sentinel links, and its map of announced addresses.
 func withLinks(cfg workloads.Config, c topology, slot int) workloads.Config {
 	l := clusters.LinksOf(c, slot)
-	cfg.User, cfg.Password, cfg.Database = l.Login.User, l.Login.Password, l.Login.Database
+	cfg.User, cfg.Password, cfg.Database, cfg.Pooled = l.Login.User, l.Login.Password, l.Login.Database, l.Login.Pooled
 	cfg.SentinelAddrs, cfg.MasterName, cfg.AddrMap = l.SentinelAddrs, l.MasterName, l.AddrMap
 	return cfg
 }

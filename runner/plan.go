@@ -87,7 +87,7 @@ func Resolve(t Test) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, err := clusters.FindService(d.Service)
+	svc, err := findService(t, d)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,11 @@ func checkWorkload(t Test, d workloads.Design, w workloads.Workload) error {
 func defaultName(t Test, w workloads.Workload) string {
 	name := t.Scenario
 	if name == "" {
-		name = fmt.Sprintf("%s-%s", t.Lock, strings.ReplaceAll(t.Nemesis, ",", "+"))
+		name = t.Lock
+		if t.Service != "" {
+			name += "@" + t.Service
+		}
+		name = fmt.Sprintf("%s-%s", name, strings.ReplaceAll(t.Nemesis, ",", "+"))
 		if w.Named {
 			name += "-" + w.Name
 		}

@@ -57,7 +57,7 @@ func dbServers() map[string]string {
 
 // serverDir finds a database server's temporary directory in its command
 // line.
-var serverDir = regexp.MustCompile(`/\S*/lockcheck-(postgres|mariadb)-[0-9]+`)
+var serverDir = regexp.MustCompile(`/\S*/lockcheck-(postgres|mariadb|pgbouncer)-[0-9]+`)
 
 // assertNoNewServers fails when a database server process that was not
 // running before is still running (waiting a few seconds for exits).

@@ -123,6 +123,9 @@ func Command(t Test) []string {
 	if t.StopOnAnomaly {
 		args = append(args, "--stop-on-anomaly")
 	}
+	if t.Service != "" {
+		args = append(args, "--service", t.Service)
+	}
 	if t.ServiceVersion != "" {
 		args = append(args, "--service-version", t.ServiceVersion)
 	}

@@ -34,6 +34,10 @@ type Test struct {
 	// Cluster is how the lock service runs: "local" processes (the
 	// default, also for "") or "docker" containers (package containers).
 	Cluster string `json:"cluster,omitempty"`
+	// Service is the lock service to run the design on, when not its own:
+	// one that fronts it (clusters.Service.Fronts: pgbouncer-transaction
+	// for a postgres design); "" is the design's own service.
+	Service string `json:"service,omitempty"`
 	// ServiceVersion is the version of the lock service's server to run
 	// (clusters.ServerVersion; "" is the service's default).
 	ServiceVersion string `json:"service_version,omitempty"`

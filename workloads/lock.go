@@ -24,6 +24,9 @@ type Grant struct {
 	// Nodes are the lock nodes that granted the lock, for designs that ask
 	// several (RedLock); nil otherwise.
 	Nodes []string
+	// Backend is the server's id of the database session whose statement
+	// took the lock (history.Value.Backend), 0 when the design has none.
+	Backend int64
 }
 
 // Lock is a lock client as one worker process uses it.

@@ -103,6 +103,10 @@ type Config struct {
 	User     string `json:"user,omitempty"`
 	Password string `json:"password,omitempty"`
 	Database string `json:"database,omitempty"`
+	// Pooled says lock_addrs[0] is a connection pooler (PgBouncer) that may
+	// run consecutive statements on different server sessions: the worker
+	// must not rely on prepared statements kept by the server.
+	Pooled bool `json:"pooled,omitempty"`
 	// SessionName is the application name the worker gives its database
 	// connections (PostgreSQL application_name, MariaDB program_name), so
 	// the session-kill nemesis can find the sessions of a lock holder;

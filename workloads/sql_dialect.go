@@ -82,6 +82,12 @@ var pgDialect = &sqlDialect{
 		if cfg.Password != "" {
 			u.User = url.UserPassword(cfg.User, cfg.Password)
 		}
+		if cfg.Pooled {
+			// Unnamed statements, parsed and run in one round trip: a
+			// pooler in transaction mode may run the next statement on
+			// another server session, which never saw a named one.
+			u.RawQuery += "&default_query_exec_mode=exec"
+		}
 		return u.String()
 	},
 	sessionID: "SELECT pg_backend_pid()",

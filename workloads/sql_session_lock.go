@@ -11,7 +11,9 @@ import (
 
 // sessionLockSQL is how a dialect takes and gives back a lock that belongs
 // to the database session (a PostgreSQL session advisory lock, a MariaDB
-// GET_LOCK named lock). Both queries return one boolean-ish value.
+// GET_LOCK named lock). Both queries return a boolean-ish value and the
+// server's id of the session that ran them (history.Value.Backend): behind
+// a pooler that is not always the session the client opened.
 type sessionLockSQL struct {
 	try     string // returns true when the lock was taken
 	release string // returns true when the session held it and let go
@@ -53,13 +55,14 @@ func (l *sqlSessionLock) Acquire(ctx context.Context, key string) (Grant, error)
 		cctx, cancel := l.s.opCtx(ctx, 0)
 		defer cancel()
 		var ok sql.NullBool
-		if err := l.s.conn.QueryRowContext(cctx, l.s.d.rebind(l.sql.try), l.sql.arg(key)).Scan(&ok); err != nil {
+		var backend int64
+		if err := l.s.conn.QueryRowContext(cctx, l.s.d.rebind(l.sql.try), l.sql.arg(key)).Scan(&ok, &backend); err != nil {
 			return Grant{}, false, l.s.fail(fmt.Errorf("acquire %s: %w", key, err))
 		}
 		if !ok.Bool {
 			return Grant{}, false, nil
 		}
-		g := Grant{Owner: newOwner(l.cfg.Process, l.rng), Detail: fmt.Sprintf("session %d", l.s.id)}
+		g := Grant{Owner: newOwner(l.cfg.Process, l.rng), Detail: fmt.Sprintf("session %d", l.s.id), Backend: backend}
 		tok, err := l.s.token(ctx, l.s.conn)
 		if err != nil {
 			// The lock is held but the grant cannot be reported: its
@@ -79,29 +82,32 @@ func (l *sqlSessionLock) Release(ctx context.Context, key string, g Grant) (*his
 	if err := l.s.ensure(ctx); err != nil {
 		return nil, err
 	}
-	released, err := l.releaseOnce(ctx, key)
+	released, backend, err := l.releaseOnce(ctx, key)
 	if err != nil && l.s.conn == nil {
 		// The session was gone: its locks went with it. Say so from a
 		// new session, which holds nothing.
 		if err := l.s.ensure(ctx); err != nil {
 			return nil, err
 		}
-		released, err = l.releaseOnce(ctx, key)
+		released, backend, err = l.releaseOnce(ctx, key)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &history.Value{Released: history.Bool(released)}, nil
+	return &history.Value{Released: history.Bool(released), Backend: backend}, nil
 }
 
-func (l *sqlSessionLock) releaseOnce(ctx context.Context, key string) (bool, error) {
+// releaseOnce runs the release statement and returns whether the session
+// that ran it held the lock and let go, and that session's server id.
+func (l *sqlSessionLock) releaseOnce(ctx context.Context, key string) (bool, int64, error) {
 	cctx, cancel := l.s.opCtx(ctx, 0)
 	defer cancel()
 	var ok sql.NullBool
-	if err := l.s.conn.QueryRowContext(cctx, l.s.d.rebind(l.sql.release), l.sql.arg(key)).Scan(&ok); err != nil {
-		return false, l.s.fail(fmt.Errorf("release %s: %w", key, err))
+	var backend int64
+	if err := l.s.conn.QueryRowContext(cctx, l.s.d.rebind(l.sql.release), l.sql.arg(key)).Scan(&ok, &backend); err != nil {
+		return false, 0, l.s.fail(fmt.Errorf("release %s: %w", key, err))
 	}
-	return ok.Bool, nil
+	return ok.Bool, backend, nil
 }
 
 // Close ends the session (and so releases whatever it holds).

@@ -133,7 +133,7 @@ func (w *worker) invoke(ctx context.Context, req Request) (*history.Value, error
 		if err != nil {
 			return nil, err
 		}
-		return &history.Value{Token: g.Token, Owner: g.Owner, Detail: g.Detail, Nodes: g.Nodes}, nil
+		return &history.Value{Token: g.Token, Owner: g.Owner, Detail: g.Detail, Nodes: g.Nodes, Backend: g.Backend}, nil
 	case history.FRelease:
 		return w.lock.Release(ctx, req.Key, g)
 	case history.FCS:

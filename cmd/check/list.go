@@ -69,6 +69,9 @@ func printList(stdout io.Writer) error {
 	fmt.Fprintln(w, "lock services (each design names one; Debian packages in brackets):")
 	for _, svc := range clusters.Services() {
 		row(svc.Name, svc.Summary+" ["+svc.Packages+"]")
+		if svc.Fronts != "" {
+			row("", "--service "+svc.Name+": runs the "+svc.Fronts+" designs")
+		}
 		for _, v := range svc.Versions {
 			row("", "--service-version "+strings.Join(v.Names(), " or ")+": "+v.Summary)
 		}
@@ -470,7 +473,7 @@ func servicesTables() (map[string]string, error) {
 	for _, s := range clusters.Services() {
 		var names []string
 		for _, d := range workloads.Designs() {
-			if d.Service == s.Name {
+			if d.Service == s.Name || s.Fronts != "" && d.Service == s.Fronts {
 				names = append(names, d.Name)
 			}
 		}

@@ -242,6 +242,9 @@ func testArgs(t runner.Test) []string {
 	if t.Failpoint != "" {
 		add("failpoint", t.Failpoint)
 	}
+	if t.Service != "" {
+		add("service", t.Service)
+	}
 	if t.ServiceVersion != "" {
 		add("service-version", t.ServiceVersion)
 	}

@@ -26,3 +26,17 @@ func Need(tb testing.TB, lock string) clusters.Service {
 	}
 	return svc
 }
+
+// NeedService returns the service called name, and skips tb when its
+// binaries are not installed (its Look names the package).
+func NeedService(tb testing.TB, name string) clusters.Service {
+	tb.Helper()
+	svc, err := clusters.FindService(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := svc.Look(); err != nil {
+		tb.Skip(err)
+	}
+	return svc
+}

@@ -1,0 +1,164 @@
+package checker
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// TestBackendStory checks that the double holder of a session advisory
+// lock taken through PgBouncer in transaction mode (a golden history cut
+// from a real run) says the lock and its release ran on different server
+// connections, and that the second grant came on the session that held it.
+func TestBackendStory(t *testing.T) {
+	assertGoldenStory(t, "pgbouncer-transaction-advisory", "double-holder",
+		"Process 8's lock and its release ran on different server connections: it was granted on server session 17135 and released on server session 17139, which did not hold it;",
+		"its client reported no new session",
+		"and the lock stayed behind on server session 17135.",
+		"Process 0 was granted the lock on server session 17135 too, which already held it for process 8")
+}
+
+// assertGoldenStory checks that the first anomaly of kind in the golden
+// history name (testdata/histories/NAME) has every phrase in its story.
+func assertGoldenStory(t *testing.T, name, kind string, phrases ...string) {
+	t.Helper()
+	h, err := history.ReadFile(filepath.Join("testdata", "histories", name, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Default(Options{}).Check(context.Background(), h)
+	for _, a := range res.Anomalies {
+		if a.Kind != kind {
+			continue
+		}
+		for _, want := range phrases {
+			if !strings.Contains(a.Explanation, want) {
+				t.Errorf("story lacks %q: %s", want, a.Explanation)
+			}
+		}
+		return
+	}
+	t.Fatalf("no %s: %+v", kind, res.Anomalies)
+}
+
+// backendHistory is a double holder: process 1 is granted k0 on session
+// b1 at 1 s, process 2 on session b2 at 2 s, and process 1 releases at
+// 3 s on session rb, reporting released (nil: nothing). event > 0 puts an
+// event of process eventProc at that many ms; release false ends process
+// 1's hold with the history instead; info makes its release info.
+type backendHistory struct {
+	b1, b2, rb       int64
+	released         *bool
+	event, eventProc int
+	noRelease, info  bool
+}
+
+func (c backendHistory) build() history.History {
+	ms := func(n int) int64 { return int64(n) * 1e6 }
+	var h history.History
+	add := func(t int64, p int, ty history.Type, f string, v *history.Value) {
+		h = append(h, history.Op{Index: len(h), Time: timeDur(t), Process: p, Type: ty, F: f, Key: "k0", Value: v})
+	}
+	add(ms(900), 1, history.Invoke, history.FAcquire, nil)
+	add(ms(1000), 1, history.OK, history.FAcquire, &history.Value{Owner: "p1-a", Token: 1, Backend: c.b1})
+	add(ms(1900), 2, history.Invoke, history.FAcquire, nil)
+	add(ms(2000), 2, history.OK, history.FAcquire, &history.Value{Owner: "p2-b", Token: 2, Backend: c.b2})
+	if c.event > 0 {
+		h = append(h, history.Op{Index: len(h), Time: timeDur(ms(c.event)), Process: c.eventProc, Type: history.Info, F: history.FEvent,
+			Value: &history.Value{Detail: "database session 1 ended; reconnected as session 9"}})
+	}
+	if !c.noRelease {
+		add(ms(3000), 1, history.Invoke, history.FRelease, &history.Value{Owner: "p1-a", Token: 1})
+		if c.info {
+			add(ms(3100), 1, history.Info, history.FRelease, nil)
+		} else {
+			add(ms(3100), 1, history.OK, history.FRelease, &history.Value{Released: c.released, Backend: c.rb})
+		}
+	}
+	if c.event > 3000 {
+		// Keep the history in time order.
+		ev := h[4]
+		copy(h[4:], h[5:])
+		h[len(h)-1] = ev
+		for i := range h {
+			h[i].Index = i
+		}
+	}
+	add(ms(4000), 2, history.Invoke, history.FRelease, &history.Value{Owner: "p2-b", Token: 2})
+	add(ms(4100), 2, history.OK, history.FRelease, &history.Value{Released: history.Bool(true), Backend: c.b2})
+	return h
+}
+
+// TestBackendSentence is a table test of the sentence alone.
+func TestBackendSentence(t *testing.T) {
+	no, yes := history.Bool(false), history.Bool(true)
+	const moved = "Process 1's lock and its release ran on different server connections: it was granted on server session 11 and released on server session 12"
+	const reentrant = "Process 2 was granted the lock on server session 11 too, which already held it for process 1: a session lock is re-entrant"
+	cases := []struct {
+		name    string
+		h       backendHistory
+		want    []string
+		notWant []string
+	}{
+		{"no backends recorded", backendHistory{released: no}, nil, []string{"server"}},
+		{"release elsewhere, lock left behind", backendHistory{b1: 11, b2: 13, rb: 12, released: no},
+			[]string{moved + ", which did not hold it; its client reported no new session", "(transaction pooling), and the lock stayed behind on server session 11."},
+			[]string{reentrant, "another client"}},
+		{"release elsewhere let go of another's", backendHistory{b1: 11, b2: 13, rb: 12, released: yes},
+			[]string{moved + ", which held the lock for another client and let go of that;", "(transaction pooling)."},
+			[]string{"stayed behind", "did not hold"}},
+		{"release elsewhere, nothing reported", backendHistory{b1: 11, b2: 13, rb: 12},
+			[]string{moved + "; its client", "(transaction pooling)."}, []string{"stayed behind", "did not hold", "another client"}},
+		{"release on the granting session", backendHistory{b1: 11, b2: 13, rb: 11, released: yes}, nil, []string{"server"}},
+		{"release names no session", backendHistory{b1: 11, b2: 13, released: no}, nil, []string{"server"}},
+		{"grant names no session", backendHistory{b2: 11, rb: 12, released: no}, nil, []string{"server"}},
+		{"second grant on the holding session", backendHistory{b1: 11, b2: 11, rb: 11, released: yes}, []string{reentrant}, []string{"different"}},
+		{"both", backendHistory{b1: 11, b2: 11, rb: 12, released: no}, []string{moved, reentrant}, nil},
+		{"the client reconnected in between", backendHistory{b1: 11, b2: 13, rb: 12, released: no, event: 2500, eventProc: 1}, nil, []string{"server"}},
+		{"the client reconnected as its release ended", backendHistory{b1: 11, b2: 13, rb: 12, released: no, event: 3100, eventProc: 1}, nil, []string{"server"}},
+		{"another client reconnected", backendHistory{b1: 11, b2: 13, rb: 12, released: no, event: 2500, eventProc: 2}, []string{moved}, nil},
+		{"an event after the release", backendHistory{b1: 11, b2: 13, rb: 12, released: no, event: 3200, eventProc: 1}, []string{moved}, nil},
+		{"an event before the grant", backendHistory{b1: 11, b2: 13, rb: 12, released: no, event: 950, eventProc: 1}, []string{moved}, nil},
+		{"no release", backendHistory{b1: 11, b2: 13, noRelease: true}, nil, []string{"server"}},
+		{"release in doubt", backendHistory{b1: 11, b2: 13, info: true}, nil, []string{"server"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := c.h.build()
+			if err := history.Validate(h); err != nil {
+				t.Fatalf("bad test history: %v", err)
+			}
+			a := newAnalysis(h)
+			holds := a.getHolds()
+			var e, l *hold
+			for i := range holds {
+				switch holds[i].proc {
+				case 1:
+					e = &holds[i]
+				case 2:
+					l = &holds[i]
+				}
+			}
+			if e == nil || l == nil {
+				t.Fatalf("holds %+v", holds)
+			}
+			got := backendSentence(a, *e, *l)
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("sentence lacks %q: %q", w, got)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("sentence has %q: %q", w, got)
+				}
+			}
+			if len(c.want) == 0 && got != "" {
+				t.Errorf("got %q, want nothing", got)
+			}
+		})
+	}
+}
