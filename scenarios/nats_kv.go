@@ -17,7 +17,7 @@ func init() {
 			"a clustered stream's leader checks Nats-Expected-Last-Subject-Sequence against what it has applied, not " +
 			"against proposals still in flight, so two Creates of the same key can both succeed " +
 			"(nats-io/nats-server#4320, fixed in 2.9.21; Debian ships 2.9.10)",
-		Args:   []string{"--lock", "nats-kv-r3", "--nemesis", "none", "--lease", "1s", "--workers", "10", "--time", "10s"},
+		Args: []string{"--lock", "nats-kv-r3", "--nemesis", "none", "--lease", "1s", "--workers", "10", "--time", "10s"},
 		Expect: "invalid on nats-server before 2.9.21: two holders, each with its own revision (valid with --fencing: the later revision wins at the resource; " +
 			"valid on one server, nats-kv: the race is in the clustered path)",
 		Want: "U", WantFenced: "S",
