@@ -481,10 +481,18 @@ func servicesTables() (map[string]string, error) {
 		if s.Container != nil {
 			docker = "yes"
 		}
-		rows = append(rows, []string{code(s.Name), text(s.Summary), codes(names), text(s.Packages), docker})
+		var versions []string
+		for _, v := range s.Versions {
+			versions = append(versions, v.Name)
+		}
+		version := "the installed server"
+		if len(versions) > 0 {
+			version = codes(versions)
+		}
+		rows = append(rows, []string{code(s.Name), text(s.Summary), codes(names), text(s.Packages), docker, version})
 	}
 	return map[string]string{
-		"services": table([]string{"service", "what a run starts", "designs", "Debian packages", "`--cluster docker`"}, rows),
+		"services": table([]string{"service", "what a run starts", "designs", "Debian packages", "`--cluster docker`", "`--service-version` ([versions.md](versions.md))"}, rows),
 	}, nil
 }
 
