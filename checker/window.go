@@ -354,7 +354,7 @@ func opsByProcess(h history.History) map[int][]*history.Op {
 
 // lossWords are the words of a lock client's event that say the lock, its
 // session or its lease is gone or in doubt.
-var lossWords = []string{"expired", "lost", "refused", "failed", "disconnected", "suspended", "ended", "ran out"}
+var lossWords = []string{"expired", "lost", "refused", "failed", "disconnected", "suspended", "ended", "ran out", "validity"}
 
 // isLossEvent reports whether a lock client's event says the lock may be
 // gone; a failpoint's event does not.
@@ -372,9 +372,10 @@ func isLossEvent(detail string) bool {
 }
 
 // learn sets when the holder learned of the loss: the first of its ops
-// since the grant that told it (a loss event of its lock client, the
-// completion of its release of the key that failed or found the lock
-// gone), up to the completion of the op that ended its hold. Without one,
+// since the grant that told it (a loss event of its lock client, a
+// critical section its lock client refused for a lost lock (a validity
+// check), the completion of its release of the key that failed or found
+// the lock gone), up to the completion of the op that ended its hold. Without one,
 // the window ends with the hold. A holder told before the server released
 // the lock has an empty window.
 func (w *lostWindow) learn(ops []*history.Op) {
@@ -392,6 +393,9 @@ func (w *lostWindow) learn(ops []*history.Op) {
 		switch {
 		case op.F == history.FEvent && op.Value != nil && isLossEvent(op.Value.Detail):
 			by = fmt.Sprintf("its lock client reported %q", op.Value.Detail)
+		case op.F == history.FCS && op.Key == hd.key && op.Type == history.Fail && isLossEvent(op.Error) &&
+			(op.Value == nil || op.Value.Rejected == ""):
+			by = fmt.Sprintf("its lock client refused its critical section (%q)", op.Error)
 		case op.F == history.FRelease && op.Key == hd.key && op.Type == history.Fail:
 			by = "its release failed"
 		case op.F == history.FRelease && op.Key == hd.key && op.Type == history.Info:

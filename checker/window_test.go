@@ -57,6 +57,20 @@ func (b *builder) releaseInfo(p int, t0, t1 float64) *builder {
 	return b.pair(p, history.FRelease, "k", t0, t1, history.Info, nil, nil)
 }
 
+// csRefused adds a critical section that the lock client refused to run,
+// failing with err.
+func (b *builder) csRefused(p int, t0, t1 float64, err string) *builder {
+	b.pair(p, history.FCS, "k", t0, t1, history.Fail, nil, nil)
+	b.ops[len(b.ops)-1].Error = err
+	return b
+}
+
+// withError sets the error of the op added last.
+func (b *builder) withError(err string) *builder {
+	b.ops[len(b.ops)-1].Error = err
+	return b
+}
+
 // acquireOn adds a grant by the named nodes (RedLock's majority).
 func (b *builder) acquireOn(p int, t0, t1 float64, owner string, nodes ...string) *builder {
 	return b.pair(p, history.FAcquire, "k", t0, t1, history.OK, nil, &history.Value{Owner: owner, Nodes: nodes})
@@ -98,6 +112,14 @@ func TestWindows(t *testing.T) {
 			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
 				cs(0, 2.499, 2.7, 1, 0).event(2.5, 0, "session expired").release(0, 2.8, 2.81, false, "a"),
 			[]wantWindow{{0, 2.01, 2.5, 0.49, ClassBeforeKnown, 1, 0, 0, `its lock client reported "session expired"`}}, 1},
+		{"a critical section that failed for another reason tells nothing",
+			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+				csRefused(0, 2.1, 2.2, "storage: connection reset").release(0, 2.6, 2.61, false, "a"),
+			[]wantWindow{{0, 2.01, 2.61, 0.6, ClassStopped, 0, 0, 0, "its release found the lock gone"}}, 1},
+		{"a fenced refusal tells nothing of the lock",
+			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+				csRejected(0, 2.1, 2.2, 0, 1, 2).withError("stale token 1 refused").cs(0, 2.3, 2.4, 1, 0).release(0, 2.6, 2.61, false, "a"),
+			[]wantWindow{{0, 2.01, 2.61, 0.6, ClassBeforeKnown, 2, 0, 1, "its release found the lock gone"}}, 1},
 		{"a failpoint or connect event tells nothing",
 			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
 				event(2.2, 0, "failpoint after-acquire: lost").event(2.3, 0, "session 0x1 connected").cs(0, 2.5, 2.7, 1, 0).releaseFail(0, 2.8, 2.81),
@@ -110,6 +132,10 @@ func TestWindows(t *testing.T) {
 			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
 				csFail(0, 2.1, 2.2).acquire(1, 2.1, 2.11, 2, "b").csInfo(0, 2.3, 2.4).crash(0, 2.4),
 			[]wantWindow{{0, 2.01, -1, 0.39, ClassBeforeKnown, 1, 0, 0, "never told: it was retired at 2.40 s"}}, 1},
+		{"a critical section refused by the lock client's validity check tells it",
+			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+				csRefused(0, 1.02, 2.5, "redlock validity of k passed 0.5s ago").release(0, 2.6, 2.61, false, "a"),
+			[]wantWindow{{0, 2.01, 2.5, 0.49, ClassStopped, 0, 0, 0, "its lock client refused its critical section (\"redlock validity of k passed 0.5s ago\")"}}, 1},
 		{"fenced: the refused access is counted and marked",
 			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
 				csRejected(0, 2.1, 2.2, 0, 1, 2).release(0, 2.3, 2.31, false, "a"),
