@@ -27,12 +27,12 @@ func init() {
 		registerService(Service{
 			Name: "pgbouncer-" + mode.mode, Fronts: "postgres",
 			Packages: "pgbouncer, postgresql-15, redis-server (storage)",
-			Summary:  "PgBouncer (pool_mode = " + mode.mode + ") in front of one PostgreSQL server, every worker's link to PgBouncer behind its own proxy; faults strike PgBouncer, the lock node the workers see: " + mode.summary,
+			Summary:  "PgBouncer (pool_mode = " + mode.mode + ") in front of one PostgreSQL server, every worker's link to PgBouncer behind its own proxy; a lock-node fault (kill) strikes PgBouncer, the lock node the workers see: " + mode.summary,
 			Look:     lookAll(LookPgBouncer, LookPostgres, LookRedis),
 			New: newSQLTopology(func(cfg SQLDBConfig) *SQLDB {
 				return NewPgBouncer(cfg, mode.mode)
 			}),
-			Server:          "PostgreSQL behind PgBouncer",
+			Server:          "PostgreSQL",
 			SessionSettings: "PostgreSQL's idle_in_transaction_session_timeout, idle_session_timeout and tcp_user_timeout (on PgBouncer's server sessions)",
 			SessionTimeout:  sessionTimeout,
 			Version:         PgBouncerVersion,
