@@ -428,3 +428,40 @@ func TestWindowsGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestObservationsDoNotChangeVerdicts checks each golden history of
+// testdata/windows with Default, with and without its server-release ops:
+// the same verdict and the same anomalies, but for the stories' sentence
+// on the server's side.
+func TestObservationsDoNotChangeVerdicts(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "windows", "*"))
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bare history.History
+			for _, op := range h {
+				if op.F != history.FServerRelease {
+					op.Index = len(bare)
+					bare = append(bare, op)
+				}
+			}
+			if len(bare) == len(h) {
+				t.Fatal("no server-release op to strip")
+			}
+			opts := Options{Lease: time.Second, Faulted: true}
+			with, without := Default(opts).Check(context.Background(), h), Default(opts).Check(context.Background(), bare)
+			if with.Valid != without.Valid || len(with.Anomalies) != len(without.Anomalies) {
+				t.Fatalf("with observations %v %d anomalies, without %v %d", with.Valid, len(with.Anomalies), without.Valid, len(without.Anomalies))
+			}
+			for i := range with.Anomalies {
+				a, b := with.Anomalies[i], without.Anomalies[i]
+				if a.Kind != b.Kind || a.Start != b.Start || a.End != b.End || !strings.HasPrefix(a.Explanation, b.Explanation) {
+					t.Errorf("anomaly %d differs:\n with    %s\n without %s", i, a.Explanation, b.Explanation)
+				}
+			}
+		})
+	}
+}
