@@ -15,7 +15,9 @@ import (
 // NewFencing returns the fencing checker. Only acquire oks and critical
 // sections that carry a non-zero token count (see below for where a token
 // is read from); a history with no tokens at
-// all is Valid with Stats{"fenced": false}. Per lock key it requires:
+// all is Valid with Stats{"fenced": false}; Stats["resource_fenced"] says
+// whether any critical section carried a token to the resource (a run
+// with --fencing). Per lock key it requires:
 //
 //   - token order: if acquire A returned before acquire B was invoked, A's
 //     token is lower than B's ("token-order", Invalid);
@@ -135,6 +137,7 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 		writes[k] = make([]tokened, 0, count[k].writes)
 	}
 	tokens, rejected, invHistory := 0, 0, a.isInventory()
+	accesses := 0 // critical sections that carried a token to the resource
 	var refusals []Anomaly
 	var mismatch []string
 	nMismatch := 0
@@ -162,6 +165,9 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 		}
 		if inv.F == history.FCS && pr.Type() == history.Info && tok != 0 {
 			doubtful[inv.Key] = append(doubtful[inv.Key], tokened{proc: inv.Process, token: tok, call: inv.Time, ret: forever, inv: inv.Index, done: -1})
+		}
+		if inv.F == history.FCS && tok != 0 {
+			accesses++
 		}
 		if tok == 0 || pr.Type() != history.OK {
 			continue
@@ -194,6 +200,7 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 		return r
 	}
 	r.Stats["fenced"] = tokens > 0 || rejected > 0
+	r.Stats["resource_fenced"] = accesses > 0
 	r.Stats["stale_writes_rejected"] = rejected
 	if tokens == 0 && rejected == 0 {
 		return r

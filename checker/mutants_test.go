@@ -705,7 +705,7 @@ func TestFencingReadFrom(t *testing.T) {
 
 func TestFencingNoTokensStats(t *testing.T) {
 	r := NewFencing().Check(context.Background(), (&builder{}).cycles(3, 0, 0, 0, false).build())
-	if r.Valid != Valid || len(r.Stats) != 2 || r.Stats["fenced"] != false {
+	if r.Valid != Valid || len(r.Stats) != 3 || r.Stats["fenced"] != false || r.Stats["resource_fenced"] != false {
 		t.Fatalf("%v %v", r.Valid, r.Stats)
 	}
 }

@@ -230,3 +230,17 @@ func malformed(name string, err error) Result {
 	r.Error = fmt.Sprintf("malformed history: %v", err)
 	return r
 }
+
+// NotUsed says why a sub-result had nothing of its own to judge in this
+// run, "" when it had: the fencing checker of a run whose resource took no
+// tokens checked only the order of the grants' tokens, so its "valid" is
+// no sign that fencing worked.
+func (r Result) NotUsed() string {
+	if r.Checker != "fencing" || r.Valid != Valid {
+		return ""
+	}
+	if fenced, ok := r.Stats["resource_fenced"].(bool); ok && !fenced {
+		return "not used: the resource took no tokens, so only the order of the grants' tokens was checked"
+	}
+	return ""
+}

@@ -106,6 +106,9 @@ type page struct {
 type checkerRow struct {
 	Name, Verdict, Error, Stats string
 	Advisory                    bool
+	// NotUsed says why the checker had nothing of its own to judge
+	// (checker.Result.NotUsed).
+	NotUsed string
 }
 
 // anomalyGroup is the paragraphs of one anomaly kind.
@@ -144,7 +147,7 @@ func build(in Input, dir string) page {
 		p.Started = in.Meta.Started.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
 	for _, r := range res.Results {
-		row := checkerRow{Name: r.Checker, Verdict: r.Valid.String(), Error: r.Error, Advisory: r.Advisory}
+		row := checkerRow{Name: r.Checker, Verdict: r.Valid.String(), Error: r.Error, Advisory: r.Advisory, NotUsed: r.NotUsed()}
 		if len(r.Stats) > 0 {
 			if b, err := json.Marshal(r.Stats); err == nil {
 				row.Stats = string(b)

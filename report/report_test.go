@@ -68,7 +68,8 @@ func TestReportWrite(t *testing.T) {
 			name: "invalid", in: Input{Meta: fx.meta, History: fx.h, Result: invalid},
 			beside: []string{"linearizability.html", "test.json"}, verdict: "invalid",
 			want: []string{"INVALID", "seed <b>3</b>", "fencing off", "1 double-holder, 1 lost-update, 1 nonlinearizable",
-				`<svg id="tl"`, `<svg id="latency"`, `<svg id="throughput"`, `class="dh"`, `class="h x"`, "fb-process"},
+				`<svg id="tl"`, `<svg id="latency"`, `<svg id="throughput"`, `class="dh"`, `class="h x"`, "fb-process",
+				"not used: the resource took no tokens"},
 			wantLinks: []string{"history.jsonl", "results.json", "test.json", "linearizability.html"},
 		},
 		{

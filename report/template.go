@@ -194,7 +194,7 @@ const pageHTML = `<!doctype html>
 <h2>Checkers</h2>
 <table>
 <tr><th>checker</th><th class="l">verdict</th><th class="l">notes</th></tr>
-{{range .Checkers}}<tr><td>{{.Name}}</td><td class="l v-{{.Verdict}}">{{.Verdict}}</td><td class="l">{{if .Advisory}}advisory (fenced run: the resource decides) {{end}}{{.Error}}{{if .Stats}}<details><summary>stats</summary><code>{{.Stats}}</code></details>{{end}}</td></tr>
+{{range .Checkers}}<tr><td>{{.Name}}</td><td class="l v-{{.Verdict}}">{{.Verdict}}</td><td class="l">{{if .Advisory}}advisory (fenced run: the resource decides) {{end}}{{if .NotUsed}}{{.NotUsed}} {{end}}{{.Error}}{{if .Stats}}<details><summary>stats</summary><code>{{.Stats}}</code></details>{{end}}</td></tr>
 {{end}}</table>
 </section>
 <section id="files">
