@@ -42,11 +42,7 @@ func NATSVersion() string {
 	if err != nil {
 		return ""
 	}
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		return ""
-	}
-	return parseNATSVersion(string(out))
+	return natsVersionOf(bin)
 }
 
 // parseNATSVersion takes the version out of `nats-server --version`'s
@@ -69,6 +65,9 @@ type NATSConfig struct {
 	Workers int
 	// LogDir receives one log per server.
 	LogDir string
+	// Server is the nats-server binary to run (a version built from the
+	// Go module, see NATSVersions); "" means the one installed.
+	Server string
 }
 
 // natsNode is one nats-server.
@@ -134,8 +133,10 @@ func (n *NATS) Setup(ctx context.Context) error {
 }
 
 func (n *NATS) setupOnce(ctx context.Context) (err error) {
-	if n.bin, err = LookNATS(); err != nil {
-		return err
+	if n.bin = n.cfg.Server; n.bin == "" {
+		if n.bin, err = LookNATS(); err != nil {
+			return err
+		}
 	}
 	return n.setUp(ctx, "nats-", n.Teardown, func() (err error) {
 		for i := 1; i <= n.cfg.Members; i++ {

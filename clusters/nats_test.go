@@ -138,3 +138,22 @@ func TestNATSCluster(t *testing.T) {
 		t.Logf("leader %s, then %s", leader, next)
 	})
 }
+
+func TestNATSVersions(t *testing.T) {
+	svc, err := FindService("nats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ ask, want string }{{"", "2.9.10"}, {"debian", "2.9.10"}, {"2.9.10", "2.9.10"}, {"2.15.2", "2.15.2"}} {
+		v, err := svc.FindVersion(c.ask)
+		if err != nil || v.Name != c.want || v.Server == nil || v.Reported == nil {
+			t.Errorf("FindVersion(%q) = %q (server %v), %v; want %q with a server and its report", c.ask, v.Name, v.Server != nil, err, c.want)
+		}
+	}
+	if _, err := svc.FindVersion("2.10.0"); err == nil {
+		t.Error("FindVersion(2.10.0): no error for a version nats does not list")
+	}
+	if got := natsVersionOf("/nonexistent/nats-server"); got != "" {
+		t.Errorf("natsVersionOf(a missing binary) = %q, want \"\"", got)
+	}
+}

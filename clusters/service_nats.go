@@ -3,15 +3,16 @@ package clusters
 func init() {
 	registerService(Service{
 		Name: "nats", Packages: "nats-server, redis-server (storage)", Server: "NATS",
-		Summary: "nats-server with JetStream: one server for a design on one lock node, else a JetStream cluster of --nodes servers (three by default), every client link and every route between two servers behind its own proxy",
-		Look:    lookAll(LookNATS, LookRedis),
-		Version: NATSVersion,
+		Summary:  "nats-server with JetStream: one server for a design on one lock node, else a JetStream cluster of --nodes servers (three by default), every client link and every route between two servers behind its own proxy",
+		Look:     lookAll(LookNATS, LookRedis),
+		Version:  NATSVersion,
+		Versions: NATSVersions,
 		New: func(cfg TopologyConfig) Topology {
 			members := cfg.Nodes
 			if cfg.LockNodes == 1 {
 				members = 1 // the design asks for one server (nats-kv)
 			}
-			return NewNATS(NATSConfig{Members: members, Workers: cfg.Workers, LogDir: cfg.LogDir})
+			return NewNATS(NATSConfig{Members: members, Workers: cfg.Workers, LogDir: cfg.LogDir, Server: cfg.Server})
 		},
 	})
 }
