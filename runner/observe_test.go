@@ -23,13 +23,13 @@ func windowsOf(t *testing.T, res checker.Result) checker.Result {
 	return checker.Result{}
 }
 
-// TestObserverControlRun runs designs whose services have an observer with
+// TestObserverControlRun runs a design of each service with an observer with
 // no fault: every release the observer reports is one a holder asked for
 // (a deletion of its own key, after it invoked its release) or an expiry
 // after it, so the run has no lost-lock window; the observer saw the
 // grants' releases, and its probes.
 func TestObserverControlRun(t *testing.T) {
-	for _, lock := range []string{"redis-set-px", "redlock", "etcd-mutex"} {
+	for _, lock := range []string{"redis-set-px", "redlock", "etcd-mutex", "zk-ephemeral"} {
 		t.Run(lock, func(t *testing.T) {
 			tt := quick(t, lock, "none", false)
 			tt.Time, tt.Until, tt.Lease = patient, untilGrants(20), safeLease
