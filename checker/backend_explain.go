@@ -59,12 +59,10 @@ func acquireBackend(a *analysis, h hold) int64 {
 }
 
 // releaseOK returns the ok completion of the release that ended hold h,
-// nil when the hold ended otherwise or its release did not complete ok
+// nil when the hold ended otherwise (a crash's completion is info; a hold
+// the history ended has no end op) or its release did not complete ok
 // with a value.
 func releaseOK(a *analysis, h hold) *history.Op {
-	if h.endKind != endRelease {
-		return nil
-	}
 	for _, pr := range a.pairs {
 		if pr.Invoke.Index == h.endOp {
 			if pr.Type() != history.OK || pr.Complete.Value == nil {

@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -47,13 +48,17 @@ func assertGoldenStory(t *testing.T, name, kind string, phrases ...string) {
 // backendHistory is a double holder: process 1 is granted k0 on session
 // b1 at 1 s, process 2 on session b2 at 2 s, and process 1 releases at
 // 3 s on session rb, reporting released (nil: nothing). event > 0 puts an
-// event of process eventProc at that many ms; release false ends process
-// 1's hold with the history instead; info makes its release info.
+// event of process eventProc at that many ms; noRelease ends process 1's
+// hold with the history instead; info makes its release info, bare an ok
+// with no value.
 type backendHistory struct {
 	b1, b2, rb       int64
 	released         *bool
 	event, eventProc int
 	noRelease, info  bool
+	bare             bool // the release ok carries no value
+	bareGrant        bool // process 2's acquire ok carries no value
+	pending          bool // process 3's acquire, invoked first, never completes
 }
 
 func (c backendHistory) build() history.History {
@@ -62,33 +67,39 @@ func (c backendHistory) build() history.History {
 	add := func(t int64, p int, ty history.Type, f string, v *history.Value) {
 		h = append(h, history.Op{Index: len(h), Time: timeDur(t), Process: p, Type: ty, F: f, Key: "k0", Value: v})
 	}
+	if c.pending {
+		add(ms(800), 3, history.Invoke, history.FAcquire, nil)
+	}
 	add(ms(900), 1, history.Invoke, history.FAcquire, nil)
 	add(ms(1000), 1, history.OK, history.FAcquire, &history.Value{Owner: "p1-a", Token: 1, Backend: c.b1})
 	add(ms(1900), 2, history.Invoke, history.FAcquire, nil)
-	add(ms(2000), 2, history.OK, history.FAcquire, &history.Value{Owner: "p2-b", Token: 2, Backend: c.b2})
+	if c.bareGrant {
+		add(ms(2000), 2, history.OK, history.FAcquire, nil)
+	} else {
+		add(ms(2000), 2, history.OK, history.FAcquire, &history.Value{Owner: "p2-b", Token: 2, Backend: c.b2})
+	}
 	if c.event > 0 {
 		h = append(h, history.Op{Index: len(h), Time: timeDur(ms(c.event)), Process: c.eventProc, Type: history.Info, F: history.FEvent,
 			Value: &history.Value{Detail: "database session 1 ended; reconnected as session 9"}})
 	}
 	if !c.noRelease {
 		add(ms(3000), 1, history.Invoke, history.FRelease, &history.Value{Owner: "p1-a", Token: 1})
-		if c.info {
-			add(ms(3100), 1, history.Info, history.FRelease, nil)
-		} else {
+		switch {
+		case c.info:
+			add(ms(3100), 1, history.Info, history.FRelease, &history.Value{Released: c.released, Backend: c.rb})
+		case c.bare:
+			add(ms(3100), 1, history.OK, history.FRelease, nil)
+		default:
 			add(ms(3100), 1, history.OK, history.FRelease, &history.Value{Released: c.released, Backend: c.rb})
-		}
-	}
-	if c.event > 3000 {
-		// Keep the history in time order.
-		ev := h[4]
-		copy(h[4:], h[5:])
-		h[len(h)-1] = ev
-		for i := range h {
-			h[i].Index = i
 		}
 	}
 	add(ms(4000), 2, history.Invoke, history.FRelease, &history.Value{Owner: "p2-b", Token: 2})
 	add(ms(4100), 2, history.OK, history.FRelease, &history.Value{Released: history.Bool(true), Backend: c.b2})
+	// The event goes in time order, after the ops of its instant.
+	sort.SliceStable(h, func(i, j int) bool { return h[i].Time < h[j].Time })
+	for i := range h {
+		h[i].Index = i
+	}
 	return h
 }
 
@@ -122,8 +133,12 @@ func TestBackendSentence(t *testing.T) {
 		{"another client reconnected", backendHistory{b1: 11, b2: 13, rb: 12, released: no, event: 2500, eventProc: 2}, []string{moved}, nil},
 		{"an event after the release", backendHistory{b1: 11, b2: 13, rb: 12, released: no, event: 3200, eventProc: 1}, []string{moved}, nil},
 		{"an event before the grant", backendHistory{b1: 11, b2: 13, rb: 12, released: no, event: 950, eventProc: 1}, []string{moved}, nil},
+		{"the client reconnected as it was granted", backendHistory{b1: 11, b2: 13, rb: 12, released: no, event: 1000, eventProc: 1}, nil, []string{"server"}},
 		{"no release", backendHistory{b1: 11, b2: 13, noRelease: true}, nil, []string{"server"}},
-		{"release in doubt", backendHistory{b1: 11, b2: 13, info: true}, nil, []string{"server"}},
+		{"an acquire that never completed", backendHistory{b1: 11, b2: 13, rb: 12, released: no, pending: true}, []string{moved}, []string{reentrant}},
+		{"a grant with no value", backendHistory{b1: 11, rb: 12, released: no, bareGrant: true}, []string{moved}, []string{reentrant}},
+		{"release with no value", backendHistory{b1: 11, b2: 13, bare: true}, nil, []string{"server"}},
+		{"release in doubt", backendHistory{b1: 11, b2: 13, rb: 12, released: no, info: true}, nil, []string{"server"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
