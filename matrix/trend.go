@@ -37,6 +37,9 @@ type Change struct {
 	Was, Now string
 	// Flags is set when the cell ran with other flags in the second.
 	Flags bool
+	// Seeds are the seeds whose verdict changed, when both matrices ran
+	// the same seeds.
+	Seeds []uint64
 }
 
 // String is the change as `check matrix diff` prints it.
@@ -49,6 +52,13 @@ func (c Change) String() string {
 		s += fmt.Sprintf(" (was %s)", c.Was)
 	case c.Now != "":
 		s += fmt.Sprintf(" (now %s)", c.Now)
+	}
+	if len(c.Seeds) > 0 {
+		s += "; verdict changed at seed"
+		if len(c.Seeds) > 1 {
+			s += "s"
+		}
+		s += " " + FormatSeeds(c.Seeds)
 	}
 	if c.Flags {
 		s += "; its flags changed"
@@ -76,12 +86,15 @@ func Diff(a, b *Matrix) []Change {
 			continue
 		}
 		ch := Change{Cell: p.Name(), Was: statusLine(p), Now: statusLine(q), Flags: !slices.Equal(p.Args, q.Args)}
+		if a.Seeds == b.Seeds {
+			ch.Seeds = changedSeeds(p, q)
+		}
 		switch {
 		case p.Status == Met && q.Status == Missed:
 			ch.Kind = NewMiss
 		case p.Status == Missed && q.Status == Met:
 			ch.Kind = Fixed
-		case p.Outcome() != q.Outcome() || ch.Flags || a.Seeds == b.Seeds && !sameVerdicts(p, q):
+		case p.Outcome() != q.Outcome() || ch.Flags || len(ch.Seeds) > 0:
 			ch.Kind = Changed
 		default:
 			continue
@@ -189,7 +202,7 @@ func labels(nights []*Matrix, at []*CellResult) []string {
 		if nights[a].Seeds != nights[b].Seeds || !slices.Equal(at[a].Args, at[b].Args) {
 			continue // not the same runs: nothing to compare
 		}
-		if !sameVerdicts(*at[a], *at[b]) {
+		if len(changedSeeds(*at[a], *at[b])) > 0 {
 			changes++
 			if at[a].Status == at[b].Status {
 				quiet = true
@@ -202,9 +215,9 @@ func labels(nights []*Matrix, at []*CellResult) []string {
 	return out
 }
 
-// sameVerdicts reports whether every seed that ended in both a and b
-// (not missing, not interrupted) got the same verdict in each.
-func sameVerdicts(a, b CellResult) bool {
+// changedSeeds returns the seeds that ended in both a and b (not
+// missing, not interrupted) with different verdicts, in b's order.
+func changedSeeds(a, b CellResult) []uint64 {
 	ended := func(r Run) bool { return r.Verdict != Missing && r.Verdict != Interrupted }
 	was := make(map[uint64]Verdict, len(a.Runs))
 	for _, r := range a.Runs {
@@ -212,10 +225,11 @@ func sameVerdicts(a, b CellResult) bool {
 			was[r.Seed] = r.Verdict
 		}
 	}
+	var out []uint64
 	for _, r := range b.Runs {
 		if v, ok := was[r.Seed]; ok && ended(r) && v != r.Verdict {
-			return false
+			out = append(out, r.Seed)
 		}
 	}
-	return true
+	return out
 }

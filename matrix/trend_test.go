@@ -145,8 +145,22 @@ func TestDiff(t *testing.T) {
 	if len(changes) != 1 || changes[0].Kind != Changed || !strings.Contains(changes[0].String(), "its flags changed") {
 		t.Errorf("flags change: %v", changes)
 	}
-	if s := Diff(n2, n3)[0].String(); s != "new miss: redis-set-px pause (was U 4/4 met, now U? 3/4 missed)" {
-		t.Errorf("change line %q", s)
+	for i, want := range map[int]string{
+		0: "new miss: redis-set-px pause (was U 4/4 met, now U? 3/4 missed); verdict changed at seed 3",
+		2: "changed: redis-watchdog failover (was D 2/4 invalid, 1 unknown none, now D 2/4 invalid, 1 unknown none); verdict changed at seeds 1,2",
+	} {
+		if s := Diff(n2, n3)[i].String(); s != want {
+			t.Errorf("change line %q, want %q", s, want)
+		}
+	}
+	// Other seeds: no seed is compared, and the D cell, whose counts are
+	// the same, has not changed.
+	other := *n3
+	other.Seeds = "5..8"
+	for _, c := range Diff(n2, &other) {
+		if len(c.Seeds) != 0 || c.Cell == "redis-watchdog failover" {
+			t.Errorf("at other seeds: %v", c)
+		}
 	}
 }
 

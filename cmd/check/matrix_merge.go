@@ -30,6 +30,9 @@ func cmdMatrixMerge(args []string, stdout, stderr io.Writer) (int, error) {
 	jsonOut := fs.String("json", "", "write the merged matrix as JSON here")
 	md := fs.String("markdown", "", "write a markdown table here")
 	if help, err := parseFlags(fs, own); help || err != nil {
+		if help {
+			fmt.Fprintln(stdout, "check matrix merge [flags] DIR...: DIR is each shard's store/matrix/<time>/ (or its matrix.json); also spelled check matrix --collect")
+		}
 		return helpOrError(help, err)
 	}
 	if len(dirs) == 0 {
@@ -77,6 +80,9 @@ func cmdMatrixMerge(args []string, stdout, stderr io.Writer) (int, error) {
 func cmdMatrixDiff(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("matrix diff", stderr)
 	if help, err := parseFlags(fs, args); help || err != nil {
+		if help {
+			fmt.Fprintln(stdout, "check matrix diff A B: A and B are stored matrices (store/matrix/<time>/ or its matrix.json), A the older; exit 1 when a cell that met in A misses in B")
+		}
 		return helpOrError(help, err)
 	}
 	if fs.NArg() != 2 {
