@@ -85,6 +85,8 @@ type redisObserver struct {
 	// probeAt is the estimated expiry of the probe in flight (0: none).
 	probeAt time.Duration
 	probeST time.Time
+	// probeTouches counts the touches of the probe since it was set.
+	probeTouches int
 }
 
 // pendingRead is a read waiting for its mark.
@@ -98,6 +100,9 @@ type redisHeld struct {
 	owner string
 	at    time.Duration // its expiry on the history's clock, 0 when none
 	st    time.Time     // its expiry on the server's clock
+	// touches counts the observer's touches of the key once its expiry
+	// came (maxTouches: no more).
+	touches int
 }
 
 // newRedisObserver connects to n, turns its keyspace notifications on and
@@ -139,7 +144,10 @@ func (o *redisObserver) run(ctx context.Context) {
 		defer t.Stop()
 		tick = t.C
 	}
+	due := time.NewTimer(time.Hour)
+	defer due.Stop()
 	for {
+		o.arm(due)
 		select {
 		case <-ctx.Done():
 			return
@@ -147,6 +155,8 @@ func (o *redisObserver) run(ctx context.Context) {
 			if o.probeAt == 0 {
 				o.setProbe(ctx)
 			}
+		case <-due.C:
+			o.touchDue(ctx)
 		case m, ok := <-ch:
 			if !ok {
 				return
@@ -157,6 +167,83 @@ func (o *redisObserver) run(ctx context.Context) {
 			}
 			o.event(ctx, m.Channel[strings.LastIndexByte(m.Channel, ':')+1:], m.Payload)
 		}
+	}
+}
+
+// dueKeys returns the keys (lock keys and the probe) whose expiry is due
+// by at, and the earliest expiry still ahead of it (0 for none).
+func (o *redisObserver) dueKeys(at time.Duration) (due []string, next time.Duration) {
+	consider := func(key string, exp time.Duration) {
+		switch {
+		case exp <= 0:
+		case exp <= at:
+			due = append(due, key)
+		case next == 0 || exp < next:
+			next = exp
+		}
+	}
+	for k, hd := range o.held {
+		if hd.touches < maxTouches {
+			consider(k, touchAt(hd.at, hd.touches))
+		}
+	}
+	if o.probeTouches < maxTouches {
+		consider(o.probe, touchAt(o.probeAt, o.probeTouches))
+	}
+	return due, next
+}
+
+// maxTouches bounds the touches of one key's expiry.
+const maxTouches = 5
+
+// touchAt is when to touch a key that expires at (history clock) for the
+// n-th time: Redis counts a key expired once its millisecond clock is past
+// the expiry time, so 1 ms after it, then every 2 ms (the server's clock
+// and the observer's estimate of it differ by the read's half round
+// trip); 0 for a key with no expiry.
+func touchAt(at time.Duration, n int) time.Duration {
+	if at <= 0 {
+		return 0
+	}
+	return at + time.Millisecond + time.Duration(n)*2*time.Millisecond
+}
+
+// bump counts a touch: maxTouches when it found the key gone (no more
+// touches), else one more.
+func bump(n int, done bool) int {
+	if done {
+		return maxTouches
+	}
+	return n + 1
+}
+
+// arm sets due to fire at the next expiry the observer knows of.
+func (o *redisObserver) arm(due *time.Timer) {
+	_, next := o.dueKeys(o.cfg.Now())
+	wait := time.Hour
+	if next > 0 {
+		wait = max(next-o.cfg.Now(), 0)
+	}
+	due.Reset(wait)
+}
+
+// touchDue touches each key whose expiry is due (EXISTS): Redis deletes an
+// expired key it is asked about at once, with its expired event, instead
+// of at its next active-expiry cycle (hz 10: up to 100 ms later). A key
+// past its expiry is already gone for every command, so the touch changes
+// no outcome, only when the observer hears of it.
+func (o *redisObserver) touchDue(ctx context.Context) {
+	due, _ := o.dueKeys(o.cfg.Now())
+	for _, k := range due {
+		n, err := o.c.Exists(ctx, k).Result()
+		done := err != nil || n == 0 // gone (expired now, or deleted)
+		if k == o.probe {
+			o.probeTouches = bump(o.probeTouches, done)
+			continue
+		}
+		hd := o.held[k]
+		hd.touches = bump(hd.touches, done)
+		o.held[k] = hd
 	}
 }
 
@@ -266,6 +353,6 @@ func (o *redisObserver) setProbe(ctx context.Context) {
 		return
 	}
 	if hd, _, err := o.read(ctx, o.probe); err == nil && hd.at > 0 {
-		o.probeAt, o.probeST = hd.at, hd.st
+		o.probeAt, o.probeST, o.probeTouches = hd.at, hd.st, 0
 	}
 }

@@ -146,3 +146,33 @@ func TestRedisObserver(t *testing.T) {
 	default:
 	}
 }
+
+func TestTouchAt(t *testing.T) {
+	ms := time.Millisecond
+	for _, tt := range []struct {
+		at   time.Duration
+		n    int
+		want time.Duration
+	}{
+		{0, 0, 0},
+		{-1, 0, 0},
+		{100 * ms, 0, 101 * ms},
+		{100 * ms, 1, 103 * ms},
+		{100 * ms, 4, 109 * ms},
+	} {
+		if got := touchAt(tt.at, tt.n); got != tt.want {
+			t.Errorf("touchAt(%v, %d) = %v, want %v", tt.at, tt.n, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		n    int
+		done bool
+		want int
+	}{
+		{0, false, 1}, {3, false, 4}, {0, true, maxTouches}, {4, true, maxTouches},
+	} {
+		if got := bump(tt.n, tt.done); got != tt.want {
+			t.Errorf("bump(%d, %v) = %d, want %d", tt.n, tt.done, got, tt.want)
+		}
+	}
+}
