@@ -5,10 +5,15 @@ GO ?= go
 BIN := bin/check
 SEED ?= 1
 
-.PHONY: deps build shim run test test-under-load vet fuzz mutation bench acceptance acceptance-zk acceptance-redis acceptance-db acceptance-etcd acceptance-redis-cluster acceptance-redis-zk incident-matrix scenarios clean
+.PHONY: deps deps-run build shim run test test-under-load vet fuzz mutation bench acceptance acceptance-zk acceptance-redis acceptance-db acceptance-etcd acceptance-redis-cluster acceptance-redis-zk incident-matrix scenarios clean
 
 deps:
 	@bash scripts/deps.sh
+
+# What the default scenario needs, and no more: Redis (and gcc for the
+# clock shim the build makes).
+deps-run:
+	@bash scripts/deps.sh redis
 
 build: shim
 	$(GO) build -o $(BIN) ./cmd/check
@@ -50,10 +55,17 @@ cell-image: shim
 test-docker: shim
 	GO=$(GO) bash scripts/test.sh docker redis zookeeper check
 
+# A sharded matrix (2 cells x 2 seeds) as a Docker Swarm replicated job on
+# this machine's engine, merged with check matrix merge; it leaves the engine
+# as it found it (scripts/swarm.sh, docs/scale.md). Not part of make test.
+.PHONY: test-swarm
+test-swarm: build cell-image
+	bash scripts/swarm.sh
+
 # The default scenario: a Redis SET NX PX lock whose holder is paused longer
 # than its lease. Exit 1 (invalid: a double holder was found) is the expected
 # finding, so only exit 3 (an error) fails make.
-run: deps build
+run: deps-run build
 	@./$(BIN) run --lock redis-set-px --nemesis pause --time 20s --seed $(SEED); \
 	code=$$?; if [ $$code -ge 3 ]; then exit $$code; fi; \
 	echo "(exit $$code: 0 valid, 1 invalid, 2 unknown; see store/latest/results.json)"
