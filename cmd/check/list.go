@@ -591,7 +591,7 @@ var argNames = map[string]string{
 	"lock": "NAME", "scenario": "NAME", "nemesis": "LIST", "cluster": "KIND", "failpoint": "NAME",
 	"workload": "NAME", "store": "DIR", "worker-cmd": "CMD", "cells": "FILE", "seeds": "LIST", "junit": "FILE",
 	"json": "FILE", "markdown": "FILE", "docker-host": "LIST", "cell-image": "IMAGE", "service-version": "VERSION", "addr": "ADDR", "dir": "DIR",
-	"matrix.lock": "LIST", "list.markdown": "PAGE", "repro.seed": "BASE",
+	"matrix.lock": "LIST", "list.markdown": "PAGE", "repro.seed": "BASE", "shard": "I/N",
 }
 
 // flagLinks are the pages that say more of a flag's values, by command and

@@ -41,7 +41,9 @@ commands:
   worker    serve the worker protocol on stdin/stdout (started by run)
   bench     measure harness overhead against a plain client loop
   matrix    run cells over seeds: check matrix --cells FILE | --lock a,b --nemesis x,y [--seeds 1..10] [--jobs 2]
-            [--junit FILE] [--json FILE] [--markdown FILE] [run flags]; exit 1 when a cell misses its expectation
+            [--junit FILE] [--json FILE] [--markdown FILE] [--shard I/N] [run flags]; exit 1 when a cell misses its
+            expectation. check matrix merge DIR... judges shards as one matrix (exit 1 for a missed or missing run);
+            check matrix diff A B compares two stored matrices (exit 1 when a cell that met in A misses in B)
   repro     reproduction rate: check repro --scenario NAME | RUN_DIR [--count 5] [--failfast] [--same-seed] [--jobs J]
             [--seed BASE]; exit 1 when it reproduced, 0 when every run was valid, 2 not exercised or unknown, 3 errors
 
