@@ -176,7 +176,7 @@ const matrixCSS = `
 .was{font-size:12px;color:#b26a00}
 .seeds a,.seeds span{display:inline-block;margin:2px 3px 0 0;padding:0 5px;border-radius:3px;font-size:12px;color:#fff}
 .s-valid{background:#2e7d32}.s-invalid{background:#c62828}.s-unknown{background:#f9a825}.s-not-exercised{background:#9e9e9e}
-.s-error{background:#6a1b9a}.s-interrupted{background:#bdbdbd}
+.s-error{background:#6a1b9a}.s-interrupted{background:#bdbdbd}.s-missing{background:#fff;color:#c62828;border:1px dashed #c62828}
 .status{font-size:12px;color:#555}
 `
 
@@ -204,7 +204,7 @@ var matrixTemplate = template.Must(template.New("matrix").Parse(`<!doctype html>
 <title>lockcheck matrix {{.Name}}</title><style>` + serverCSS + matrixCSS + `</style></head>
 <body>
 <h1>matrix {{.Name}}</h1>
-<p><a href="/matrix/">all matrices</a> · <a href="/">all runs</a>{{if .Previous}} · <a href="{{.Previous}}">previous matrix with these cells</a>{{end}}</p>
+<p><a href="/matrix/">all matrices</a> · <a href="/trend">trend across nights</a> · <a href="/">all runs</a>{{if .Previous}} · <a href="{{.Previous}}">previous matrix with these cells</a>{{end}}</p>
 <p>started {{.Started}} UTC · {{.Cells}} cells · {{.Runs}} runs · seeds {{.Seeds}} · {{printf "%.0f" .WallS}} s ·
 {{if .Missed}}<span class="v invalid">{{.Missed}} missed</span>{{else}}<span class="v valid">every cell met its expectation</span>{{end}}
 {{if .Previous}} · {{.Changed}} cells changed since the previous matrix (outlined){{end}}</p>
