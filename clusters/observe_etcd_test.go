@@ -42,44 +42,14 @@ func TestEtcdObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Teardown(ctx)
-	start := time.Now()
-	now := func() time.Duration { return time.Since(start) }
-	type obs struct {
-		key string
-		v   *history.Value
-	}
-	got := make(chan obs, 100)
-	stop, err := e.ObserveReleases(ctx, ObserveConfig{Keys: []string{"k0"}, Now: now, Probe: 50 * time.Millisecond,
-		Report: func(key string, v *history.Value) { got <- obs{key, v} }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	got, _, _ := watchReleases(t, e, "k0")
 	c, err := clientv3.New(clientv3.Config{Endpoints: e.LockAddrs(0), DialTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	probes := 0
-	next := func() obs {
-		t.Helper()
-		deadline := time.After(10 * time.Second)
-		for {
-			select {
-			case o := <-got:
-				if r := o.v.Release; r != nil && r.Probe {
-					if o.key != "" || r.Lag < 0 || r.Lag > 5*time.Second {
-						t.Fatalf("probe %q %+v", o.key, *r)
-					}
-					probes++
-					continue
-				}
-				return o
-			case <-deadline:
-				t.Fatal("no release observed in 10 s")
-			}
-		}
-	}
+	next := func() observation { return nextRelease(t, got, "k0", &probes) }
 	lock := func(key string) (clientv3.LeaseID, int64) {
 		t.Helper()
 		l, err := c.Grant(ctx, 60)

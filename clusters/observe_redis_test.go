@@ -51,47 +51,11 @@ func TestRedisObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Teardown(ctx)
-	start := time.Now()
-	now := func() time.Duration { return time.Since(start) }
-	type obs struct {
-		key string
-		v   *history.Value
-		at  time.Duration
-	}
-	got := make(chan obs, 100)
-	reads := make(chan string, 1000) // not waited for: the TTLs leave the observer time to read
-	stop, err := r.ObserveReleases(ctx, ObserveConfig{Keys: []string{"k0", "k1"}, Now: now, Probe: 50 * time.Millisecond,
-		Report: func(key string, v *history.Value) { got <- obs{key, v, now()} }, read: func(key string) { reads <- key }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	got, _, now := watchReleases(t, r, "k0", "k1")
+	probes := 0
+	next := func(want string) observation { return nextRelease(t, got, want, &probes) }
 	c := redis.NewClient(&redis.Options{Addr: r.lock[0].Addr(), Protocol: 2, DisableIdentity: true})
 	defer c.Close()
-	next := func(want string) obs {
-		t.Helper()
-		deadline := time.After(10 * time.Second)
-		for {
-			select {
-			case o := <-got:
-				if o.v.Release == nil {
-					t.Fatalf("observation of %q without a release", o.key)
-				}
-				if o.v.Release.Probe {
-					if o.key != "" || o.v.Release.At <= 0 || o.v.Release.Lag < 0 || o.v.Release.Lag > 5*time.Second {
-						t.Fatalf("probe %+v %+v", o.key, *o.v.Release)
-					}
-					continue
-				}
-				if o.key != want {
-					t.Fatalf("observed %q (%+v), want %q", o.key, *o.v.Release, want)
-				}
-				return o
-			case <-deadline:
-				t.Fatalf("no release of %s observed in 10 s", want)
-			}
-		}
-	}
 	// Another key, with a TTL, is not reported when it expires.
 	if err := c.Set(ctx, "other", "x", 50*time.Millisecond).Err(); err != nil {
 		t.Fatal(err)
@@ -137,7 +101,6 @@ func TestRedisObserver(t *testing.T) {
 	if o.v.Release.How != history.ReleaseDeleted || (o.v.Owner != "" && o.v.Owner != "owner-c") || o.v.Release.At != 0 || !o.v.Release.ServerTime.IsZero() {
 		t.Fatalf("delete observed as %+v %+v", *o.v, *o.v.Release)
 	}
-	stop()
 	select {
 	case o := <-got:
 		if !o.v.Release.Probe {
@@ -173,6 +136,61 @@ func TestTouchAt(t *testing.T) {
 	} {
 		if got := bump(tt.n, tt.done); got != tt.want {
 			t.Errorf("bump(%d, %v) = %d, want %d", tt.n, tt.done, got, tt.want)
+		}
+	}
+}
+
+// observation is one report a test's observer made: the key, the value,
+// and when (on the test's clock) it came.
+type observation struct {
+	key string
+	v   *history.Value
+	at  time.Duration
+}
+
+// watchReleases starts o's observer on keys with a 50 ms probe until the
+// test ends: every report goes to got, every key the observer read to
+// reads, and now is the clock the observer was given.
+func watchReleases(t *testing.T, o ReleaseObserver, keys ...string) (got chan observation, reads chan string, now func() time.Duration) {
+	t.Helper()
+	start := time.Now()
+	now = func() time.Duration { return time.Since(start) }
+	got, reads = make(chan observation, 1000), make(chan string, 1000)
+	stop, err := o.ObserveReleases(context.Background(), ObserveConfig{Keys: keys, Now: now, Probe: 50 * time.Millisecond,
+		Report: func(key string, v *history.Value) { got <- observation{key, v, now()} }, read: func(key string) { reads <- key }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return got, reads, now
+}
+
+// nextRelease returns the next observation in got that is not a probe,
+// which must be of key want; it counts the probes on the way (each with
+// a lag) in probes, and fails the test after 15 s.
+func nextRelease(t *testing.T, got chan observation, want string, probes *int) observation {
+	t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case o := <-got:
+			r := o.v.Release
+			if r == nil {
+				t.Fatalf("observation of %q without a release", o.key)
+			}
+			if r.Probe {
+				if o.key != "" || r.At <= 0 || r.Lag < 0 || r.Lag > 5*time.Second {
+					t.Fatalf("probe %q %+v", o.key, *r)
+				}
+				*probes++
+				continue
+			}
+			if o.key != want {
+				t.Fatalf("observed %q %+v, want %q", o.key, *r, want)
+			}
+			return o
+		case <-deadline:
+			t.Fatalf("no release of %s observed in 15 s", want)
 		}
 	}
 }

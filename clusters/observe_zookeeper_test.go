@@ -25,48 +25,14 @@ func TestZooKeeperObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer z.Teardown(ctx)
-	start := time.Now()
-	now := func() time.Duration { return time.Since(start) }
-	type obs struct {
-		key string
-		v   *history.Value
-	}
-	got := make(chan obs, 100)
-	reads := make(chan string, 100)
-	stop, err := z.ObserveReleases(ctx, ObserveConfig{Keys: []string{"k0", "k1"}, Now: now, Probe: 50 * time.Millisecond,
-		Report: func(key string, v *history.Value) { got <- obs{key, v} }, read: func(key string) { reads <- key }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	got, reads, _ := watchReleases(t, z, "k0", "k1")
 	c, _, err := zk.Connect(z.LockAddrs(0), 4*time.Second, zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	probes := 0
-	next := func(want string) obs {
-		t.Helper()
-		deadline := time.After(15 * time.Second)
-		for {
-			select {
-			case o := <-got:
-				if r := o.v.Release; r != nil && r.Probe {
-					if o.key != "" || r.Lag < 0 || r.Lag > 5*time.Second {
-						t.Fatalf("probe %q %+v", o.key, *r)
-					}
-					probes++
-					continue
-				}
-				if o.key != want {
-					t.Fatalf("observed %q %+v, want %q", o.key, *o.v, want)
-				}
-				return o
-			case <-deadline:
-				t.Fatalf("no release of %s observed in 15 s", want)
-			}
-		}
-	}
+	next := func(want string) observation { return nextRelease(t, got, want, &probes) }
 	acl := zk.WorldACL(zk.PermAll)
 	for _, p := range []string{"/lockcheck", "/lockcheck/k1", "/lockcheck/k9"} {
 		if _, err := c.Create(p, nil, 0, acl); err != nil && err != zk.ErrNodeExists {
