@@ -32,7 +32,9 @@ func TestObserverControlRun(t *testing.T) {
 	for _, lock := range []string{"redis-set-px", "redlock", "etcd-mutex", "zk-ephemeral"} {
 		t.Run(lock, func(t *testing.T) {
 			tt := quick(t, lock, "none", false)
-			tt.Time, tt.Until, tt.Lease = patient, untilGrants(20), safeLease
+			grants20 := untilGrants(20)
+			tt.Time, tt.Lease = patient, safeLease
+			tt.Until = func(h history.History) bool { return grants20(h) && hasProbe(h) }
 			out, h := runValid(t, tt)
 			owners := map[string]bool{}
 			releases, probes, granted := 0, 0, 0
@@ -111,4 +113,14 @@ func TestObserverPause(t *testing.T) {
 		t.Errorf("no double holder's story names the server's release: %+v", out.Result.Anomalies)
 	}
 	assertNoChildren(t)
+}
+
+// hasProbe reports whether h has an observer's probe.
+func hasProbe(h history.History) bool {
+	for _, op := range h {
+		if op.F == history.FServerRelease && op.Value != nil && op.Value.Release != nil && op.Value.Release.Probe {
+			return true
+		}
+	}
+	return false
 }
