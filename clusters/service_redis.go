@@ -3,7 +3,7 @@ package clusters
 func init() {
 	registerService(Service{
 		Name: "redis", Packages: "redis-server (redis-sentinel for failover)",
-		Summary: "independent redis-server lock nodes (one, or five for RedLock) with fsync always; the Sentinel topology when a nemesis fails a single master over",
+		Summary:  "independent redis-server lock nodes (one, or five for RedLock) with fsync always; the Sentinel topology when a nemesis fails a single master over",
 		Look:     lookAll(LookRedis),
 		New:      newRedisTopology,
 		External: &ExternalForm{},
