@@ -99,6 +99,7 @@ var noneRuns = map[string]struct{ node, coveredBy string }{
 	"mariadb":        {coveredBy: "TestRunSQLDesigns"},
 	"redis-cluster":  {coveredBy: "TestRunRedisCluster"},
 	"redis-zk":       {coveredBy: "TestRunRedisZK"},
+	"nats":           {coveredBy: "TestRunNATS"},
 }
 
 // TestRunNoNemesisIsValid runs each built-in design of a service in
