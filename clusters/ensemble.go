@@ -53,6 +53,42 @@ type ensemble struct {
 	Faults
 }
 
+// replicated is what every ensemble offers the nemeses; each service that
+// embeds one is checked against it below.
+type replicated interface {
+	Topology
+	Killer
+	Partitioner
+	Primary
+	Isolator
+	Pauser
+}
+
+var (
+	_ replicated = (*Etcd)(nil)
+	_ replicated = (*NATS)(nil)
+	_ replicated = (*ZooKeeper)(nil)
+)
+
+// init readies an ensemble embedded in a service's struct: members of the
+// kind named, logs under logDir, member-to-member traffic through the
+// proxies peer names, and the Faults over its own node set (so it must be
+// called on the ensemble where it stays).
+func (e *ensemble) init(kind, logDir string, runningOnly bool, peer func(from, to int) []string) {
+	e.logDir, e.runningOnly, e.peer = logDir, runningOnly, peer
+	e.set = NodeSet{Kind: kind}
+	e.Faults = FaultsOf(&e.set)
+}
+
+// ensembleSize returns members and workers with their defaults: three
+// members and one worker slot.
+func ensembleSize(members, workers int) (int, int) {
+	if members < 1 {
+		members = 3
+	}
+	return members, max(workers, 1)
+}
+
 // local is what every topology of local server processes keeps: its data
 // directory, its proxies and their log, its lock nodes' set, and whether
 // it is torn down (mu guards torn and whatever else the topology says).

@@ -126,26 +126,11 @@ type Etcd struct {
 	ids map[uint64]string // member id -> name, learned from status (under mu)
 }
 
-var (
-	_ Topology    = (*Etcd)(nil)
-	_ Killer      = (*Etcd)(nil)
-	_ Partitioner = (*Etcd)(nil)
-	_ Primary     = (*Etcd)(nil)
-	_ Isolator    = (*Etcd)(nil)
-	_ Pauser      = (*Etcd)(nil)
-)
-
 // NewEtcd returns an unstarted cluster.
 func NewEtcd(cfg EtcdConfig) *Etcd {
-	if cfg.Members < 1 {
-		cfg.Members = 3
-	}
-	if cfg.Workers < 1 {
-		cfg.Workers = 1
-	}
-	e := &Etcd{cfg: cfg, ids: make(map[uint64]string), ensemble: ensemble{logDir: cfg.LogDir, local: local{set: NodeSet{Kind: "etcd member"}}, runningOnly: true,
-		peer: func(from, to int) []string { return []string{etcdPeerProxy(from, to)} }}}
-	e.Faults = FaultsOf(&e.set)
+	cfg.Members, cfg.Workers = ensembleSize(cfg.Members, cfg.Workers)
+	e := &Etcd{cfg: cfg, ids: make(map[uint64]string)}
+	e.init("etcd member", cfg.LogDir, true, func(from, to int) []string { return []string{etcdPeerProxy(from, to)} })
 	return e
 }
 

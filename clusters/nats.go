@@ -98,26 +98,11 @@ type NATS struct {
 	ensemble
 }
 
-var (
-	_ Topology    = (*NATS)(nil)
-	_ Killer      = (*NATS)(nil)
-	_ Partitioner = (*NATS)(nil)
-	_ Primary     = (*NATS)(nil)
-	_ Isolator    = (*NATS)(nil)
-	_ Pauser      = (*NATS)(nil)
-)
-
 // NewNATS returns an unstarted cluster.
 func NewNATS(cfg NATSConfig) *NATS {
-	if cfg.Members < 1 {
-		cfg.Members = 3
-	}
-	if cfg.Workers < 1 {
-		cfg.Workers = 1
-	}
-	n := &NATS{cfg: cfg, ensemble: ensemble{logDir: cfg.LogDir, local: local{set: NodeSet{Kind: "NATS server"}}, runningOnly: true,
-		peer: func(from, to int) []string { return []string{natsRouteProxy(from, to)} }}}
-	n.Faults = FaultsOf(&n.set)
+	cfg.Members, cfg.Workers = ensembleSize(cfg.Members, cfg.Workers)
+	n := &NATS{cfg: cfg}
+	n.init("NATS server", cfg.LogDir, true, func(from, to int) []string { return []string{natsRouteProxy(from, to)} })
 	return n
 }
 

@@ -91,32 +91,18 @@ type ZooKeeper struct {
 	ensemble
 }
 
-var (
-	_ Cluster     = (*ZooKeeper)(nil)
-	_ Killer      = (*ZooKeeper)(nil)
-	_ Partitioner = (*ZooKeeper)(nil)
-	_ Primary     = (*ZooKeeper)(nil)
-	_ Isolator    = (*ZooKeeper)(nil)
-	_ Pauser      = (*ZooKeeper)(nil)
-	_ Clocker     = (*ZooKeeper)(nil)
-)
+var _ Clocker = (*ZooKeeper)(nil)
 
 // NewZooKeeper returns an unstarted ensemble.
 func NewZooKeeper(cfg ZooKeeperConfig) *ZooKeeper {
-	if cfg.Nodes < 1 {
-		cfg.Nodes = 3
-	}
-	if cfg.Workers < 1 {
-		cfg.Workers = 1
-	}
+	cfg.Nodes, cfg.Workers = ensembleSize(cfg.Nodes, cfg.Workers)
 	if cfg.Tick <= 0 {
 		cfg.Tick = 100 * time.Millisecond
 	}
-	z := &ZooKeeper{cfg: cfg, ensemble: ensemble{logDir: cfg.LogDir, local: local{set: NodeSet{Kind: "ZooKeeper node"}},
-		peer: func(from, to int) []string {
-			return []string{peerProxy(from, to, "quorum"), peerProxy(from, to, "election")}
-		}}}
-	z.Faults = FaultsOf(&z.set)
+	z := &ZooKeeper{cfg: cfg}
+	z.init("ZooKeeper node", cfg.LogDir, false, func(from, to int) []string {
+		return []string{peerProxy(from, to, "quorum"), peerProxy(from, to, "election")}
+	})
 	return z
 }
 
