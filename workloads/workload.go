@@ -1,9 +1,7 @@
 package workloads
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/lockcheck/lockcheck/internal/lookups"
 	"github.com/lockcheck/lockcheck/internal/suggest"
@@ -84,19 +82,7 @@ func findWorkload(name string) (Workload, error) {
 		}
 		names = append(names, w.Name)
 	}
-	mean := ""
-	if c := suggest.Closest(name, names); c != "" {
-		mean = fmt.Sprintf(" (did you mean %q?)", c)
-	}
-	return Workload{}, fmt.Errorf("--workload %q: want %s%s", name, orList(names), mean)
-}
-
-// orList joins names as "a, b or c".
-func orList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return Workload{}, suggest.Unknown("workload", name, names)
 }
 
 // Runs reports whether d runs workload w.

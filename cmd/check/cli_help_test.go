@@ -46,7 +46,7 @@ func TestDidYouMean(t *testing.T) {
 		{[]string{"run", "--lock", "redis-setpx"}, `did you mean "redis-set-px"?`},
 		{[]string{"run", "--scenario", "redis-paus"}, `did you mean "redis-pause"?`},
 		{[]string{"run", "--lock", "redis-set-px", "--nemesis", "pause,partiton"}, `did you mean "partition"?`},
-		{[]string{"run", "--lock", "redis-set-px", "--workload", "inventry"}, `did you mean "inventory"?`},
+		{[]string{"run", "--lock", "redis-set-px", "--workload", "inventry"}, `unknown workload "inventry"; did you mean "inventory"?`},
 		{[]string{"run", "--lok", "redis-set-px"}, "did you mean --lock?"},
 		{[]string{"analyze", "--check-timout", "5s", "x"}, "did you mean --check-timeout?"},
 		{[]string{"run", "--lock", "redis-set-px", "--time", "10"}, "a duration with its unit, such as 30s"},
