@@ -1,0 +1,30 @@
+package learn
+
+func init() {
+	register(Lesson{
+		ID:    "redlock-clock-jump",
+		Order: 6,
+		Title: "RedLock and a clock jump",
+		Setup: "RedLock takes the lock on a majority (3 of 5) of independent Redis masters, each key with a 2 s lease. " +
+			"Client 0 locks lock0, lock1 and lock2 (it cannot reach lock3 and lock4); then lock2's wall clock jumps forward, so its key expires at once. " +
+			"Client 1 cannot reach lock0 and lock1, and tries lock2, lock3 and lock4.",
+		Question: "Can client 1 get a majority while client 0 still holds its majority?",
+		Choices: []string{
+			"No: a majority of five can be held by only one client at a time",
+			"Yes: lock2 forgot client 0's key when its clock jumped, so it counts towards client 1's majority too",
+			"No: RedLock's validity time (lease minus the time the acquire took) catches the jump",
+		},
+		Answer: 1,
+		Explanation: "Two majorities of five always share a node; RedLock's safety rests on that shared node refusing the second client. " +
+			"Here the shared node is lock2, and its key expired early because its wall clock jumped (an NTP step, an administrator). " +
+			"lock2 then grants the lock again, client 1 has lock2, lock3 and lock4, a majority, and client 0 still believes it holds lock0, lock1 and lock2. " +
+			"Watch the lanes per master: lock2's band for client 0 ends early, then starts again for client 1.\n\n" +
+			"This is the timeline of Kleppmann's 2016 article. antirez replied that RedLock assumes clocks that move at about the right rate, " +
+			"and that operators must not step server clocks; Kleppmann's point is that a lock's safety should not depend on timing at all. " +
+			"RedLock hands out no fencing token, so there is no fix at the storage either.",
+		Sources: []Source{srcKleppmann, srcAntirez, srcRedisLock},
+		Cell:    Cell{Args: []string{"--scenario", "redlock-clock-jump", "--time", "20s"}, Seed: 1},
+		Want:    "invalid",
+		Shows:   "double-holder",
+	})
+}
