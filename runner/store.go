@@ -123,6 +123,9 @@ func Command(t Test) []string {
 	if t.StopOnAnomaly {
 		args = append(args, "--stop-on-anomaly")
 	}
+	if t.NoObserve {
+		args = append(args, "--observe=false")
+	}
 	if t.Service != "" {
 		args = append(args, "--service", t.Service)
 	}

@@ -70,6 +70,12 @@ type Test struct {
 	// accepted stale write (checker.Watch), heals, and checks what was
 	// recorded.
 	StopOnAnomaly bool `json:"stop_on_anomaly,omitempty"`
+	// NoObserve runs without the topology's release observer
+	// (clusters.ReleaseObserver; --observe=false): the history gets no
+	// server-release ops and the windows checker no windows. The verdict
+	// is the same either way; it is there to show that, and to measure
+	// what the observer costs.
+	NoObserve bool `json:"no_observe,omitempty"`
 	// Until, when set, ends the workload before Time is up as soon as the
 	// history recorded so far satisfies it (asked every 100 ms); Time is
 	// then the upper bound. Tests use it to wait for the event they need

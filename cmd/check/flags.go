@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/internal/suggest"
+	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
 )
 
@@ -123,3 +124,31 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
 	return given
 }
+
+// observeFlag defines --observe on fs: whether the run records the lock
+// servers' own releases (runner.Test.NoObserve), on by default.
+func observeFlag(fs *flag.FlagSet, t *runner.Test) {
+	fs.Var(observeValue{t}, "observe", "record when the lock servers themselves release a lock (server-release ops, lost-lock windows); off (=false): none are recorded, and the verdict is the same")
+}
+
+// observeValue is --observe: a boolean flag that sets runner.Test.NoObserve
+// to its opposite.
+type observeValue struct{ t *runner.Test }
+
+// String returns "true" unless the observer is off.
+func (v observeValue) String() string {
+	return strconv.FormatBool(v.t == nil || !v.t.NoObserve)
+}
+
+// Set parses true or false.
+func (v observeValue) Set(s string) error {
+	on, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true or false")
+	}
+	v.t.NoObserve = !on
+	return nil
+}
+
+// IsBoolFlag lets --observe stand alone for --observe=true.
+func (observeValue) IsBoolFlag() bool { return true }

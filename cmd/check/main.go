@@ -122,6 +122,8 @@ func dispatch(inv *invocation, args []string, stdout, stderr io.Writer) (int, er
 		code, err = cmdRepro(args[1:], stdout, stderr)
 	case "conformance":
 		code, err = cmdConformance(args[1:], stdout, stderr)
+	case "learn":
+		code, err = cmdLearn(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitValid, nil
@@ -275,6 +277,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&workerCmd, "worker-cmd", "", "command that runs one worker (default: this binary's worker subcommand)")
 	fs.BoolVar(&t.Quiet, "quiet", false, "no progress line while the test runs")
 	fs.BoolVar(&t.StopOnAnomaly, "stop-on-anomaly", false, "stop the workload at the first double holder, stale write or (with --stuck-bound) stuck lock, heal, and check what was recorded")
+	observeFlag(fs, &t)
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return helpOrError(help, err)
 	}
