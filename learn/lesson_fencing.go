@@ -20,7 +20,7 @@ func init() {
 			"and the story names the refused write.\n\n" +
 			"This is Kleppmann's fix; it needs a storage that can check tokens and a lock service that hands out increasing ones " +
 			"(ZooKeeper's zxid, etcd's revision; a Redis lock needs a counter such as INCR, and RedLock has none). " +
-			"antirez's reply argues that a storage able to check tokens hardly needs the lock; both agree the token must be checked where the write lands.",
+			"antirez's reply argues that a storage able to refuse stale writes could do without the lock, and that a unique random token with a check-and-set serves as well; either way, the check happens where the write lands.",
 		Sources: []Source{srcKleppmann, srcAntirez, srcEtcdNotes},
 		Cell:    Cell{Args: []string{"--scenario", "redis-pause", "--fencing", "--time", "8s", "--think", "300ms", "--workers", "3"}, Seed: 1},
 		Want:    "valid",

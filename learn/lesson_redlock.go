@@ -19,8 +19,8 @@ func init() {
 			"Here the shared node is lock2, and its key expired early because its wall clock jumped (an NTP step, an administrator). " +
 			"lock2 then grants the lock again, client 1 has lock2, lock3 and lock4, a majority, and client 0 still believes it holds lock0, lock1 and lock2. " +
 			"Watch the lanes per master: lock2's band for client 0 ends early, then starts again for client 1.\n\n" +
-			"This is the timeline of Kleppmann's 2016 article. antirez replied that RedLock assumes clocks that move at about the right rate, " +
-			"and that operators must not step server clocks; Kleppmann's point is that a lock's safety should not depend on timing at all. " +
+			"This is the timeline of Kleppmann's 2016 article. antirez replied that RedLock assumes clocks that advance at about the right rate, " +
+			"and that operators must slew server clocks, never step them; Kleppmann's point is that a lock's safety should not depend on timing at all. " +
 			"RedLock hands out no fencing token, so there is no fix at the storage either.",
 		Sources: []Source{srcKleppmann, srcAntirez, srcRedisLock},
 		Cell:    Cell{Args: []string{"--scenario", "redlock-clock-jump", "--time", "20s"}, Seed: 1},

@@ -19,7 +19,7 @@ func init() {
 			"When the Sentinels promote a replica, the lock keys the old master granted since the cut are not there, and the old master, still reached by some clients, " +
 			"goes on granting the same lock. Two masters, two holders (the red bands), and when the old master rejoins as a replica its grants vanish.\n\n" +
 			"The Sentinel docs say it plainly: acknowledged writes can be lost in a failover. That is why antirez designed RedLock over independent masters rather than a replicated one, " +
-			"and why Jepsen's 2013 Redis analysis found Sentinel unfit for anything that needs a write to stay written. " +
+			"and Jepsen's 2013 Redis analysis showed a Sentinel-managed Redis losing acknowledged writes in a partition. " +
 			"Fencing tokens do not save this design either: the token counter lives on the failed-over master too, so it goes back.",
 		Sources: []Source{srcSentinel, srcJepRedis, srcRedisLock, srcKleppmann},
 		Cell:    Cell{Args: []string{"--scenario", "sentinel-failover-lock-loss", "--time", "10s", "--think", "200ms", "--workers", "4"}, Seed: 1},

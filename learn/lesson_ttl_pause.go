@@ -18,7 +18,7 @@ func init() {
 			"The server cannot tell a dead client from a paused one. So when the pause outlasts the lease, the key expires, another client takes the lock, " +
 			"and the paused one wakes up with no way of knowing time passed: it goes on and writes. For a while two clients believe they hold the lock (the red band).\n\n" +
 			"Checking the time before writing does not close the gap: the pause can come between the check and the write. " +
-			"This is the example of Kleppmann's 2016 article; antirez's reply agrees that a pause longer than the lease breaks any lease-based lock, " +
+			"This is the example of Kleppmann's 2016 article; antirez's reply agrees that a pause after the grant hits every lock that releases itself, not only Redis's, " +
 			"and argues about what to do about it. Lesson 4 shows the fix Kleppmann proposes.",
 		Sources: []Source{srcKleppmann, srcAntirez, srcRedisLock},
 		Cell:    Cell{Args: []string{"--scenario", "redis-pause", "--time", "8s", "--think", "300ms", "--workers", "3"}, Seed: 1},

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/learn"
+)
+
+// TestLearnLessonVerdicts replays each lesson's recorded history through
+// the default checkers, with the options of its recorded run, and asserts
+// the verdict the lesson teaches and the anomaly it shows; then `check
+// learn ID` prints that verdict and exits with its code.
+func TestLearnLessonVerdicts(t *testing.T) {
+	for _, l := range learn.All() {
+		t.Run(l.ID, func(t *testing.T) {
+			res, h, err := replayLesson(context.Background(), l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := verdictWord(res.Valid); got != l.Want || res.NotExercised != "" || res.Panicked != "" {
+				t.Errorf("recorded history (%d ops): verdict %s (not exercised %q, panicked %q), want %s: %s",
+					len(h), got, res.NotExercised, res.Panicked, l.Want, anomalyCounts(res))
+			}
+			shown := false
+			for _, a := range res.Anomalies {
+				shown = shown || a.Kind == l.Shows
+			}
+			if !shown {
+				t.Errorf("recorded history shows no %s anomaly: %s", l.Shows, anomalyCounts(res))
+			}
+			code, out, stderr := run("learn", l.ID)
+			if want := exitCode(validity(l.Want)); code != want || stderr != "" {
+				t.Errorf("check learn %s: exit %d, stderr %q; want exit %d", l.ID, code, stderr, want)
+			}
+			if !strings.Contains(out, "\n"+l.Want+": ") {
+				t.Errorf("check learn %s does not print the verdict line %q:\n%s", l.ID, l.Want+": ", out)
+			}
+			words := strings.Join(strings.Fields(out), " ") // the lesson's text is wrapped
+			for _, want := range []string{"Lesson ", l.Question, "The answer: ", l.Choices[l.Answer], l.Sources[0].URL} {
+				if !strings.Contains(words, want) {
+					t.Errorf("check learn %s does not print %q:\n%s", l.ID, want, out)
+				}
+			}
+		})
+	}
+}
+
+// TestLearnList: `check learn` lists every lesson, numbered, with its
+// question, and exits 0; a lesson is found by its number too.
+func TestLearnList(t *testing.T) {
+	code, out, stderr := run("learn")
+	if code != exitValid || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, l := range learn.All() {
+		for _, want := range []string{l.ID, l.Title, l.Question} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the list lacks %q:\n%s", want, out)
+			}
+		}
+	}
+	if code, out, _ := run("learn", "1"); code == exitError || !strings.Contains(out, "Lesson 1: ") {
+		t.Errorf("check learn 1: exit %d:\n%s", code, out)
+	}
+}
+
+// TestLearnErrors: bad uses exit 3 with one line.
+func TestLearnErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"learn", "ttl-paus"}, `check: no lesson "ttl-paus": did you mean ttl-pause?`},
+		{[]string{"learn", "--live"}, "check: --live runs one lesson"},
+		{[]string{"learn", "ttl-pause", "--html", "x"}, "check: --html writes the whole course"},
+		{[]string{"learn", "ttl-pause", "fencing"}, `check: unexpected argument "fencing"`},
+		{[]string{"learn", "--bogus"}, "check: "},
+	} {
+		code, _, stderr := run(c.args...)
+		if code != exitError || !strings.HasPrefix(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 3 and one line starting %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// TestLearnHTML: `check learn --html DIR` writes the index and one page
+// per lesson, each page with the checkers' verdict of its recorded run.
+func TestLearnHTML(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "course")
+	code, out, stderr := run("learn", "--html", dir)
+	if code != exitValid || stderr != "" || !strings.Contains(out, filepath.Join(dir, "index.html")) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	for _, l := range learn.All() {
+		b, err := os.ReadFile(filepath.Join(dir, l.ID+".html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "What the checkers found in this run: " + l.Want + ":"; !strings.Contains(string(b), want) {
+			t.Errorf("%s.html lacks %q", l.ID, want)
+		}
+	}
+}
