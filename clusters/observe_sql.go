@@ -1,0 +1,336 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+var _ ReleaseObserver = (*SQLDB)(nil)
+
+// The ways a database server lets a lock go (history.Release.How) that only
+// a database observer reports.
+const (
+	// ReleaseSessionEnded: the session that held the lock is gone from the
+	// server (it was ended, timed out, or the server restarted), and its
+	// locks went with it.
+	ReleaseSessionEnded = "session-ended"
+)
+
+// sqlSampleEvery is how often a database observer asks the server which
+// sessions hold the run's locks: often enough that a release is placed
+// within a few tens of milliseconds, and one query at a time, so a slow
+// server is never asked twice at once.
+const sqlSampleEvery = 20 * time.Millisecond
+
+// sqlSampleTimeout bounds one sample: a server that does not answer in
+// time (paused, restarting) is asked again on a new connection.
+const sqlSampleTimeout = 2 * time.Second
+
+// sqlSession is one database session as the observer sees it.
+type sqlSession struct {
+	id int64 // pg_backend_pid(), CONNECTION_ID()
+	// start tells a PostgreSQL pid reused by a later session apart
+	// (backend_start); zero on MariaDB, whose ids are never reused.
+	start time.Time
+	app   string // its application name (SessionName), "" when none
+}
+
+// same reports whether s and o are the same session.
+func (s sqlSession) same(o sqlSession) bool { return s.id == o.id && s.start.Equal(o.start) }
+
+// sqlSnapshot is one sample: the live sessions, and which session holds
+// each lock the observer watches (a lock key, or the probe's).
+type sqlSnapshot struct {
+	live map[int64]time.Time
+	held map[string]sqlSession
+}
+
+// alive reports whether s is still among the live sessions.
+func (sn sqlSnapshot) alive(s sqlSession) bool {
+	st, ok := sn.live[s.id]
+	return ok && st.Equal(s.start)
+}
+
+// sqlSampler asks one database server which sessions hold locks.
+type sqlSampler interface {
+	// sample returns the live sessions and the holders of keys and of
+	// the probe (named probeKey in held).
+	sample(ctx context.Context) (sqlSnapshot, error)
+	// probe opens a session of its own, takes the probe's lock on it and
+	// returns the function that ends that session.
+	probe(ctx context.Context) (end func(), err error)
+	close()
+}
+
+// probeKey names the observer's probe lock in a sqlSnapshot's held.
+const probeKey = "\x00probe"
+
+// sqlObservable is a dbEngine whose server an observer can sample: it
+// returns a sampler on a connection of its own to the server at addr.
+type sqlObservable interface {
+	sampler(ctx context.Context, addr string, keys []string) (sqlSampler, error)
+}
+
+// ObserveReleases implements ReleaseObserver for the database lock
+// services: a session of the observer's own, straight to the server,
+// samples every sqlSampleEvery which sessions hold the run's locks
+// (observePostgres, observeMariaDB say how). A lock whose holding session
+// stopped holding it is a release: ReleaseSessionEnded when the session is
+// gone, history.ReleaseDeleted when it lives and let go (a holder's own
+// release, a commit). The release names the session (Value.Backend: the
+// designs record the same id on their grants) but not the grant's owner,
+// which the server never sees.
+func (c *SQLDB) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
+	addr := c.Addr()
+	var eng dbEngine = c.engine
+	if b, ok := eng.(*pgbouncerEngine); ok {
+		// Behind the pooler, the sessions that hold locks are the
+		// pooler's sessions on its PostgreSQL server: watch that.
+		eng, addr = &b.pg, b.pgAddr()
+	}
+	o, ok := eng.(sqlObservable)
+	if !ok {
+		return nil, fmt.Errorf("observe %s: %w", c.node, ErrUnsupported)
+	}
+	s, err := o.sampler(ctx, addr, cfg.Keys)
+	if err != nil {
+		return nil, fmt.Errorf("observe %s: %w", c.node, err)
+	}
+	w := &sqlWatcher{node: c.node, cfg: cfg, s: s, reconnect: func(ctx context.Context) (sqlSampler, error) {
+		return o.sampler(ctx, addr, cfg.Keys)
+	}}
+	ctx, cancel := context.WithCancel(ctx)
+	if w.last, err = w.sampleOnce(ctx); err != nil {
+		cancel()
+		s.close()
+		return nil, fmt.Errorf("observe %s: %w", c.node, err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.run(ctx)
+	}()
+	return func() {
+		cancel()
+		wg.Wait()
+		w.closeAll()
+	}, nil
+}
+
+// sqlWatcher compares each sample with the one before.
+type sqlWatcher struct {
+	node      string
+	cfg       ObserveConfig
+	s         sqlSampler
+	reconnect func(ctx context.Context) (sqlSampler, error)
+	// last is the latest sample, taken from lastStart to lastEnd on the
+	// history's clock.
+	last               sqlSnapshot
+	lastStart, lastEnd time.Duration
+	// probeEnd ends the probe session in flight (nil: none), started at
+	// probeStart; probeHeld says the sampler has seen it hold the probe
+	// lock, probeDue fires when to end its session, probeAt is when it
+	// was ended (0: not yet); probes counts the probes.
+	probeEnd   func()
+	probeStart time.Duration
+	probeHeld  bool
+	probeDue   *time.Timer
+	probeAt    time.Duration
+	probes     int
+}
+
+// sampleOnce takes one sample, reconnecting once when the session is gone
+// (the server restarted, or the connection broke).
+func (w *sqlWatcher) sampleOnce(ctx context.Context) (sqlSnapshot, error) {
+	sctx, cancel := context.WithTimeout(ctx, sqlSampleTimeout)
+	defer cancel()
+	w.lastStart = w.cfg.Now()
+	sn, err := w.s.sample(sctx)
+	if err != nil && ctx.Err() == nil {
+		w.s.close()
+		s, rerr := w.reconnect(sctx)
+		if rerr != nil {
+			// Keep a closed sampler: the next sample tries again.
+			return sqlSnapshot{}, errors.Join(err, rerr)
+		}
+		w.s = s
+		w.lastStart = w.cfg.Now()
+		sn, err = w.s.sample(sctx)
+	}
+	w.lastEnd = w.cfg.Now()
+	return sn, err
+}
+
+// run samples until ctx ends.
+func (w *sqlWatcher) run(ctx context.Context) {
+	t := time.NewTicker(sqlSampleEvery)
+	defer t.Stop()
+	var probeT <-chan time.Time
+	if w.cfg.Probe > 0 {
+		pt := time.NewTicker(w.cfg.Probe)
+		defer pt.Stop()
+		probeT = pt.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-probeT:
+			w.startProbe(ctx)
+		case <-w.due():
+			w.probeAt = w.cfg.Now()
+			w.probeEnd()
+			w.probeDue = nil
+		case <-t.C:
+			prevEnd := w.lastEnd
+			sn, err := w.sampleOnce(ctx)
+			if err != nil {
+				continue // the server is away: compare with the next sample
+			}
+			w.compare(sn, prevEnd)
+			w.last = sn
+		}
+	}
+}
+
+// compare reports the locks that sn shows released since the last sample,
+// which ended at prevEnd, and ends or reports the probe.
+func (w *sqlWatcher) compare(sn sqlSnapshot, prevEnd time.Duration) {
+	for key, was := range w.last.held {
+		if now, ok := sn.held[key]; ok && now.same(was) {
+			continue
+		}
+		if key == probeKey {
+			if w.probeAt > 0 {
+				heard := w.cfg.Now()
+				w.cfg.Report("", &history.Value{Nodes: []string{w.node}, Backend: was.id,
+					Release: &history.Release{How: ReleaseSessionEnded, At: w.probeAt, Probe: true, Lag: max(heard-w.probeAt, 0)}})
+			}
+			w.dropProbe()
+			continue
+		}
+		_, regranted := sn.held[key]
+		rel := &history.Release{How: history.ReleaseDeleted, At: releasedAt(prevEnd, w.lastStart, regranted)}
+		if was.id != 0 { // 0: a prepared transaction's, committed or rolled back
+			rel.Lease = "session " + strconv.FormatInt(was.id, 10)
+			if !sn.alive(was) {
+				rel.How = ReleaseSessionEnded
+			}
+		}
+		w.cfg.Report(key, &history.Value{Nodes: []string{w.node}, Backend: was.id, Detail: sessionWords(was), Release: rel})
+	}
+	if _, ok := sn.held[probeKey]; ok && w.probeEnd != nil && !w.probeHeld {
+		// Seen holding it: end its session soon, at a phase of the
+		// sampling that moves from probe to probe (1, 8, 15, 2, ... ms
+		// after this sample), so that the lags measured spread over the
+		// sample period as a release's would.
+		w.probeHeld = true
+		w.probeDue = time.NewTimer(probePhase(w.probes))
+	}
+	for key, now := range sn.held {
+		if was, ok := w.last.held[key]; key != probeKey && (!ok || !was.same(now)) {
+			w.cfg.didRead(key) // a new holder seen
+		}
+	}
+}
+
+// releasedAt places a release that the sample started at start found,
+// when the sample before it ended at prevEnd: at start (the lock was gone
+// by the time the server read it, at most one sample period after it went),
+// or, when another session already holds the lock again, halfway between
+// the two samples: the release came before that grant, which came before
+// the sample.
+func releasedAt(prevEnd, start time.Duration, regranted bool) time.Duration {
+	if regranted && prevEnd > 0 && prevEnd < start {
+		return prevEnd + (start-prevEnd)/2
+	}
+	return max(start, 1)
+}
+
+// sessionWords names a session for a release's Detail: "session 4711
+// (lockcheck-p3)".
+func sessionWords(s sqlSession) string {
+	if s.id == 0 {
+		return "a prepared transaction"
+	}
+	out := "session " + strconv.FormatInt(s.id, 10)
+	if s.app != "" {
+		out += " (" + s.app + ")"
+	}
+	return out
+}
+
+// startProbe opens a probe session that takes the probe lock, unless one
+// is in flight; compare ends it once a sample saw it hold the lock.
+func (w *sqlWatcher) startProbe(ctx context.Context) {
+	if w.probeEnd != nil {
+		if w.cfg.Now()-w.probeStart < probeGiveUp {
+			return
+		}
+		// Never seen held, or never seen gone (the server went away
+		// meanwhile): end it, and start again.
+		w.probeEnd()
+		w.dropProbe()
+	}
+	pctx, cancel := context.WithTimeout(ctx, sqlSampleTimeout)
+	defer cancel()
+	end, err := w.s.probe(pctx)
+	if err != nil {
+		return
+	}
+	w.probeEnd, w.probeStart, w.probeHeld, w.probeAt = end, w.cfg.Now(), false, 0
+	w.probes++
+}
+
+// probeGiveUp is how long a probe may stay in flight before the observer
+// gives up on it.
+const probeGiveUp = 10 * time.Second
+
+// probePhase is how long after the sample that saw probe n hold its lock
+// the observer ends the probe's session.
+func probePhase(n int) time.Duration {
+	step := sqlSampleEvery / 20 * 7
+	return time.Millisecond + time.Duration(n)*step%sqlSampleEvery
+}
+
+// due returns the channel of the timer that ends the probe's session, nil
+// when none is armed.
+func (w *sqlWatcher) due() <-chan time.Time {
+	if w.probeDue == nil {
+		return nil
+	}
+	return w.probeDue.C
+}
+
+// dropProbe forgets the probe in flight.
+func (w *sqlWatcher) dropProbe() {
+	if w.probeDue != nil {
+		w.probeDue.Stop()
+	}
+	w.probeEnd, w.probeHeld, w.probeDue, w.probeAt = nil, false, nil, 0
+}
+
+// closeAll ends the probe session and closes the sampler.
+func (w *sqlWatcher) closeAll() {
+	if w.probeEnd != nil {
+		w.probeEnd()
+	}
+	w.s.close()
+}
+
+// sqlLockID is the PostgreSQL advisory lock id of a lock key, as the
+// PostgreSQL designs take it (workloads' lockID: FNV-1a of the key, shifted
+// into a positive bigint).
+func sqlLockID(key string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return int64(h.Sum64() >> 1)
+}

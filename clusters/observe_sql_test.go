@@ -1,0 +1,119 @@
+package clusters
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// TestSQLObserver takes and lets go of locks on a real PostgreSQL and
+// MariaDB server through a client session of its own, and checks what the
+// observer reports: a lock the session let go is deleted, a lock whose
+// session the server ended is session-ended, each naming the session, placed
+// between when the lock was seen held and when the release was heard;
+// nothing for a lock of another key; and probes with their lag.
+func TestSQLObserver(t *testing.T) {
+	for _, s := range sqlServers {
+		t.Run(s.name, func(t *testing.T) {
+			s.need(t)
+			ctx := context.Background()
+			c := s.new(SQLDBConfig{Workers: 1, LogDir: t.TempDir()})
+			if err := c.Setup(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer c.Teardown(ctx)
+			lock, unlock := "SELECT pg_advisory_lock($1)", "SELECT pg_advisory_unlock($1)"
+			arg := func(key string) any { return sqlLockID(key) }
+			id := "SELECT pg_backend_pid()"
+			if s.name == "mariadb" {
+				lock, unlock = "SELECT GET_LOCK(?, 0)", "SELECT RELEASE_LOCK(?)"
+				arg = func(key string) any { return "lockcheck:" + key }
+				id = "SELECT CONNECTION_ID()"
+			}
+			got, reads, now := watchReleases(t, c, "k0", "k1")
+			probes := 0
+			db, err := sql.Open(s.driver, s.dsn(c.Addr(), SessionName(3)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var backend int64
+			if err := conn.QueryRowContext(ctx, id).Scan(&backend); err != nil {
+				t.Fatal(err)
+			}
+			take := func(key string) {
+				t.Helper()
+				if _, err := conn.ExecContext(ctx, lock, arg(key)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A lock of another key is not reported.
+			take("other")
+			take("k0")
+			waitRead(t, reads, "k0")
+			seen := now()
+			if _, err := conn.ExecContext(ctx, unlock, arg("k0")); err != nil {
+				t.Fatal(err)
+			}
+			o := nextRelease(t, got, "k0", &probes)
+			if r := o.v.Release; r.How != history.ReleaseDeleted || o.v.Backend != backend || r.At < seen || r.At > o.at ||
+				len(o.v.Nodes) != 1 || o.v.Nodes[0] != s.node {
+				t.Fatalf("a release observed as %+v %+v (session %d, seen held at %v)", *o.v, *r, backend, seen)
+			}
+			take("k1")
+			waitRead(t, reads, "k1")
+			seen = now()
+			if ids, err := c.KillSessions(ctx, SessionName(3)); err != nil || len(ids) != 1 || ids[0] != backend {
+				t.Fatalf("KillSessions: %v, %v", ids, err)
+			}
+			o = nextRelease(t, got, "k1", &probes)
+			if r := o.v.Release; r.How != ReleaseSessionEnded || o.v.Backend != backend || r.At < seen || r.At > o.at ||
+				r.Lease == "" || o.v.Detail == "" {
+				t.Fatalf("an ended session's lock observed as %+v %+v (session %d, seen held at %v)", *o.v, *r, backend, seen)
+			}
+			conn.Close()
+			// Probes keep coming, and nothing else: the ended session's
+			// other lock was not a lock key's.
+			deadline := time.After(30 * time.Second)
+			for probes < 3 {
+				var o observation
+				select {
+				case o = <-got:
+				case <-deadline:
+					t.Fatalf("%d probes observed in 30 s", probes)
+				}
+				if !o.v.Release.Probe {
+					t.Fatalf("observed %q %+v after the session ended", o.key, *o.v.Release)
+				}
+				if o.v.Release.Lag <= 0 || o.v.Release.Lag > 5*time.Second {
+					t.Fatalf("probe lag %v", o.v.Release.Lag)
+				}
+				t.Logf("probe lag %v", o.v.Release.Lag)
+				probes++
+			}
+		})
+	}
+}
+
+// waitRead waits until the observer has seen a new holder of key.
+func waitRead(t *testing.T, reads chan string, key string) {
+	t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case k := <-reads:
+			if k == key {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the observer never saw %s held", key)
+		}
+	}
+}
