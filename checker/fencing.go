@@ -42,6 +42,14 @@ import (
 //     critical sections (or one left in doubt) may have written v, only
 //     what all of them prove counts.
 //
+//   - no in-doubt write landed stale: when two accepted critical sections
+//     that did not overlap read one value, and only critical sections left
+//     in doubt can have written it again in between, one of them landed
+//     after the resource had accepted the first one's token; when each of
+//     them carried a lower token, the resource accepted a stale token,
+//     acknowledged or not ("stale-write", Invalid; lateStale). An in-doubt
+//     write that no read proves landed is never flagged.
+//
 // A critical section's token is the one in its reply, or, when the reply
 // carries none (a third-party worker need not echo it), the one the
 // controller sent with the invocation. A reply whose token contradicts the
@@ -97,6 +105,8 @@ type tokened struct {
 	// wrote is what it wrote; hasWrote says it wrote anything.
 	wrote    int64
 	hasWrote bool
+	// returned is when the completion was recorded (an info one too).
+	returned time.Duration
 }
 
 // checkAnalysis implements analyzer.
@@ -164,7 +174,14 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 			}
 		}
 		if inv.F == history.FCS && pr.Type() == history.Info && tok != 0 {
-			doubtful[inv.Key] = append(doubtful[inv.Key], tokened{proc: inv.Process, token: tok, call: inv.Time, ret: forever, inv: inv.Index, done: -1})
+			d := tokened{proc: inv.Process, token: tok, call: inv.Time, ret: forever, inv: inv.Index, done: -1, returned: pr.Returned()}
+			if pr.Complete != nil {
+				d.done = pr.Complete.Index
+			}
+			if v.Read != nil && v.Wrote != nil && *v.Wrote != *v.Read {
+				d.read, d.hasRead, d.wrote, d.hasWrote = *v.Read, true, *v.Wrote, true
+			}
+			doubtful[inv.Key] = append(doubtful[inv.Key], d)
 		}
 		if inv.F == history.FCS && tok != 0 {
 			accesses++
@@ -207,6 +224,7 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 	}
 	var order, stale []Anomaly
 	nOrder, nStale := 0, 0
+	retired := retirements(a)
 	for _, k := range keys {
 		sweep(grants[k], false, func(before, after tokened) {
 			nOrder++
@@ -240,6 +258,12 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 			reported[after.inv] = true
 			if len(stale) < maxListed {
 				stale = append(stale, staleReadFrom(k, seen, writer, after, a.getFaults()))
+			}
+		})
+		lateStale(writes[k], doubtful[k], func(l lateFence) {
+			nStale++
+			if len(stale) < maxListed {
+				stale = append(stale, l.anomaly(k, retired, a.getFaults()))
 			}
 		})
 	}
@@ -517,4 +541,137 @@ func refusal(pr pair, v *history.Value, tok int64, faults []history.Fault) Anoma
 		Explanation: fmt.Sprintf("the resource refused process %d's %s%s at %s because it had already seen %s.",
 			inv.Process, v.Rejected, token, secs(at), seen),
 	}
+}
+
+// lateFence is a critical section left in doubt whose write, a later read
+// proves, landed after the resource had accepted a higher token.
+type lateFence struct {
+	late tokened
+	// others counts further critical sections left in doubt that could
+	// have written the same value, all with tokens below seen's.
+	others int
+	// seen carries the highest token the resource had certainly accepted
+	// before the late write; first and again are the first two accepted
+	// critical sections that read the value it wrote: first's write was
+	// overwritten, again's read proves the late write landed.
+	seen, first, again tokened
+}
+
+// lateStale finds in-doubt writes that a later read proves landed with a
+// stale token. When the first two accepted critical sections that read
+// one value r (by invocation) did not overlap, r was written again after
+// the first one's write: where no accepted critical section can have
+// written it then (each accepted writer of r returned before the first
+// began), a critical section left in doubt did, invoked before the second
+// returned and before the first accepted writer of r returned (it read the
+// value before r, which the resource held only until then). The resource
+// had then accepted the first's token, and every token of an accepted
+// write that returned before the first began; when every such in-doubt
+// candidate's token is below the highest of those, bad(l) names the latest
+// invoked one. As in readFrom, the values must order the writes (every
+// accepted write above its read, or every one below).
+func lateStale(ops, doubtful []tokened, bad func(l lateFence)) {
+	var rmw []tokened
+	up, down := true, true
+	for _, op := range ops {
+		if op.hasRead && op.hasWrote {
+			rmw = append(rmw, op)
+			up = up && op.wrote > op.read
+			down = down && op.wrote < op.read
+		}
+	}
+	if len(rmw) < 2 || !(up || down) || len(doubtful) == 0 {
+		return
+	}
+	// By read, then by invocation.
+	slices.SortStableFunc(rmw, func(a, b tokened) int {
+		return cmp.Or(cmp.Compare(a.read, b.read), cmp.Compare(a.call, b.call))
+	})
+	for lo := 0; lo < len(rmw); {
+		hi := lo + 1
+		for hi < len(rmw) && rmw[hi].read == rmw[lo].read {
+			hi++
+		}
+		if hi-lo > 1 {
+			if l, ok := lateFor(rmw, rmw[lo], rmw[lo+1], doubtful); ok {
+				bad(l)
+			}
+		}
+		lo = hi
+	}
+}
+
+// lateFor is lateStale for one value, read by a and then by b.
+func lateFor(rmw []tokened, a, b tokened, doubtful []tokened) (lateFence, bool) {
+	if a.ret >= b.call {
+		return lateFence{}, false // a plain race: the resource checker names it
+	}
+	r := a.read
+	readBy := forever
+	seen := a
+	for _, op := range rmw {
+		if op.wrote == r {
+			if op.ret > a.call {
+				return lateFence{}, false
+			}
+			readBy = min(readBy, op.ret)
+		}
+		if op.ret < a.call && op.token > seen.token {
+			seen = op
+		}
+	}
+	l := lateFence{seen: seen, first: a, again: b}
+	found := false
+	for _, d := range doubtful {
+		if d.call > b.ret || d.call > readBy || d.hasWrote && d.wrote != r {
+			continue
+		}
+		if d.token >= seen.token {
+			return lateFence{}, false // it may have landed with a fresh token
+		}
+		if !found {
+			l.late, found = d, true
+			continue
+		}
+		l.others++
+		if d.call > l.late.call {
+			l.late = d
+		}
+	}
+	return l, found
+}
+
+// anomaly tells the story of a late stale write.
+func (l lateFence) anomaly(key string, retired map[int]*history.Op, faults []history.Fault) Anomaly {
+	d, seen, a, b := l.late, l.seen, l.first, l.again
+	an := Anomaly{Kind: "stale-write", Key: key, Processes: []int{d.proc, seen.proc}, Start: d.call, End: b.ret, Ops: []int{d.inv}}
+	if d.done >= 0 {
+		an.Ops = append(an.Ops, d.done)
+	}
+	an.Ops = append(an.Ops, seen.inv, seen.done)
+	if a.inv != seen.inv {
+		an.Processes = append(an.Processes, a.proc)
+		an.Ops = append(an.Ops, a.inv, a.done)
+	}
+	if !slices.Contains(an.Processes, b.proc) {
+		an.Processes = append(an.Processes, b.proc)
+	}
+	an.Ops = append(an.Ops, b.inv, b.done)
+	an.Nemesis = describeFaults(faultsDuring(faults, d.call, b.ret))
+	doubt := fmt.Sprintf("invoked at %s, never completed", secs(d.call))
+	if d.done >= 0 {
+		doubt = fmt.Sprintf("invoked at %s, info at %s, op %d", secs(d.call), secs(d.returned), d.done)
+	}
+	s := fmt.Sprintf("Process %d's write with token %d, left in doubt (%s)", d.proc, d.token, doubt)
+	if c := retired[d.proc]; c != nil {
+		s += fmt.Sprintf(", whose process was retired at %s,", secs(c.Time))
+	}
+	only := fmt.Sprintf("only process %d's write could have written %d then", d.proc, a.read)
+	if l.others > 0 {
+		only = fmt.Sprintf("only process %d's write or %s left in doubt, all with tokens below %d, could have written %d then",
+			d.proc, plural(l.others, "other critical section", "other critical sections"), seen.token, a.read)
+	}
+	an.Explanation = fmt.Sprintf("%s landed after the resource had accepted process %d's write with token %d (%s): process %d's critical section (%s) read %d after process %d had written %d, and %s; the resource for lock %s accepted a stale token.",
+		s, seen.proc, seen.token, span(seen.call, seen.ret), b.proc, span(b.call, b.ret), a.read, a.proc, a.wrote, only, key)
+	return an
 }

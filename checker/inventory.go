@@ -27,7 +27,11 @@ import (
 //     Invalid);
 //   - no two accepted sales read the same stock: the stock only goes down,
 //     so a stock read twice was set back by a stale write. This scan is
-//     sound on its own and names who sold from the same read.
+//     sound on its own and names who sold from the same read; where the
+//     two sales did not overlap and only a critical section left in doubt
+//     can have set the stock back in between (findLateSale), the story
+//     names that one as the cause, with the read that proves it landed,
+//     and counts its sale among those sold (Stats["sales_landed_in_doubt"]).
 //
 // One anomaly per key tells the story: oversold when sales exceed the
 // stock (every oversold item is a lost decrement once the stock has run
@@ -66,6 +70,9 @@ type stock struct {
 	// maybe counts the critical sections whose outcome is unknown and
 	// that may have sold an item; soldOut the accepted sold-out reads.
 	maybe, soldOut int
+	// doubt are those critical sections: rMaybe when it is known what
+	// they read, rCredit when not, rIncr for an ok one that did not say.
+	doubt []*csOp
 	// odd are sales that read no item or wrote something other than
 	// read-1.
 	odd []*csOp
@@ -135,12 +142,24 @@ func (c inventory) checkAnalysis(_ context.Context, a *analysis) Result {
 				// Info, or an ok that did not say what it read: it may
 				// have sold an item.
 				s.maybe++
+				op := &csOp{kind: rCredit, key: inv.Key, proc: inv.Process, token: v.Token, inv: inv.Index, done: -1,
+					call: inv.Time, ret: pr.End(), returned: pr.Returned()}
+				if pr.Complete != nil {
+					op.done = pr.Complete.Index
+				}
+				switch {
+				case pr.Type() == history.OK:
+					op.kind = rIncr
+				case v.Read != nil:
+					op.kind, op.read, op.wrote = rMaybe, *v.Read, *v.Read-1
+				}
+				s.doubt = append(s.doubt, op)
 			}
 		}
 	}
 	sort.Strings(keys)
-	faults := a.getFaults()
-	var initial, sales, maybe, soldOut, oversold, lost, final int64
+	faults, retired := a.getFaults(), retirements(a)
+	var initial, sales, maybe, soldOut, oversold, lost, final, landed int64
 	finalKnown := true
 	var unknown []string
 	for _, k := range keys {
@@ -160,9 +179,10 @@ func (c inventory) checkAnalysis(_ context.Context, a *analysis) Result {
 			}
 			continue
 		}
-		j := judgeStock(s, faults)
+		j := judgeStock(s, faults, retired)
 		oversold += j.oversold
 		lost += j.lost
+		landed += j.landed
 		r.Anomalies = append(r.Anomalies, j.anomalies...)
 		if len(j.anomalies) == 0 && !s.finalOK && s.cs > 0 {
 			unknown = append(unknown, fmt.Sprintf("the final stock of lock %s was not read: lost decrements could only be looked for among the sales", k))
@@ -172,6 +192,7 @@ func (c inventory) checkAnalysis(_ context.Context, a *analysis) Result {
 	r.Stats["initial_stock"] = initial
 	r.Stats["sales"] = sales
 	r.Stats["sales_indeterminate"] = maybe
+	r.Stats["sales_landed_in_doubt"] = landed
 	r.Stats["sold_out_reads"] = soldOut
 	if finalKnown && len(keys) > 0 {
 		r.Stats["final_stock"] = final
@@ -191,27 +212,44 @@ func (c inventory) checkAnalysis(_ context.Context, a *analysis) Result {
 // judgement is the verdict on one key's stock.
 type judgement struct {
 	oversold, lost int64
-	anomalies      []Anomaly
+	// landed counts the sales left in doubt that the reads prove landed.
+	landed    int64
+	anomalies []Anomaly
 }
 
 // maxStories bounds the same-read stories one anomaly quotes.
 const maxStories = 3
 
 // judgeStock compares one key's sales with its initial and final stock and
-// tells the story.
-func judgeStock(s *stock, faults []history.Fault) judgement {
+// tells the story. A sale left in doubt that the reads prove landed (see
+// findLateSale) counts as sold, and its story replaces that of the two
+// holders who sold from the same read.
+func judgeStock(s *stock, faults []history.Fault, retired map[int]*history.Op) judgement {
 	var j judgement
 	if s.first == forever { // no critical section: the story starts at 0
 		s.first = 0
 	}
-	n := int64(len(s.sales))
+	acked := int64(len(s.sales))
 	groups := sameReads(s.sales)
 	byReads := int64(0)
 	for _, g := range groups {
 		byReads += int64(len(g) - 1)
 	}
-	high := s.initial - n        // the final stock if no info op sold
-	low := high - int64(s.maybe) // if every one did
+	runs := stockRuns(groups)
+	lates := make([]*lateSale, len(runs))
+	for i, run := range runs {
+		if l := findLateSale(run[0], s, retired); l != nil {
+			lates[i] = l
+			j.landed++
+			if l.prev != nil { // it sold from the same stock as prev
+				byReads++
+			}
+		}
+	}
+	j.landed = min(j.landed, int64(s.maybe))
+	n := acked + j.landed
+	high := s.initial - n                     // the final stock if no other info op sold
+	low := s.initial - acked - int64(s.maybe) // if every one did
 	byFinal := int64(0)
 	if s.finalOK && s.final > high {
 		byFinal = s.final - high
@@ -230,7 +268,7 @@ func judgeStock(s *stock, faults []history.Fault) judgement {
 	if s.seedOp >= 0 {
 		an.Ops = append(an.Ops, s.seedOp)
 	}
-	stories, stale, storyEnd := sameReadStories(s.key, groups, &an, faults)
+	stories, stale, storyEnd := sameReadStories(s.key, runs, lates, &an, faults)
 	if s.finalOp >= 0 {
 		an.Ops = append(an.Ops, s.finalOp)
 	}
@@ -247,10 +285,21 @@ func judgeStock(s *stock, faults []history.Fault) judgement {
 		faultsTo = storyEnd
 	}
 	an.Nemesis = describeFaults(faultsDuring(faults, faultsFrom, faultsTo))
+	var how []string
+	if j.landed > 0 {
+		how = append(how, fmt.Sprintf("%d acknowledged", acked),
+			plural(int(j.landed), "left in doubt that a later read proves landed", "left in doubt that later reads prove landed"))
+	}
+	if more := s.maybe - int(j.landed); more > 0 {
+		what := plural(more, "critical section", "critical sections")
+		if j.landed > 0 {
+			what = fmt.Sprintf("%d more", more)
+		}
+		how = append(how, fmt.Sprintf("%s whose outcome is unknown may have sold more", what))
+	}
 	unknownSales := ""
-	if s.maybe > 0 {
-		unknownSales = fmt.Sprintf(" (and %s whose outcome is unknown may have sold more)",
-			plural(s.maybe, "critical section", "critical sections"))
+	if len(how) > 0 {
+		unknownSales = " (" + strings.Join(how, ", and ") + ")"
 	}
 	sold := fmt.Sprintf("%s sold from a stock of %d on lock %s%s", plural(int(n), "item was", "items were"), s.initial, s.key, unknownSales)
 	finalSays := "the final stock was not read"
@@ -258,11 +307,14 @@ func judgeStock(s *stock, faults []history.Fault) judgement {
 		finalSays = fmt.Sprintf("the final stock is %d", s.final)
 	}
 	lostSays := ""
-	if j.lost > 0 {
+	switch {
+	case j.lost > 0 && j.landed > 0:
+		// The stories tell how: a sale left in doubt landed late.
+		lostSays = plural(int(j.lost), "decrement was lost", "decrements were lost")
+	case j.lost == 1:
+		lostSays = "1 decrement was lost when two holders sold from the same read"
+	case j.lost > 0:
 		lostSays = fmt.Sprintf("%d decrements were lost, each when two holders sold from the same read", j.lost)
-		if j.lost == 1 {
-			lostSays = "1 decrement was lost when two holders sold from the same read"
-		}
 	}
 	why := faultSentence(faultsDuring(faults, faultsFrom, faultsTo), stale, "")
 	switch {
@@ -339,13 +391,10 @@ func sameReads(sales []*csOp) [][]*csOp {
 	return groups
 }
 
-// sameReadStories tells how the first groups of sales from one read came
-// about, merging runs of consecutive stocks (a stale write that set the
-// stock back makes every stock below it be sold again), adds their
-// processes and ops to an, and returns the stories, the process that sold
-// first from a stale read (for the fault sentence; -1 when none), and when
-// the last sale the stories name returned (0 when none).
-func sameReadStories(key string, groups [][]*csOp, an *Anomaly, faults []history.Fault) (string, int, time.Duration) {
+// stockRuns merges groups of sales from one read (sameReads) into runs of
+// consecutive stocks: a stale write that set the stock back makes every
+// stock below it be sold again.
+func stockRuns(groups [][]*csOp) [][][]*csOp {
 	var runs [][][]*csOp
 	for i := 0; i < len(groups); {
 		j := i + 1
@@ -355,10 +404,126 @@ func sameReadStories(key string, groups [][]*csOp, an *Anomaly, faults []history
 		runs = append(runs, groups[i:j])
 		i = j
 	}
+	return runs
+}
+
+// lateSale is a sale left in doubt whose write, the reads prove, landed
+// late and set the stock back.
+type lateSale struct {
+	op *csOp
+	// first and again are the first two acknowledged sales from the stock
+	// it set back: first's write was overwritten, again's read proves the
+	// late write landed.
+	first, again *csOp
+	// prev is the acknowledged sale that sold from the same stock as op
+	// did (the first that took the stock to what op wrote), or nil.
+	prev *csOp
+	// others counts further sales left in doubt that could have done it.
+	others int
+	// retired is the crash that retired its process, or nil.
+	retired *history.Op
+}
+
+// findLateSale looks, when the first two acknowledged sales that read one
+// stock r (g, by invocation) did not overlap, for what wrote r again in
+// between: a sale left in doubt, invoked before the second returned and,
+// when an acknowledged sale wrote r, before that one returned (it read
+// r+1, which the stock held only until then). It returns nil when the two
+// overlapped (a plain race), or when an acknowledged writer of r was still
+// running after the first began. A candidate that returned before the
+// first began landed before it. The latest invoked candidate is named.
+func findLateSale(g []*csOp, s *stock, retired map[int]*history.Op) *lateSale {
+	a, b := g[0], g[1]
+	if a.ret >= b.call {
+		return nil
+	}
+	r := a.read
+	readBy := forever // the stock held r+1 until then, at the latest
+	var prev *csOp
+	for _, op := range s.sales {
+		if op.wrote != r {
+			continue
+		}
+		if op.ret > a.call {
+			return nil
+		}
+		readBy = min(readBy, op.ret)
+		if prev == nil || op.call < prev.call {
+			prev = op
+		}
+	}
+	var late *lateSale
+	for _, op := range s.doubt {
+		switch {
+		case op.call > b.ret || op.call > readBy || op.ret < a.call:
+			continue
+		case op.kind == rMaybe && op.wrote != r:
+			continue
+		}
+		if late == nil {
+			late = &lateSale{op: op, first: a, again: b, prev: prev}
+			continue
+		}
+		late.others++
+		if op.call > late.op.call {
+			late.op = op
+		}
+	}
+	if late != nil {
+		late.retired = retired[late.op.proc]
+	}
+	return late
+}
+
+// story tells how the late sale set the stock back and which read proves
+// it.
+func (l *lateSale) story() string {
+	op, a, b := l.op, l.first, l.again
+	r := a.read
+	doubt := "left in doubt"
+	switch {
+	case op.kind == rIncr:
+		doubt += fmt.Sprintf(" (its reply, op %d, did not say what it read)", op.done)
+	case op.done >= 0:
+		doubt += fmt.Sprintf(" (info at %s, op %d)", secs(op.returned), op.done)
+	}
+	s := fmt.Sprintf("The stock was set back to %d by process %d's critical section, invoked at %s and %s", r, op.proc, secs(op.call), doubt)
+	if l.retired != nil {
+		s += fmt.Sprintf(", whose process was retired at %s", secs(l.retired.Time))
+	}
+	read := "it read"
+	if op.kind != rMaybe {
+		read = "it must have read"
+	}
+	s += fmt.Sprintf(": %s %d", read, r+1)
+	if l.prev != nil {
+		s += fmt.Sprintf(", as process %d's sale (%s) did,", l.prev.proc, span(l.prev.call, l.prev.ret))
+	}
+	s += fmt.Sprintf(" and its write of %d landed late, after process %d's sale (%s) had taken the stock from %d to %d; process %d's read of %d (%s) proves it landed, as no acknowledged sale wrote %d then",
+		r, a.proc, span(a.call, a.ret), r, a.wrote, b.proc, r, span(b.call, b.ret), r)
+	if l.others > 0 {
+		s += fmt.Sprintf(" (%s left in doubt could have done the same)", plural(l.others, "other critical section", "other critical sections"))
+	}
+	return s + "."
+}
+
+// sameReadStories tells how the first runs of sales from one read came
+// about (a sale left in doubt that landed late, when lates names one for
+// the run, else the two holders who sold from the same read), adds their
+// processes and ops to an, and returns the stories, the process that sold
+// first from a stale read (for the fault sentence; -1 when none), and when
+// the last sale the stories name returned (0 when none).
+func sameReadStories(key string, runs [][][]*csOp, lates []*lateSale, an *Anomaly, faults []history.Fault) (string, int, time.Duration) {
 	var out []string
 	stale := -1
 	var end time.Duration
 	seen := make(map[int]bool)
+	addProc := func(p int) {
+		if !seen[p] {
+			seen[p] = true
+			an.Processes = append(an.Processes, p)
+		}
+	}
 	for i, run := range runs {
 		if i == maxStories {
 			out = append(out, fmt.Sprintf("%s more like it.", plural(len(runs)-maxStories, "run of sales", "runs of sales")))
@@ -366,31 +531,51 @@ func sameReadStories(key string, groups [][]*csOp, an *Anomaly, faults []history
 		}
 		first := run[0]
 		_, claim, ran := readTwice(key, first, faults)
+		late := lates[i]
+		if late != nil {
+			addProc(late.op.proc)
+			an.Ops = append(an.Ops, late.op.inv)
+			if late.op.done >= 0 {
+				an.Ops = append(an.Ops, late.op.done)
+			}
+			an.Start = min(an.Start, late.op.call)
+			if late.prev != nil {
+				addProc(late.prev.proc)
+				an.Ops = append(an.Ops, late.prev.inv, late.prev.done)
+				an.Start = min(an.Start, late.prev.call)
+			}
+		}
 		if stale < 0 {
 			stale = first[0].proc
+			if late != nil {
+				stale = late.op.proc
+			}
 		}
 		for _, g := range run {
 			for _, op := range g {
-				if !seen[op.proc] {
-					seen[op.proc] = true
-					an.Processes = append(an.Processes, op.proc)
-				}
+				addProc(op.proc)
 				an.Ops = append(an.Ops, op.inv, op.done)
 				an.Start = min(an.Start, op.call)
 				end = max(end, op.ret)
 			}
-		}
-		if len(run) == 1 {
-			out = append(out, capitalize(claim)+" ("+ran+").")
-			continue
 		}
 		hi, lo := run[0][0].read, run[len(run)-1][0].read
 		lostN := 0
 		for _, g := range run {
 			lostN += len(g) - 1
 		}
-		out = append(out, fmt.Sprintf("The stock was set back: each stock from %d down to %d was sold from more than once (%s). It began when %s (%s).",
-			hi, lo, plural(lostN, "lost decrement", "lost decrements"), claim, ran))
+		switch {
+		case late != nil && len(run) == 1:
+			out = append(out, late.story())
+		case late != nil:
+			out = append(out, late.story(), fmt.Sprintf("Each stock from %d down to %d was then sold from more than once (%s).",
+				hi, lo, plural(lostN, "lost decrement", "lost decrements")))
+		case len(run) == 1:
+			out = append(out, capitalize(claim)+" ("+ran+").")
+		default:
+			out = append(out, fmt.Sprintf("The stock was set back: each stock from %d down to %d was sold from more than once (%s). It began when %s (%s).",
+				hi, lo, plural(lostN, "lost decrement", "lost decrements"), claim, ran))
+		}
 	}
 	return strings.Join(out, " "), stale, end
 }
