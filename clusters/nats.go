@@ -203,6 +203,12 @@ func (n *NATS) startNode(ctx context.Context, s *natsNode) error {
 type natsJSZ struct {
 	Meta *struct {
 		Leader string `json:"leader"`
+		// Replicas are the other members as the leader sees them (only
+		// the leader lists them).
+		Replicas []struct {
+			Name    string `json:"name"`
+			Current bool   `json:"current"`
+		} `json:"replicas"`
 	} `json:"meta_cluster"`
 }
 
@@ -233,14 +239,27 @@ func natsGet(ctx context.Context, port int, path string, into any) error {
 // metaLeader returns the JetStream meta leader server s names, "" for a
 // single server or a cluster with none.
 func (n *NATS) metaLeader(ctx context.Context, s *natsNode) (string, error) {
+	l, _, err := n.metaView(ctx, s)
+	return l, err
+}
+
+// metaView returns the JetStream meta leader server s names and, when s is
+// that leader, how many of the other servers it counts as current
+// replicas of the meta group.
+func (n *NATS) metaView(ctx context.Context, s *natsNode) (leader string, current int, err error) {
 	var z natsJSZ
 	if err := natsGet(ctx, s.monitor, "/jsz", &z); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	if z.Meta == nil {
-		return "", nil
+		return "", 0, nil
 	}
-	return z.Meta.Leader, nil
+	for _, r := range z.Meta.Replicas {
+		if r.Current {
+			current++
+		}
+	}
+	return z.Meta.Leader, current, nil
 }
 
 // node returns the server of member m.
@@ -254,7 +273,8 @@ func (n *NATS) node(m *member) *natsNode {
 }
 
 // waitReady waits until every server in ms answers /healthz with ok and,
-// in a cluster, names a JetStream meta leader.
+// in a cluster, names a JetStream meta leader, which, when it is in ms,
+// counts every other server a current replica.
 func (n *NATS) waitReady(ctx context.Context, ms []*member) error {
 	return n.waitServing(ctx, "NATS", ms, natsReadyWait, "address already in use", "not serving JetStream", func(m *member) bool {
 		s := n.node(m)
@@ -267,8 +287,12 @@ func (n *NATS) waitReady(ctx context.Context, ms []*member) error {
 		if len(n.nodes) == 1 {
 			return true
 		}
-		leader, err := n.metaLeader(ctx, s)
-		return err == nil && leader != ""
+		// The leader must also count every other server a current
+		// replica: a fault that cut it off before its followers had caught
+		// up with the meta group could leave them unable to elect another
+		// (seen under load: no new leader within 2 minutes).
+		leader, current, err := n.metaView(ctx, s)
+		return err == nil && leader != "" && (leader != s.name || current == len(n.nodes)-1)
 	})
 }
 
