@@ -84,7 +84,7 @@ func DecodeTorn(r io.Reader) (History, *TornLine, error) {
 		if err := flush(); err != nil {
 			return h, nil, err
 		}
-		op, err := decodeOp(b)
+		op, err := decodeOp(b, nil)
 		if err != nil {
 			return h, &TornLine{Line: line, Err: err}, nil
 		}
@@ -144,12 +144,13 @@ func (l *lineBatch) decodeInto(h History) (History, error) {
 	l.errs = slices.Grow(l.errs[:0], n)[:n]
 	clear(l.errs)
 	parse := func(from, to int) {
+		var in interner
 		for i := from; i < to; i++ {
 			start := 0
 			if i > 0 {
 				start = l.ends[i-1]
 			}
-			ops[i], l.errs[i] = decodeOp(l.buf[start:l.ends[i]])
+			ops[i], l.errs[i] = decodeOp(l.buf[start:l.ends[i]], &in)
 		}
 	}
 	// Chunks of parseChunk lines, each on a goroutine of its own: every
@@ -173,16 +174,15 @@ func (l *lineBatch) decodeInto(h History) (History, error) {
 	return h, nil
 }
 
-// decodeOp parses and validates one line.
-func decodeOp(b []byte) (Op, error) {
-	var op Op
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&op); err != nil {
-		return Op{}, fmt.Errorf("malformed op: %w", err)
-	}
-	if dec.More() {
-		return Op{}, errors.New("malformed op: trailing data after the JSON object")
+// decodeOp parses and validates one line: by fastOp when it can, else by
+// encoding/json. in interns shared strings; it may be nil.
+func decodeOp(b []byte, in *interner) (Op, error) {
+	op, ok := fastOp(b, in)
+	if !ok {
+		var err error
+		if op, err = decodeJSON(b); err != nil {
+			return Op{}, err
+		}
 	}
 	if !op.Type.Valid() {
 		return Op{}, fmt.Errorf("unknown type %q (want invoke, ok, fail or info)", op.Type)
@@ -195,6 +195,21 @@ func decodeOp(b []byte) (Op, error) {
 	}
 	if op.Process < NemesisProcess {
 		return Op{}, fmt.Errorf("invalid process %d", op.Process)
+	}
+	return op, nil
+}
+
+// decodeJSON parses one line with encoding/json, refusing unknown fields
+// and trailing data.
+func decodeJSON(b []byte) (Op, error) {
+	var op Op
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&op); err != nil {
+		return Op{}, fmt.Errorf("malformed op: %w", err)
+	}
+	if dec.More() {
+		return Op{}, errors.New("malformed op: trailing data after the JSON object")
 	}
 	return op, nil
 }

@@ -68,12 +68,13 @@ func ValidateFile(path string, h History) error {
 // validate is Validate with line giving an op's line from its position.
 func validate(h History, line func(pos int) int) error {
 	open := make(map[int]int) // process -> position of its open invocation
+	nfs := nemesisFs()        // once: it reads the fault registry
 	for i := range h {
 		op := &h[i]
 		fail := func(format string, args ...any) error {
 			return &StructureError{Pos: i, Line: line(i), Reason: fmt.Sprintf(format, args...)}
 		}
-		if err := checkOp(op); err != "" {
+		if err := checkOp(op, nfs); err != "" {
 			return fail("%s", err)
 		}
 		if op.IsLone() {
@@ -102,8 +103,9 @@ func validate(h History, line func(pos int) int) error {
 	return nil
 }
 
-// checkOp returns what is wrong with op on its own, or "".
-func checkOp(op *Op) string {
+// checkOp returns what is wrong with op on its own, or "": nfs are the
+// nemesis ops (nemesisFs).
+func checkOp(op *Op, nfs []string) string {
 	// Ifs, not the cases of a switch, so that coverage (and gremlins)
 	// sees each condition run.
 	if !op.Type.Valid() {
@@ -123,7 +125,7 @@ func checkOp(op *Op) string {
 		if op.F == FEvent && op.Type != Info {
 			return fmt.Sprintf("event op of type %s (an event is a lone info op)", op.Type)
 		}
-	case slices.Contains(nemesisFs(), op.F):
+	case slices.Contains(nfs, op.F):
 		if !op.IsNemesis() {
 			return fmt.Sprintf("%s is a nemesis op, recorded on process %d, not on process %d", op.F, NemesisProcess, op.Process)
 		}
@@ -135,7 +137,7 @@ func checkOp(op *Op) string {
 		}
 	default:
 		return fmt.Sprintf("unknown f %q (worker ops: %s; nemesis ops: %s)", op.F,
-			strings.Join(workerFs, ", "), strings.Join(nemesisFs(), ", "))
+			strings.Join(workerFs, ", "), strings.Join(nfs, ", "))
 	}
 	return ""
 }
