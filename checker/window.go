@@ -1,10 +1,11 @@
 package checker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -165,8 +166,8 @@ func seconds(d time.Duration) float64 { return math.Round(d.Seconds()*1e6) / 1e6
 // distribution returns count, median, p99 and max of ds, in seconds
 // (nearest rank).
 func distribution(ds []time.Duration) map[string]any {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	s := slices.Clone(ds)
+	slices.Sort(s)
 	out := map[string]any{"count": len(s)}
 	if len(s) == 0 {
 		return out
@@ -265,16 +266,13 @@ func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 				w.nodes = append(w.nodes, r.node)
 			}
 		}
-		sort.Strings(w.nodes)
+		slices.Sort(w.nodes)
 		w.learn(byProc[hd.proc])
 		w.access(a.pairs)
 		out = append(out, w)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].released != out[j].released {
-			return out[i].released < out[j].released
-		}
-		return out[i].hold.acquire < out[j].hold.acquire
+	slices.SortFunc(out, func(x, y lostWindow) int {
+		return cmp.Or(cmp.Compare(x.released, y.released), cmp.Compare(x.hold.acquire, y.hold.acquire))
 	})
 	return out, lags, observed
 }
@@ -330,7 +328,9 @@ func lostAt(hd hold, per map[string]serverRelease, quorum int) (serverRelease, b
 			rs = append(rs, r)
 		}
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].at < rs[j].at })
+	// By time, and by node at one instant: per is a map, and the release
+	// chosen must not depend on its order.
+	slices.SortFunc(rs, func(x, y serverRelease) int { return cmp.Or(cmp.Compare(x.at, y.at), strings.Compare(x.node, y.node)) })
 	need := 1
 	if len(hd.nodes) >= 2 {
 		need = len(hd.nodes) - quorum + 1
@@ -372,12 +372,9 @@ func isLossEvent(detail string) bool {
 }
 
 // learn sets when the holder learned of the loss: the first of its ops
-// since the grant that told it (a loss event of its lock client, a
-// critical section its lock client refused for a lost lock (a validity
-// check), the completion of its release of the key that failed or found
-// the lock gone), up to the completion of the op that ended its hold. Without one,
-// the window ends with the hold. A holder told before the server released
-// the lock has an empty window.
+// since the grant that told it (tells), up to the completion of the op
+// that ended its hold. Without one, the window ends with the hold. A
+// holder told before the server released the lock has an empty window.
 func (w *lostWindow) learn(ops []*history.Op) {
 	hd := w.hold
 	w.end = hd.end
@@ -386,34 +383,57 @@ func (w *lostWindow) learn(ops []*history.Op) {
 		if op.Index < hd.acquire {
 			continue
 		}
-		if op.Type != history.Invoke && op.Time > hd.end && op.F != history.FRelease && op.F != history.FEvent {
-			break
-		}
-		by := ""
-		switch {
-		case op.F == history.FEvent && op.Value != nil && isLossEvent(op.Value.Detail):
-			by = fmt.Sprintf("its lock client reported %q", op.Value.Detail)
-		case op.F == history.FCS && op.Key == hd.key && op.Type == history.Fail && isLossEvent(op.Error) &&
-			(op.Value == nil || op.Value.Rejected == ""):
-			by = fmt.Sprintf("its lock client refused its critical section (%q)", op.Error)
-		case op.F == history.FRelease && op.Key == hd.key && op.Type == history.Fail:
-			by = "its release failed"
-		case op.F == history.FRelease && op.Key == hd.key && op.Type == history.Info:
-			by = "its release ended in doubt"
-		case op.F == history.FRelease && op.Key == hd.key && op.Type == history.OK && op.Value != nil && op.Value.Released != nil && !*op.Value.Released:
-			by = "its release found the lock gone"
-		}
-		if by != "" {
+		if by := tells(op, hd.key); by != "" {
 			// Told before the server let go, it knew in time: the
 			// window is empty.
 			w.learned, w.end, w.by = op.Time, max(op.Time, w.released), by
 			w.ops = append(w.ops, op.Index)
 			return
 		}
-		if op.Type != history.Invoke && op.Time >= hd.end && (op.F == history.FRelease || op.F == history.FCrash) && op.Index > hd.endOp {
+		// The process's first op after the release or crash that ended
+		// the hold, but for its lock client's events, is that op's
+		// completion (one op at a time, history.Pairs).
+		if hd.endKind != endHistory && op.Index > hd.endOp && !op.IsLone() {
 			return // the op that ended the hold completed and told nothing
 		}
 	}
+}
+
+// tells says how op told its process that its lock on key was gone or in
+// doubt, "" when it did not: an event of its lock client that says so, a
+// critical section its lock client refused for a lost lock (a validity
+// check; a refusal of the fenced resource is an access, not a signal), or
+// the completion of its release of key that failed, ended in doubt or
+// found the lock gone.
+func tells(op *history.Op, key string) string {
+	if op.F == history.FEvent {
+		if op.Value != nil && isLossEvent(op.Value.Detail) {
+			return fmt.Sprintf("its lock client reported %q", op.Value.Detail)
+		}
+		return ""
+	}
+	if op.Key != key {
+		return ""
+	}
+	if op.F == history.FCS {
+		if op.Type == history.Fail && isLossEvent(op.Error) && (op.Value == nil || op.Value.Rejected == "") {
+			return fmt.Sprintf("its lock client refused its critical section (%q)", op.Error)
+		}
+		return ""
+	}
+	if op.F != history.FRelease {
+		return ""
+	}
+	if op.Type == history.Fail {
+		return "its release failed"
+	}
+	if op.Type == history.Info {
+		return "its release ended in doubt"
+	}
+	if op.Type == history.OK && op.Value != nil && op.Value.Released != nil && !*op.Value.Released {
+		return "its release found the lock gone"
+	}
+	return ""
 }
 
 // untilWords says how a hold ended, for a holder that was never told.
@@ -454,13 +474,11 @@ func (w *lostWindow) access(pairs []pair) {
 			w.refused++
 		}
 	}
-	switch {
-	case w.after > 0:
+	w.class = ClassStopped
+	if w.after > 0 {
 		w.class = ClassToldThenWrote
-	case w.accesses > 0:
+	} else if w.accesses > 0 {
 		w.class = ClassBeforeKnown
-	default:
-		w.class = ClassStopped
 	}
 }
 
@@ -494,12 +512,12 @@ func (w lostWindow) sentence() string {
 		server = joinAnd(w.nodes)
 	}
 	with := ""
-	switch {
-	case w.how == history.ReleaseLease && w.lease != "":
-		with = " with its ended " + w.lease
-	case w.how == history.ReleaseLease:
+	if w.how == history.ReleaseLease {
 		with = " with its ended lease"
-	case w.lease != "":
+		if w.lease != "" {
+			with = " with its ended " + w.lease
+		}
+	} else if w.lease != "" {
 		with = " (" + w.lease + ")"
 	}
 	s := fmt.Sprintf("The server's side: %s %s key %s%s at %s", server, verb, w.hold.key, with, secs(w.released))
@@ -507,13 +525,12 @@ func (w lostWindow) sentence() string {
 		s += fmt.Sprintf(" (the observer heard it at %s)", secs(w.heard))
 	}
 	p := w.hold.proc
-	switch {
-	case w.learned >= 0 && w.learned < w.released:
-		s += fmt.Sprintf("; process %d had been told at %s, when %s, before the server let go", p, secs(w.learned), w.by)
-	case w.learned >= 0:
-		s += fmt.Sprintf("; process %d learned of it at %s, when %s, %s later", p, secs(w.learned), w.by, secs(w.end-w.released))
-	default:
+	if w.learned < 0 {
 		s += fmt.Sprintf("; process %d was never told (%s, %s later)", p, strings.TrimPrefix(w.by, "never told: "), secs(w.end-w.released))
+	} else if w.learned < w.released {
+		s += fmt.Sprintf("; process %d had been told at %s, when %s, before the server let go", p, secs(w.learned), w.by)
+	} else {
+		s += fmt.Sprintf("; process %d learned of it at %s, when %s, %s later", p, secs(w.learned), w.by, secs(w.end-w.released))
 	}
 	switch w.class {
 	case ClassStopped:
