@@ -64,8 +64,8 @@ type Span struct {
 	Nodes []string `json:"nodes,omitempty"`
 }
 
-// Mark is an instant on a client's lane: a grant, a write, a refused
-// write, a report of its lock client, a crash.
+// Mark is an instant on a client's lane: a grant, a failed acquire, a
+// write, a refused write, a report of its lock client, a crash.
 type Mark struct {
 	At    float64 `json:"at"`
 	Kind  string  `json:"kind"`
@@ -154,6 +154,13 @@ func NewTimeline(h history.History, lease time.Duration) Timeline {
 				}
 			}
 			delete(inDoubt, p)
+		case op.F == history.FAcquire && op.Type == history.Fail:
+			delete(inDoubt, p)
+			label := "its acquire failed"
+			if op.Error != "" {
+				label += ": " + op.Error
+			}
+			marks[p] = append(marks[p], Mark{At: secs(op.Time), Kind: "denied", Label: label})
 		case op.F == history.FAcquire:
 			delete(inDoubt, p)
 		case op.F == history.FRelease && op.Type == history.Invoke:
@@ -285,6 +292,9 @@ func observe(grants []*grant, op *history.Op) {
 		return
 	}
 	at, _ := op.ReleaseAt()
+	// The controller cannot hear of a release before it happened: an
+	// instant read off a server clock that a fault moved may be later.
+	at = min(at, op.Time)
 	for i := len(grants) - 1; i >= 0; i-- {
 		g := grants[i]
 		if g.owner != v.Owner || g.at > op.Time {

@@ -13,11 +13,14 @@
     if (parent) parent.appendChild(e);
     return e;
   };
+  const nodeColours = ['#0891b2', '#7c3aed', '#db2777', '#ca8a04', '#4b5563'];
+  const nodeColour = p => nodeColours[((p % nodeColours.length) + nodeColours.length) % nodeColours.length];
   const spans = []; // {rect, from, to}
   const marks = []; // {node, at}
   const rows = [];  // {label, y}
   let y = TOP;
-  rows.push({ label: 'two believe they hold it', y: y, red: true }); y += ROW + GAP * 3;
+  const stuck = tl.red.some(r => r.kind === 'stuck');
+  rows.push({ label: stuck ? 'held for a dead client' : 'two believe they hold it', y: y, red: true }); y += ROW + GAP * 3;
   for (const n of (tl.nodes || [])) { rows.push({ label: n.node + ': holds a key for', y: y, node: n }); y += ROW + GAP; }
   if ((tl.nodes || []).length) y += GAP * 2;
   const clientY = {};
@@ -55,7 +58,7 @@
     if (r.node) {
       for (const s of r.node.held) {
         const p = (s.processes || [])[0];
-        band(s.from, s.to, r.y, ROW, p % 2 ? '#7c3aed' : '#0891b2', s.label + (s.inferred ? ' (inferred)' : ''), 'node', s.inferred ? { 'fill-opacity': 0.5 } : {});
+        band(s.from, s.to, r.y, ROW, nodeColour(p), s.label + (s.inferred ? ' (inferred)' : ''), 'node', s.inferred ? { 'fill-opacity': 0.5 } : {});
       }
     }
     if (r.band === 'server') {
@@ -74,14 +77,27 @@
       band(s.from, s.to, yy, ROW, '#dc2626', s.label, 'red-over ' + s.kind, { opacity: 0.75 });
     }
   }
-  const glyph = { grant: '▲', write: '|', refused: '✗', lost: '!', event: '◆', crash: '✕' };
-  const colour = { grant: '#14532d', write: '#111', refused: '#b91c1c', lost: '#b91c1c', event: '#7c3aed', crash: '#111' };
+  const glyph = { grant: '▲', denied: '○', write: '|', refused: '✗', lost: '!', event: '◆', crash: '✕' };
+  const colour = { grant: '#14532d', denied: '#555', write: '#111', refused: '#b91c1c', lost: '#b91c1c', event: '#7c3aed', crash: '#111' };
   for (const c of tl.clients) {
     for (const m of c.marks) {
       const t = el('text', { x: x(m.at), y: clientY[c.process] + ROW * 2 - 2, 'font-size': m.kind === 'write' ? 14 : 11, 'text-anchor': 'middle', fill: colour[m.kind] || '#111', class: 'mark ' + m.kind, visibility: 'hidden' }, svg);
       t.textContent = glyph[m.kind] || '•';
       el('title', {}, t).textContent = 'client ' + c.process + ' at ' + m.at.toFixed(2) + ' s: ' + m.label;
       marks.push({ node: t, at: m.at });
+    }
+  }
+  if ((tl.nodes || []).length) {
+    // The lock nodes' lanes colour a key by the client it was set for.
+    const legend = document.getElementById('legend');
+    for (const c of tl.clients) {
+      const item = document.createElement('span');
+      const sw = document.createElement('i');
+      sw.className = 'sw';
+      sw.style.background = nodeColour(c.process);
+      item.appendChild(sw);
+      item.appendChild(document.createTextNode('a lock node holds client ' + c.process + "'s key"));
+      legend.appendChild(item);
     }
   }
   const head = el('line', { x1: x(0), x2: x(0), y1: TOP - 6, y2: H - 14, stroke: '#111', 'stroke-width': 1.5, id: 'playhead' }, svg);
