@@ -179,3 +179,33 @@ func ids() []string {
 func escaped(s string) string {
 	return strings.NewReplacer("'", "&#39;", `"`, "&#34;", "&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
+
+// TestTimelineRedLock checks the RedLock lesson's lanes: one per master,
+// and, since lock2's key for client 0 went when its clock jumped (the
+// observer heard it then, though the jumped clock put the expiry later),
+// client 0's majority ended before client 1 was granted the lock: the
+// overlap is of beliefs, not of what the servers held.
+func TestTimelineRedLock(t *testing.T) {
+	l, err := Find("redlock-clock-jump")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := l.Timeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tl.Nodes) != 5 {
+		t.Fatalf("%d lock node lanes, want 5", len(tl.Nodes))
+	}
+	if len(tl.Red) == 0 {
+		t.Fatal("no overlap")
+	}
+	red := tl.Red[0]
+	for _, c := range tl.Clients {
+		for _, s := range c.Server {
+			if s.From < red.From && s.To > red.From {
+				t.Errorf("client %d's majority %.2f-%.2f s outlives the start of the overlap at %.2f s", c.Process, s.From, s.To, red.From)
+			}
+		}
+	}
+}
