@@ -67,11 +67,24 @@ func capitalize(s string) string {
 }
 
 // withToken renders " (token 41)", or nothing when the lock has no tokens.
-func withToken(token int64) string {
+func withToken(token int64) string { return NumberTokens.with(token) }
+
+// Token renders a fencing token of kind k as a story names it: "token 41",
+// or for a ZooKeeper zxid "zxid 1:797" (epoch:counter, both in decimal).
+func (k TokenKind) Token(token int64) string {
+	if k == ZxidTokens {
+		return fmt.Sprintf("zxid %d:%d", token>>32, token&0xffffffff)
+	}
+	return fmt.Sprintf("token %d", token)
+}
+
+// with renders " (token 41)" or " (zxid 1:797)", or nothing when the lock
+// has no tokens.
+func (k TokenKind) with(token int64) string {
 	if token == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (token %d)", token)
+	return " (" + k.Token(token) + ")"
 }
 
 // describeFault renders a fault for Anomaly.Nemesis, e.g. "pause of process

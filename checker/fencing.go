@@ -61,8 +61,16 @@ import (
 // and the verdict is not affected. Every check is an O(n log n) sweep.
 func NewFencing() Checker { return fencing{} }
 
+// NewFencingFor returns the fencing checker for a run checked with opts:
+// its stories print tokens as opts.Tokens says (a ZooKeeper zxid as "zxid
+// 1:797").
+func NewFencingFor(opts Options) Checker { return fencing{tokens: opts.Tokens} }
+
 // fencing implements NewFencing.
-type fencing struct{}
+type fencing struct {
+	// tokens is the kind of the design's tokens, for the stories.
+	tokens TokenKind
+}
 
 // Name returns "fencing".
 func (fencing) Name() string { return "fencing" }
@@ -109,8 +117,22 @@ type tokened struct {
 	returned time.Duration
 }
 
-// checkAnalysis implements analyzer.
+// notUsed is the fencing checker's Result.NotUsed when the resource took
+// no tokens.
+const notUsed = "not used: the resource took no tokens, so only the order of the grants' tokens was checked"
+
+// checkAnalysis implements analyzer. A valid result of a run whose
+// resource took no tokens says so in NotUsed.
 func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
+	r := c.judge(a)
+	if fenced, ok := r.Stats["resource_fenced"].(bool); ok && !fenced && r.Valid == Valid {
+		r.NotUsed = notUsed
+	}
+	return r
+}
+
+// judge implements checkAnalysis.
+func (c fencing) judge(a *analysis) Result {
 	if a.err != nil {
 		return malformed(c.Name(), a.err)
 	}
@@ -170,7 +192,7 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 		if inv.F == history.FCS && pr.Type() == history.Fail && v.Rejected != "" {
 			rejected++
 			if len(refusals) < maxListed {
-				refusals = append(refusals, refusal(pr, v, tok, a.getFaults()))
+				refusals = append(refusals, refusal(pr, v, tok, a.getFaults(), c.tokens))
 			}
 		}
 		if inv.F == history.FCS && pr.Type() == history.Info && tok != 0 {
@@ -229,7 +251,7 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 		sweep(grants[k], false, func(before, after tokened) {
 			nOrder++
 			if len(order) < maxListed {
-				order = append(order, tokenOrder(k, before, after, a.getFaults()))
+				order = append(order, tokenOrder(k, before, after, a.getFaults(), c.tokens))
 			}
 		})
 		reported := make(map[int]bool) // by the invoke index of the stale write
@@ -237,7 +259,7 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 			nStale++
 			reported[after.inv] = true
 			if len(stale) < maxListed {
-				stale = append(stale, staleWrite(k, before, after, a.getFaults()))
+				stale = append(stale, staleWrite(k, before, after, a.getFaults(), c.tokens))
 			}
 		})
 		sameRead(writes[k], func(seen, after tokened) {
@@ -247,7 +269,7 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 			nStale++
 			reported[after.inv] = true
 			if len(stale) < maxListed {
-				stale = append(stale, staleConcurrent(k, seen, after, a.getFaults()))
+				stale = append(stale, staleConcurrent(k, seen, after, a.getFaults(), c.tokens))
 			}
 		})
 		readFrom(writes[k], doubtful[k], func(seen, writer, after tokened) {
@@ -257,13 +279,13 @@ func (c fencing) checkAnalysis(_ context.Context, a *analysis) Result {
 			nStale++
 			reported[after.inv] = true
 			if len(stale) < maxListed {
-				stale = append(stale, staleReadFrom(k, seen, writer, after, a.getFaults()))
+				stale = append(stale, staleReadFrom(k, seen, writer, after, a.getFaults(), c.tokens))
 			}
 		})
 		lateStale(writes[k], doubtful[k], func(l lateFence) {
 			nStale++
 			if len(stale) < maxListed {
-				stale = append(stale, l.anomaly(k, retired, a.getFaults()))
+				stale = append(stale, l.anomaly(k, retired, a.getFaults(), c.tokens))
 			}
 		})
 	}
@@ -351,7 +373,7 @@ func sameRead(ops []tokened, bad func(seen, after tokened)) {
 // staleConcurrent explains an accepted write whose token is below that of a
 // critical section that read the same value, and so had shown its token to
 // the resource before the write landed.
-func staleConcurrent(key string, seen, after tokened, faults []history.Fault) Anomaly {
+func staleConcurrent(key string, seen, after tokened, faults []history.Fault, k TokenKind) Anomaly {
 	an := Anomaly{
 		Kind: "stale-write", Key: key, Processes: []int{after.proc, seen.proc},
 		Start: min(seen.call, after.call), End: max(seen.ret, after.ret), Ops: []int{seen.inv, seen.done, after.inv, after.done},
@@ -360,11 +382,11 @@ func staleConcurrent(key string, seen, after tokened, faults []history.Fault) An
 	why := fmt.Sprintf("both read %d from the resource for lock %s, so %d's token reached the resource before %d's write, and the resource accepted a stale token.",
 		after.read, key, seen.proc, after.proc)
 	if after.ret > seen.ret {
-		an.Explanation = fmt.Sprintf("process %d wrote with token %d at %s after process %d's write with token %d was accepted at %s: %s",
-			after.proc, after.token, secs(after.ret), seen.proc, seen.token, secs(seen.ret), why)
+		an.Explanation = fmt.Sprintf("process %d wrote with %s at %s after process %d's write with %s was accepted at %s: %s",
+			after.proc, k.Token(after.token), secs(after.ret), seen.proc, k.Token(seen.token), secs(seen.ret), why)
 	} else {
-		an.Explanation = fmt.Sprintf("process %d's write with token %d was accepted at %s, although process %d held token %d: %s",
-			after.proc, after.token, secs(after.ret), seen.proc, seen.token, why)
+		an.Explanation = fmt.Sprintf("process %d's write with %s was accepted at %s, although process %d held %s: %s",
+			after.proc, k.Token(after.token), secs(after.ret), seen.proc, k.Token(seen.token), why)
 	}
 	return an
 }
@@ -372,12 +394,12 @@ func staleConcurrent(key string, seen, after tokened, faults []history.Fault) An
 // tokenOrder explains a grant whose token is not above an earlier grant's,
 // and names a lock node that lost its token counter in between, if one
 // did (tokenResetWhy).
-func tokenOrder(key string, before, after tokened, faults []history.Fault) Anomaly {
+func tokenOrder(key string, before, after tokened, faults []history.Fault, k TokenKind) Anomaly {
 	an := Anomaly{
 		Kind: "token-order", Key: key, Processes: []int{before.proc, after.proc},
 		Start: before.ret, End: after.ret, Ops: []int{before.done, after.inv, after.done},
-		Explanation: fmt.Sprintf("process %d was granted lock %s with token %d at %s (it asked at %s), although process %d had already been granted token %d at %s: fencing tokens must increase in grant order.",
-			after.proc, key, after.token, secs(after.ret), secs(after.call), before.proc, before.token, secs(before.ret)),
+		Explanation: fmt.Sprintf("process %d was granted lock %s with %s at %s (it asked at %s), although process %d had already been granted %s at %s: fencing tokens must increase in grant order.",
+			after.proc, key, k.Token(after.token), secs(after.ret), secs(after.call), before.proc, k.Token(before.token), secs(before.ret)),
 	}
 	if why, f, ok := tokenResetWhy(faults, before.ret, after.ret); ok {
 		an.Explanation += " " + why
@@ -388,13 +410,13 @@ func tokenOrder(key string, before, after tokened, faults []history.Fault) Anoma
 
 // staleWrite explains an accepted write whose token is below an earlier
 // accepted write's.
-func staleWrite(key string, before, after tokened, faults []history.Fault) Anomaly {
+func staleWrite(key string, before, after tokened, faults []history.Fault, k TokenKind) Anomaly {
 	return Anomaly{
 		Kind: "stale-write", Key: key, Processes: []int{after.proc, before.proc},
 		Start: before.ret, End: after.ret, Ops: []int{before.done, after.inv, after.done},
 		Nemesis: describeFaults(faultsDuring(faults, after.call, after.ret)),
-		Explanation: fmt.Sprintf("process %d wrote with token %d at %s after process %d's write with token %d was accepted at %s: the resource for lock %s accepted a stale token.",
-			after.proc, after.token, secs(after.ret), before.proc, before.token, secs(before.ret), key),
+		Explanation: fmt.Sprintf("process %d wrote with %s at %s after process %d's write with %s was accepted at %s: the resource for lock %s accepted a stale token.",
+			after.proc, k.Token(after.token), secs(after.ret), before.proc, k.Token(before.token), secs(before.ret), key),
 	}
 }
 
@@ -501,38 +523,38 @@ func readFrom(ops, doubtful []tokened, bad func(seen, writer, after tokened)) {
 
 // staleReadFrom explains an accepted write whose token is below one the
 // resource had seen before it, proved by what it read.
-func staleReadFrom(key string, seen, writer, after tokened, faults []history.Fault) Anomaly {
+func staleReadFrom(key string, seen, writer, after tokened, faults []history.Fault, k TokenKind) Anomaly {
 	an := Anomaly{
 		Kind: "stale-write", Key: key, Processes: []int{after.proc, seen.proc},
 		Start: min(seen.call, after.call), End: after.ret, Ops: []int{seen.inv, seen.done, after.inv, after.done},
 		Nemesis: describeFaults(faultsDuring(faults, after.call, after.ret)),
 	}
-	how := fmt.Sprintf("process %d's critical section (%s) read %d, which process %d wrote with token %d", after.proc, span(after.call, after.ret), after.read, writer.proc, writer.token)
+	how := fmt.Sprintf("process %d's critical section (%s) read %d, which process %d wrote with %s", after.proc, span(after.call, after.ret), after.read, writer.proc, k.Token(writer.token))
 	if writer.inv != seen.inv {
 		if !slices.Contains(an.Processes, writer.proc) {
 			an.Processes = append(an.Processes, writer.proc)
 		}
 		an.Ops = append(an.Ops, writer.inv, writer.done)
-		how += fmt.Sprintf(" after the resource had accepted process %d's write with token %d (%s), as the values read and written show",
-			seen.proc, seen.token, span(seen.call, seen.ret))
+		how += fmt.Sprintf(" after the resource had accepted process %d's write with %s (%s), as the values read and written show",
+			seen.proc, k.Token(seen.token), span(seen.call, seen.ret))
 	}
-	an.Explanation = fmt.Sprintf("%s; yet its own write with token %d was accepted at %s: the resource for lock %s had seen token %d before and accepted a stale token.",
-		capitalize(how), after.token, secs(after.ret), key, seen.token)
+	an.Explanation = fmt.Sprintf("%s; yet its own write with %s was accepted at %s: the resource for lock %s had seen %s before and accepted a stale token.",
+		capitalize(how), k.Token(after.token), secs(after.ret), key, k.Token(seen.token))
 	return an
 }
 
 // refusal reports a stale access the resource refused; token is the
 // access's token.
-func refusal(pr pair, v *history.Value, tok int64, faults []history.Fault) Anomaly {
+func refusal(pr pair, v *history.Value, tok int64, faults []history.Fault, k TokenKind) Anomaly {
 	inv := pr.Invoke
 	at := pr.Complete.Time
 	seen := "a higher token"
 	if v.MaxToken != 0 {
-		seen = fmt.Sprintf("token %d", v.MaxToken)
+		seen = k.Token(v.MaxToken)
 	}
 	token := ""
 	if tok != 0 {
-		token = fmt.Sprintf(" with token %d", tok)
+		token = " with " + k.Token(tok)
 	}
 	return Anomaly{
 		Kind: "stale-write-rejected", Key: inv.Key, Processes: []int{inv.Process},
@@ -642,7 +664,7 @@ func lateFor(rmw []tokened, a, b tokened, doubtful []tokened) (lateFence, bool) 
 }
 
 // anomaly tells the story of a late stale write.
-func (l lateFence) anomaly(key string, retired map[int]*history.Op, faults []history.Fault) Anomaly {
+func (l lateFence) anomaly(key string, retired map[int]*history.Op, faults []history.Fault, k TokenKind) Anomaly {
 	d, seen, a, b := l.late, l.seen, l.first, l.again
 	an := Anomaly{Kind: "stale-write", Key: key, Processes: []int{d.proc, seen.proc}, Start: d.call, End: b.ret, Ops: []int{d.inv}}
 	if d.done >= 0 {
@@ -662,16 +684,16 @@ func (l lateFence) anomaly(key string, retired map[int]*history.Op, faults []his
 	if d.done >= 0 {
 		doubt = fmt.Sprintf("invoked at %s, info at %s, op %d", secs(d.call), secs(d.returned), d.done)
 	}
-	s := fmt.Sprintf("Process %d's write with token %d, left in doubt (%s)", d.proc, d.token, doubt)
+	s := fmt.Sprintf("Process %d's write with %s, left in doubt (%s)", d.proc, k.Token(d.token), doubt)
 	if c := retired[d.proc]; c != nil {
 		s += fmt.Sprintf(", whose process was retired at %s,", secs(c.Time))
 	}
 	only := fmt.Sprintf("only process %d's write could have written %d then", d.proc, a.read)
 	if l.others > 0 {
-		only = fmt.Sprintf("only process %d's write or %s left in doubt, all with tokens below %d, could have written %d then",
-			d.proc, plural(l.others, "other critical section", "other critical sections"), seen.token, a.read)
+		only = fmt.Sprintf("only process %d's write or %s left in doubt, all with tokens below %s, could have written %d then",
+			d.proc, plural(l.others, "other critical section", "other critical sections"), k.Token(seen.token), a.read)
 	}
-	an.Explanation = fmt.Sprintf("%s landed after the resource had accepted process %d's write with token %d (%s): process %d's critical section (%s) read %d after process %d had written %d, and %s; the resource for lock %s accepted a stale token.",
-		s, seen.proc, seen.token, span(seen.call, seen.ret), b.proc, span(b.call, b.ret), a.read, a.proc, a.wrote, only, key)
+	an.Explanation = fmt.Sprintf("%s landed after the resource had accepted process %d's write with %s (%s): process %d's critical section (%s) read %d after process %d had written %d, and %s; the resource for lock %s accepted a stale token.",
+		s, seen.proc, k.Token(seen.token), span(seen.call, seen.ret), b.proc, span(b.call, b.ret), a.read, a.proc, a.wrote, only, key)
 	return an
 }

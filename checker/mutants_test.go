@@ -756,12 +756,12 @@ func TestInventoryOfARegisterHistory(t *testing.T) {
 func TestStaleConcurrentWording(t *testing.T) {
 	seen := tokened{proc: 0, token: 5, call: sec(2), ret: sec(3), read: 10}
 	after := tokened{proc: 1, token: 4, call: sec(1), ret: sec(3), read: 10}
-	an := staleConcurrent("k", seen, after, nil)
+	an := staleConcurrent("k", seen, after, nil, NumberTokens)
 	if !strings.HasPrefix(an.Explanation, "process 1's write with token 4 was accepted at 3.00 s, although process 0 held token 5") {
 		t.Fatalf("%q", an.Explanation)
 	}
 	after.ret = sec(3.5)
-	if an := staleConcurrent("k", seen, after, nil); !strings.HasPrefix(an.Explanation, "process 1 wrote with token 4 at 3.50 s after process 0's write") {
+	if an := staleConcurrent("k", seen, after, nil, NumberTokens); !strings.HasPrefix(an.Explanation, "process 1 wrote with token 4 at 3.50 s after process 0's write") {
 		t.Fatalf("%q", an.Explanation)
 	}
 }

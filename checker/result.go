@@ -133,6 +133,11 @@ type Result struct {
 	// says why, and the verdict is Unknown (unless something is Invalid).
 	// On a composition it is the exercise sub-result's.
 	NotExercised string `json:"not_exercised,omitempty"`
+	// NotUsed says why a checker had nothing of its own to judge in this
+	// run, "" when it had: the fencing checker of a run whose resource
+	// took no tokens sets it, for it checked only the order of the
+	// grants' tokens, so its "valid" is no sign that fencing worked.
+	NotUsed string `json:"not_used,omitempty"`
 	// Panicked, when set, names a checker that panicked and what it
 	// panicked with ("mutex: index out of range"). Its result is Unknown,
 	// but a crash is no verdict: a run or analyze so checked is an error.
@@ -192,7 +197,25 @@ type Options struct {
 	// server's session timeout lost it when the server ended its session,
 	// and a story says so instead of blaming a lease.
 	Session *SessionTimeout
+	// Tokens says what the design's fencing tokens are, so that a story
+	// prints them in the form the lock's users know (a ZooKeeper zxid as
+	// "zxid 1:797"); the zero value prints them as plain numbers.
+	Tokens TokenKind
 }
+
+// TokenKind says what a lock design's fencing tokens are.
+type TokenKind int
+
+// The token kinds.
+const (
+	// NumberTokens are plain counters (a Redis INCR, an etcd revision),
+	// printed as they are: "token 41".
+	NumberTokens TokenKind = iota
+	// ZxidTokens are ZooKeeper zxids (a lock node's czxid): the leader's
+	// epoch in the high 32 bits and a counter within the epoch in the low
+	// 32, printed as "zxid 1:797" (epoch:counter) for 4294968093.
+	ZxidTokens
+)
 
 // SessionTimeout says how a database server gives up a client session
 // that went silent, releasing every lock the session held.
@@ -229,18 +252,4 @@ func malformed(name string, err error) Result {
 	r.Valid = Unknown
 	r.Error = fmt.Sprintf("malformed history: %v", err)
 	return r
-}
-
-// NotUsed says why a sub-result had nothing of its own to judge in this
-// run, "" when it had: the fencing checker of a run whose resource took no
-// tokens checked only the order of the grants' tokens, so its "valid" is
-// no sign that fencing worked.
-func (r Result) NotUsed() string {
-	if r.Checker != "fencing" || r.Valid != Valid {
-		return ""
-	}
-	if fenced, ok := r.Stats["resource_fenced"].(bool); ok && !fenced {
-		return "not used: the resource took no tokens, so only the order of the grants' tokens was checked"
-	}
-	return ""
 }

@@ -147,7 +147,7 @@ func build(in Input, dir string) page {
 		p.Started = in.Meta.Started.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
 	for _, r := range res.Results {
-		row := checkerRow{Name: r.Checker, Verdict: r.Valid.String(), Error: r.Error, Advisory: r.Advisory, NotUsed: r.NotUsed()}
+		row := checkerRow{Name: r.Checker, Verdict: r.Valid.String(), Error: r.Error, Advisory: r.Advisory, NotUsed: r.NotUsed}
 		if len(r.Stats) > 0 {
 			if b, err := json.Marshal(r.Stats); err == nil {
 				row.Stats = string(b)

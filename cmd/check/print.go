@@ -26,7 +26,7 @@ func printResult(w io.Writer, res checker.Result) {
 		if r.NotExercised != "" {
 			note += " not exercised: " + oneLine(r.NotExercised)
 		}
-		if why := r.NotUsed(); why != "" {
+		if why := r.NotUsed; why != "" {
 			note += " (" + why + ")"
 		}
 		fmt.Fprintf(w, "  %-9s %s%s\n", r.Checker, verdictWord(r.Valid), note)
