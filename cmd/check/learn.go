@@ -44,6 +44,8 @@ func cmdLearn(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	}
 	switch {
+	case !*live && (flagGiven(fs, "seed") || flagGiven(fs, "store")):
+		return exitError, errors.New("--seed and --store go with --live: a replay uses the recorded run")
 	case *htmlDir != "" && (id != "" || *live):
 		return exitError, errors.New("--html writes the whole course: give no lesson and no --live")
 	case *htmlDir != "":

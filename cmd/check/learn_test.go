@@ -78,6 +78,7 @@ func TestLearnErrors(t *testing.T) {
 		{[]string{"learn", "--live"}, "check: --live runs one lesson"},
 		{[]string{"learn", "ttl-pause", "--html", "x"}, "check: --html writes the whole course"},
 		{[]string{"learn", "ttl-pause", "fencing"}, `check: unexpected argument "fencing"`},
+		{[]string{"learn", "ttl-pause", "--seed", "3"}, "check: --seed and --store go with --live"},
 		{[]string{"learn", "--bogus"}, "check: "},
 	} {
 		code, _, stderr := run(c.args...)
