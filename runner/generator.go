@@ -102,7 +102,7 @@ func (s *slot) spawn(ctx context.Context) error {
 	return nil
 }
 
-// cycle runs one acquire -> cs -> release on key.
+// cycle runs one acquire -> cs (Test.Sections of them) -> release on key.
 func (s *slot) cycle(ctx context.Context, key string) {
 	acq := s.op(ctx, history.FAcquire, key, nil)
 	switch acq.Type {
@@ -124,13 +124,20 @@ func (s *slot) cycle(ctx context.Context, key string) {
 	if s.r.test.Fencing {
 		csArg.Token = grant.Token
 	}
-	// The critical section runs even past the deadline: the lock is held.
+	// The critical sections run even past the deadline: the lock is held.
+	// The worker stops at the first that fails, as an application stops
+	// its work at an error.
 	s.r.setInCS(s.index)
-	cs := s.op(context.WithoutCancel(ctx), history.FCS, key, csArg)
-	if cs.Type == history.Info {
-		s.r.setHolder(s.index, nil)
-		s.retire(key)
-		return
+	for i := 0; i < s.r.test.sections(); i++ {
+		cs := s.op(context.WithoutCancel(ctx), history.FCS, key, csArg)
+		if cs.Type == history.Info {
+			s.r.setHolder(s.index, nil)
+			s.retire(key)
+			return
+		}
+		if cs.Type == history.Fail {
+			break
+		}
 	}
 	s.r.setHolder(s.index, nil)
 	rel := &history.Value{Owner: grant.Owner, Token: grant.Token}

@@ -126,6 +126,9 @@ func Command(t Test) []string {
 	if t.NoObserve {
 		args = append(args, "--observe=false")
 	}
+	if t.Sections > 1 {
+		args = append(args, "--sections", fmt.Sprint(t.Sections))
+	}
 	if t.Service != "" {
 		args = append(args, "--service", t.Service)
 	}

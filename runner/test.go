@@ -76,6 +76,15 @@ type Test struct {
 	// is the same either way; it is there to show that, and to measure
 	// what the observer costs.
 	NoObserve bool `json:"no_observe,omitempty"`
+	// Sections is how many critical sections a worker runs on one grant
+	// before it releases (--sections; 0 means 1). A worker stops at the
+	// first one that fails (its lock client refused it, or the fenced
+	// resource did), as an application stops its work at an error; one
+	// that ends in doubt retires it. More than one shows what a holder
+	// does after its lock client told it the lock was gone: a worker that
+	// ignores that goes on writing (the windows checker's "wrote after it
+	// was told").
+	Sections int `json:"sections,omitempty"`
 	// Until, when set, ends the workload before Time is up as soon as the
 	// history recorded so far satisfies it (asked every 100 ms); Time is
 	// then the upper bound. Tests use it to wait for the event they need
@@ -87,6 +96,13 @@ type Test struct {
 	// Started is when the run began (set by Run, stored in test.json).
 	Started time.Time `json:"started"`
 }
+
+// maxSections bounds Test.Sections: a grant held for more critical sections
+// than that would starve every other worker.
+const maxSections = 1000
+
+// sections returns how many critical sections a worker runs per grant.
+func (t *Test) sections() int { return max(1, t.Sections) }
 
 // Defaults fills every unset field that has a fixed default. Resolve fills
 // the rest: the stock of a stock workload and the test's name.
@@ -197,6 +213,8 @@ func (t *Test) validateNumbers() error {
 		return fmt.Errorf("--nodes %d: want 1, 3 or 5", t.Nodes)
 	case t.Stock < 0:
 		return fmt.Errorf("--stock %d: want 1 or more (0: the default 100)", t.Stock)
+	case t.Sections < 0 || t.Sections > maxSections:
+		return fmt.Errorf("--sections %d: want 1 to %d", t.Sections, maxSections)
 	}
 	return nil
 }

@@ -19,6 +19,8 @@ type worker struct {
 	cfg  Config
 	lock Lock
 	res  *Resource
+	// ignoreLoss is the planted bug PlantIgnoreLoss.
+	ignoreLoss bool
 }
 
 // Serve runs the worker side of the worker protocol: it reads one request a
@@ -119,7 +121,7 @@ func open(cfg *Config, events func(string)) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &worker{cfg: *cfg, lock: l, res: NewResource(*cfg)}, nil
+	return &worker{cfg: *cfg, lock: l, res: NewResource(*cfg), ignoreLoss: plantedIgnoreLoss()}, nil
 }
 
 func (w *worker) invoke(ctx context.Context, req Request) (*history.Value, error) {
@@ -138,7 +140,7 @@ func (w *worker) invoke(ctx context.Context, req Request) (*history.Value, error
 		return w.lock.Release(ctx, req.Key, g)
 	case history.FCS:
 		var check func() error
-		if v, ok := w.lock.(Validator); ok {
+		if v, ok := w.lock.(Validator); ok && !w.ignoreLoss {
 			check = func() error { return v.Valid(req.Key) }
 		}
 		if sec, ok := w.lock.(Sectioner); ok {

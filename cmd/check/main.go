@@ -278,6 +278,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.BoolVar(&t.Quiet, "quiet", false, "no progress line while the test runs")
 	fs.BoolVar(&t.StopOnAnomaly, "stop-on-anomaly", false, "stop the workload at the first double holder, stale write or (with --stuck-bound) stuck lock, heal, and check what was recorded")
 	observeFlag(fs, &t)
+	fs.IntVar(&t.Sections, "sections", 1, "critical sections a worker runs on one grant before it releases; it stops at the first that fails")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return helpOrError(help, err)
 	}

@@ -1,0 +1,20 @@
+package workloads
+
+import "os"
+
+// PlantEnv names the environment variable that plants a bug in `check
+// worker` for a test to catch; its value names the bug (PlantIgnoreLoss).
+// Unset, the worker is as shipped.
+const PlantEnv = "LOCKCHECK_PLANT"
+
+// PlantIgnoreLoss, in PlantEnv, makes the worker ignore every loss its lock
+// client reports: it never asks the client whether it still holds the lock
+// (Validator) before an access, so after an etcd session's lease ended, a
+// ZooKeeper session was lost or RedLock's validity ran out it goes on
+// writing. Its lock client's events still reach the history, so the
+// windows checker classes such a holder's window "wrote after it was told".
+const PlantIgnoreLoss = "ignore-loss"
+
+// plantedIgnoreLoss reports whether this worker is planted with
+// PlantIgnoreLoss.
+func plantedIgnoreLoss() bool { return os.Getenv(PlantEnv) == PlantIgnoreLoss }
