@@ -117,8 +117,17 @@ func renderLatency(pairs []history.Pair, faults []history.Fault, end time.Durati
 		f   int
 		typ history.Type
 	}
-	paths := make(map[key]*svgBuf)
+	paths := make(map[key]*relPath)
 	seen := make(map[[3]int]bool)
+	// Points on the same cell are drawn once: half a pixel, or a whole
+	// pixel for a long run, whose dots would otherwise be megabytes.
+	res := 2.0
+	switch {
+	case len(pairs) > 4*maxMarks:
+		res = 0.5
+	case len(pairs) > maxMarks:
+		res = 1
+	}
 	for _, pr := range pairs {
 		if pr.Invoke.IsNemesis() || pr.Complete == nil || pr.Invoke.F == history.FCrash {
 			continue
@@ -127,24 +136,32 @@ func renderLatency(pairs []history.Pair, faults []history.Fault, end time.Durati
 		x := plotML + pr.Invoke.Time.Seconds()/T*plotIW
 		yy := y(ms(pr.Complete.Time - pr.Invoke.Time))
 		typ := pr.Complete.Type
-		cell := [3]int{fi*3 + typeIndex(typ), int(x * 2), int(yy * 2)}
+		cell := [3]int{fi*3 + typeIndex(typ), int(x * res), int(yy * res)}
 		if seen[cell] {
 			continue
+		}
+		if res < 2 {
+			// Drawn at the cell's centre: shorter numbers.
+			x, yy = (float64(cell[1])+0.5)/res, (float64(cell[2])+0.5)/res
 		}
 		seen[cell] = true
 		k := key{fi, typ}
 		pb := paths[k]
 		if pb == nil {
-			pb = &svgBuf{}
+			pb = &relPath{}
 			paths[k] = pb
 		}
 		switch typ {
 		case history.OK:
-			pb.f("M%s %sh0", num(x), num(yy))
+			pb.move(x, yy)
+			pb.WriteString("h0")
 		case history.Fail:
-			pb.f("M%s %sl5 5m0-5l-5 5", num(x-2.5), num(yy-2.5))
+			pb.move(x-2.5, yy-2.5)
+			pb.WriteString("l5 5m0-5l-5 5")
+			pb.y += 5 // the cross ends below its start
 		default:
-			pb.f("M%s %sl3 3l-3 3l-3-3z", num(x), num(yy-3))
+			pb.move(x, yy-3)
+			pb.WriteString("l3 3l-3 3l-3-3z") // closed: back at its start
 		}
 	}
 	for fi := range fs {

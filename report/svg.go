@@ -82,3 +82,48 @@ func latencyLabel(v float64) string {
 // faultClass returns the CSS class suffix of the fault started by op f: its
 // registered class (history.ClassOf).
 func faultClass(f string) string { return history.ClassOf(f) }
+
+// relPath accumulates one SVG path of many short pieces in relative
+// commands: each piece starts with a move from where the last one ended,
+// and numbers drop their leading zero, which halves a long run's marks.
+// The position is tracked in the rounded values written, so the error does
+// not add up.
+type relPath struct {
+	svgBuf
+	x, y float64
+}
+
+// move starts a piece at (x, y).
+func (p *relPath) move(x, y float64) {
+	dx, dy := round2(x-p.x), round2(y-p.y)
+	p.WriteByte('m')
+	p.WriteString(short(dx))
+	if dy >= 0 {
+		p.WriteByte(' ')
+	}
+	p.WriteString(short(dy))
+	p.x, p.y = p.x+dx, p.y+dy
+}
+
+// hline draws w to the right from the position.
+func (p *relPath) hline(w float64) {
+	w = round2(w)
+	p.WriteByte('h')
+	p.WriteString(short(w))
+	p.x += w
+}
+
+// round2 rounds x to two decimals, as num writes it.
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
+
+// short is num without a leading zero: ".5", "-.25".
+func short(x float64) string {
+	s := num(x)
+	switch {
+	case strings.HasPrefix(s, "0."):
+		return s[1:]
+	case strings.HasPrefix(s, "-0."):
+		return "-" + s[2:]
+	}
+	return s
+}

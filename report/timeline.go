@@ -245,6 +245,7 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 	b.f(`<svg id="tl" class="tl" viewBox="0 0 %d %s" data-end="%s" data-lx="%d" data-pw="%d" data-ah="%d" data-ph="%s" role="img" aria-label="timeline">`,
 		tlWidth, num(height), num(T), tlLabelW, tlPlotW, tlAxisH, num(ph))
 	// Lane stripes and labels (outside the zoomed plot).
+	names := make([]string, len(lm.procs))
 	b.f(`<g class="lanes">`)
 	b.f(`<text x="%d" y="%s">faults</text>`, tlLabelW-6, num(tlAxisH+tlBandH-4))
 	b.f(`<text x="%d" y="%s">anomalies</text>`, tlLabelW-6, num(tlAxisH+2*tlBandH-2))
@@ -257,6 +258,7 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 		if workers > 0 {
 			name = fmt.Sprintf("slot %d", i)
 		}
+		names[i] = name
 		b.f(`<text x="%d" y="%s">%s`, tlLabelW-6, num(y+tlLaneH/2+4), name)
 		if len(ps) > 0 {
 			b.title("processes " + joinInts(ps, ", "))
@@ -315,42 +317,6 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 				msNum(a.Start), num(laneTop(l)), num(max(ms(a.End-a.Start), 0.01)), tlLaneH)
 		}
 	}
-	// Holds.
-	hs := holds(pairs, end)
-	var holdPath [2]svgBuf // normal, double holder
-	for i, h := range hs {
-		l := lm.lane(h.proc)
-		if l < 0 {
-			continue
-		}
-		cls := ""
-		if dhOps[h.acquire] {
-			cls = " x"
-		}
-		x, w, y := ms(h.start), max(ms(h.end-h.start), 0.01), laneTop(l)+9
-		if i < maxHoldRects {
-			b.f(`<rect class="h%s" x="%s" y="%s" width="%s" height="10">`, cls, num(x), num(y), num(w))
-			t := fmt.Sprintf("p%d held %s", h.proc, h.key)
-			if h.token != 0 {
-				t += fmt.Sprintf(" (token %d)", h.token)
-			}
-			b.title(fmt.Sprintf("%s from %s to %s (%s), until %s", t, secs(h.start), secs(h.end), span(h.end-h.start), h.endedBy))
-			b.f(`</rect>`)
-			continue
-		}
-		k := 0
-		if cls != "" {
-			k = 1
-		}
-		holdPath[k].f("M%s %sh%s", num(x), num(y+5), num(w))
-	}
-	if holdPath[0].Len() > 0 {
-		b.f(`<path class="hp" d="%s"/>`, holdPath[0].String())
-	}
-	if holdPath[1].Len() > 0 {
-		b.f(`<path class="hp x" d="%s"/>`, holdPath[1].String())
-	}
-
 	// Ops: every op is a mark from invoke to completion in its function's
 	// row. The notable ones (fail, info, crash, or named by an anomaly) are
 	// drawn first and get a tooltip; plain ok ops fill the rest of the
@@ -376,7 +342,64 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 	if room := maxHover - notableDrawn; room > 0 && okCount > 0 {
 		sampleEvery = max(1, ceilDiv(okCount/markEvery, room))
 	}
-	paths := make(map[string]*svgBuf)
+	hs := holds(pairs, end)
+	// A long run: full detail around faults and anomalies, bands elsewhere
+	// (summarize.go), in place of a sample of the ok ops.
+	var sm *summary
+	if okCount+notableDrawn > maxMarks {
+		sm = planSummary(pairs, hs, faults, anomalies, anomalyOps, len(lm.procs), end)
+		sm.count(pairs, hs, lm, end)
+		sm.render(&b, names, end)
+		markEvery, sampleEvery = 1, 0
+		if room := maxHover - notableDrawn; room > 0 && sm.opsDrawn > 0 {
+			sampleEvery = max(1, ceilDiv(sm.opsDrawn, room))
+		}
+	}
+	// Holds.
+	var holdPath [2]relPath // normal, double holder
+	holdTitled := 0
+	for i, h := range hs {
+		l := lm.lane(h.proc)
+		if l < 0 || (sm != nil && !sm.holdDetailed(h)) {
+			continue
+		}
+		cls := ""
+		if dhOps[h.acquire] {
+			cls = " x"
+		}
+		x, w, y := ms(h.start), max(ms(h.end-h.start), 0.01), laneTop(l)+9
+		titled := i < maxHoldRects
+		if sm != nil {
+			// The holders' holds, and a share of the others spread over
+			// the run.
+			titled = sm.holderHold[h.acquire] || sm.holdTitle()
+		}
+		if titled {
+			holdTitled++
+			b.f(`<rect class="h%s" x="%s" y="%s" width="%s" height="10">`, cls, num(x), num(y), num(w))
+			t := fmt.Sprintf("p%d held %s", h.proc, h.key)
+			if h.token != 0 {
+				t += fmt.Sprintf(" (token %d)", h.token)
+			}
+			b.title(fmt.Sprintf("%s from %s to %s (%s), until %s", t, secs(h.start), secs(h.end), span(h.end-h.start), h.endedBy))
+			b.f(`</rect>`)
+			continue
+		}
+		k := 0
+		if cls != "" {
+			k = 1
+		}
+		holdPath[k].move(x, y+5)
+		holdPath[k].hline(w)
+	}
+	if holdPath[0].Len() > 0 {
+		b.f(`<path class="hp" d="%s"/>`, holdPath[0].String())
+	}
+	if holdPath[1].Len() > 0 {
+		b.f(`<path class="hp x" d="%s"/>`, holdPath[1].String())
+	}
+
+	paths := make(map[string]*relPath)
 	var classes []string
 	hover, okSeen, okDrawn, notableSeen, notableTitled := 0, 0, 0, 0, 0
 	for _, pr := range pairs {
@@ -388,6 +411,9 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 		plain := isPlain(pr, anomalyOps)
 		titled := false
 		if plain {
+			if sm != nil && !sm.opDetailed(inv.Time, pr.Returned()) {
+				continue
+			}
 			if okSeen++; okSeen%markEvery != 0 {
 				continue
 			}
@@ -408,11 +434,15 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 			x2 = ms(pr.Complete.Time)
 		}
 		cls := opClass(pr)
-		d := fmt.Sprintf("M%s %sh%s", num(x1), num(laneTop(l)+opRow(inv.F)), num(max(x2-x1, 0.01)))
+		y, w := laneTop(l)+opRow(inv.F), max(x2-x1, 0.01)
 		if inv.F == history.FCrash {
-			cls, d = "k", fmt.Sprintf("M%s %sv24", num(x1), num(laneTop(l)+2))
+			cls, y = "k", laneTop(l)+2
 		}
 		if titled {
+			d := fmt.Sprintf("M%s %sh%s", num(x1), num(y), num(w))
+			if cls == "k" {
+				d = fmt.Sprintf("M%s %sv24", num(x1), num(y))
+			}
 			b.f(`<path class="%s" d="%s">`, cls, d)
 			b.title(opTitle(pr))
 			b.f(`</path>`)
@@ -421,11 +451,17 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 		}
 		pb := paths[cls]
 		if pb == nil {
-			pb = &svgBuf{}
+			pb = &relPath{}
 			paths[cls] = pb
 			classes = append(classes, cls)
 		}
-		pb.WriteString(d)
+		pb.move(x1, y)
+		if cls == "k" {
+			pb.WriteString("v24")
+			pb.y += 24
+		} else {
+			pb.hline(w)
+		}
 	}
 	slices.Sort(classes)
 	for _, c := range classes {
@@ -480,8 +516,11 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 	if notableEvery > 1 {
 		notes = append(notes, fmt.Sprintf("%d fail, info, crash and anomaly ops, 1 in %d drawn", notable, notableEvery))
 	}
-	if notableTitled < notableDrawn {
+	switch {
+	case notableTitled < notableDrawn && notableEvery > 1:
 		notes = append(notes, fmt.Sprintf("tooltips on %d of them", notableTitled))
+	case notableTitled < notableDrawn:
+		notes = append(notes, fmt.Sprintf("tooltips on %d of the %d fail, info, crash and anomaly ops", notableTitled, notable))
 	}
 	if markEvery > 1 {
 		notes = append(notes, fmt.Sprintf("%d ok ops, 1 in %d drawn", okCount, markEvery))
@@ -490,14 +529,22 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 	case okCount == 0 || sampleEvery == 1:
 	case sampleEvery == 0:
 		notes = append(notes, "no tooltips on ok ops")
+	case sm != nil:
+		notes = append(notes, fmt.Sprintf("tooltips on 1 in %d ok ops drawn", sampleEvery))
 	default:
 		notes = append(notes, fmt.Sprintf("tooltips on 1 in %d ok ops", sampleEvery*markEvery))
 	}
-	if len(hs) > maxHoldRects {
+	switch {
+	case sm != nil && holdTitled < sm.holdsDrawn:
+		notes = append(notes, fmt.Sprintf("tooltips on %d of the %d holds drawn", holdTitled, sm.holdsDrawn))
+	case sm == nil && len(hs) > maxHoldRects:
 		notes = append(notes, fmt.Sprintf("tooltips on the first %d of %d holds", maxHoldRects, len(hs)))
 	}
 	if len(notes) > 0 {
 		out.Note = "Thinned to keep the page small: " + strings.Join(notes, "; ") + "."
+	}
+	if sm != nil {
+		out.Note = strings.TrimSpace(sm.note(end) + " " + out.Note)
 	}
 	return out
 }
