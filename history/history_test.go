@@ -241,3 +241,18 @@ func BenchmarkDecode(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100_000, "ns/line")
 }
+
+// TestRecorderView checks that a view shares the recorded ops and that
+// later ops do not show in it.
+func TestRecorderView(t *testing.T) {
+	r := NewRecorder(nil)
+	r.Record(Op{Process: 0, Type: Invoke, F: FAcquire, Key: "k"})
+	v := r.View()
+	r.Record(Op{Process: 0, Type: OK, F: FAcquire, Key: "k"})
+	if len(v) != 1 || cap(v) != 1 || v[0].F != FAcquire {
+		t.Fatalf("view %v (cap %d), want the one op recorded before it", v, cap(v))
+	}
+	if w := r.View(); len(w) != 2 || &w[0] != &r.ops[0] {
+		t.Errorf("second view has %d ops or is a copy", len(w))
+	}
+}

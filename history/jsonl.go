@@ -296,6 +296,17 @@ func (r *Recorder) History() History {
 	return append(History(nil), r.ops...)
 }
 
+// View returns everything recorded so far without copying it: ops are
+// never changed once recorded, and the view's capacity ends at its length,
+// so later ops go elsewhere. The caller must not change it. A long run's
+// history is hundreds of megabytes: the run checks and reports it through
+// a view, not a copy.
+func (r *Recorder) View() History {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ops[:len(r.ops):len(r.ops)]
+}
+
 // Since returns a copy of the ops recorded from index i on (none when i is
 // past the end), so that a watcher can follow the history as it grows
 // without copying all of it each time.

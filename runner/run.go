@@ -229,7 +229,7 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	healed := r.rec.Now()
 	workloadEnd := <-slotsDone
 	stopObserve()
-	if err := r.checkProxies(r.rec.History()); err != nil {
+	if err := r.checkProxies(r.rec.View()); err != nil {
 		r.fail(err)
 	}
 	stopStore()
@@ -266,7 +266,7 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	if err := r.rec.Err(); err != nil && fatal == nil {
 		fatal = &storeError{err: err, files: []string{"history.jsonl"}}
 	}
-	h := r.rec.History()
+	h := r.rec.View() // no copy: a long run's history is hundreds of megabytes
 	if err := history.Validate(h); err != nil {
 		// The recorder wrote an impossible history: a harness bug, not a
 		// verdict. history.jsonl has one op a line, so the line matches.
