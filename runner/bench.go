@@ -82,22 +82,13 @@ func BenchOverhead(ctx context.Context, t Test, log io.Writer) (Overhead, error)
 	}
 	t = p.Test
 	self0, child0 := cpuTimes()
-	out, err := p.Run(ctx, log)
+	out, granted, err := harnessRun(ctx, p, log)
 	if err != nil {
 		return Overhead{}, err
 	}
 	self1, child1 := cpuTimes()
-	h, err := history.ReadFile(out.Dir + "/history.jsonl")
-	if err != nil {
-		return Overhead{}, err
-	}
 	o := Overhead{HarnessCPU: self1 - self0 + child1 - child0, HarnessWorkerCPU: out.WorkerCPU,
-		HarnessServerCPU: max(0, child1-child0-out.WorkerCPU), HarnessCommands: out.Commands}
-	for _, op := range h {
-		if op.F == history.FAcquire && op.Type == history.OK {
-			o.HarnessGrants++
-		}
-	}
+		HarnessServerCPU: max(0, child1-child0-out.WorkerCPU), HarnessCommands: out.Commands, HarnessGrants: granted}
 	o.HarnessRate = float64(o.HarnessGrants) / t.Time.Seconds()
 	self0, child0 = cpuTimes()
 	var plain plainResult
@@ -118,6 +109,92 @@ func BenchOverhead(ctx context.Context, t Test, log io.Writer) (Overhead, error)
 		}
 	}
 	return o, nil
+}
+
+// harnessRun runs p through the harness and returns its outcome and how
+// many acquires it granted.
+func harnessRun(ctx context.Context, p *Plan, log io.Writer) (Outcome, int, error) {
+	out, err := p.Run(ctx, log)
+	if err != nil {
+		return out, 0, err
+	}
+	h, err := history.ReadFile(out.Dir + "/history.jsonl")
+	if err != nil {
+		return out, 0, err
+	}
+	granted := 0
+	for _, op := range h {
+		if op.F == history.FAcquire && op.Type == history.OK {
+			granted++
+		}
+	}
+	return out, granted, nil
+}
+
+// ObserverCost compares grants per second through the harness with the
+// topology's release observer (as every run has it) and without it
+// (Test.NoObserve).
+type ObserverCost struct {
+	// Observed and Unobserved are the grants per second with and without
+	// the observer; ObservedGrants and UnobservedGrants the grants.
+	ObservedGrants, UnobservedGrants int
+	Observed, Unobserved             float64
+	// Cost is the share of the grants per second the observer took:
+	// 1 - Observed/Unobserved (negative when the run with it granted more).
+	Cost float64
+	// ObservedCommands and UnobservedCommands are the commands the Redis
+	// lock nodes served in each run (0 for other services); the observer's
+	// own commands are among the first.
+	ObservedCommands, UnobservedCommands int64
+	// HasObserver is false when the design's topology has no observer:
+	// both runs are then the same.
+	HasObserver bool
+}
+
+// BenchObserver runs t (with no nemesis) through the harness twice, each on
+// a fresh cluster: with the release observer and without it, in that order
+// when observedFirst, else the other way round (alternate it over rounds,
+// so that a machine whose load drifts does not favour one).
+func BenchObserver(ctx context.Context, t Test, log io.Writer, observedFirst bool) (ObserverCost, error) {
+	t.Nemesis = "none"
+	t.Defaults()
+	t.countCommands = true
+	var c ObserverCost
+	for i := 0; i < 2; i++ {
+		tt := t
+		tt.NoObserve = (i == 0) != observedFirst
+		p, err := Resolve(tt)
+		if err != nil {
+			return c, err
+		}
+		out, granted, err := harnessRun(ctx, p, log)
+		if err != nil {
+			return c, err
+		}
+		rate := float64(granted) / p.Test.Time.Seconds()
+		if tt.NoObserve {
+			c.UnobservedGrants, c.Unobserved, c.UnobservedCommands = granted, rate, out.Commands
+		} else {
+			c.ObservedGrants, c.Observed, c.ObservedCommands = granted, rate, out.Commands
+			c.HasObserver = observed(out)
+		}
+	}
+	if c.Unobserved > 0 {
+		c.Cost = 1 - c.Observed/c.Unobserved
+	}
+	return c, nil
+}
+
+// observed reports whether a run's windows checker saw the observer's
+// probes.
+func observed(out Outcome) bool {
+	for _, sub := range out.Result.Results {
+		if sub.Checker == "windows" {
+			n, _ := sub.Stats["probes"].(int)
+			return n > 0
+		}
+	}
+	return false
 }
 
 // plainResult is what one plain loop measured.

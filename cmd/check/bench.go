@@ -25,6 +25,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	t.Name = ""
 	var seed int64
 	rounds := 0
+	observer := false
 	fs := newFlags("bench", stderr)
 	fs.StringVar(&t.Lock, "lock", "redis-set-px", "lock design")
 	fs.IntVar(&t.Workers, "workers", 10, "number of workers")
@@ -34,6 +35,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.IntVar(&rounds, "rounds", 3, "how many harness/plain pairs to measure")
 	fs.Int64Var(&seed, "seed", 1, "random seed")
 	fs.StringVar(&t.Store, "store", "", "store directory (default: a temporary one)")
+	fs.BoolVar(&observer, "observer", false, "measure what the release observer costs instead: each round runs the harness with it and without it (--observe=false), in alternating order, and compares their grants per second")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return helpOrError(help, err)
 	}
@@ -60,6 +62,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if observer {
+		return benchObserver(ctx, stdout, t, rounds)
+	}
 	var ratios []float64
 	for i := 0; i < rounds; i++ {
 		o, err := runner.BenchOverhead(ctx, t, io.Discard)
@@ -71,6 +76,32 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	fmt.Fprintf(stdout, "harness/plain grants per second: median ratio %.2f over %d rounds (%s, %d workers, think %s)\n",
 		median(ratios), len(ratios), t.Lock, t.Workers, t.Think)
+	return exitValid, nil
+}
+
+// benchObserver is check bench --observer: rounds of the harness with and
+// without the release observer, and the median of what it cost.
+func benchObserver(ctx context.Context, stdout io.Writer, t runner.Test, rounds int) (int, error) {
+	var costs []float64
+	for i := 0; i < rounds; i++ {
+		c, err := runner.BenchObserver(ctx, t, io.Discard, i%2 == 0)
+		if err != nil {
+			return exitError, err
+		}
+		if !c.HasObserver {
+			return exitError, fmt.Errorf("%s: its lock service has no release observer to measure", t.Lock)
+		}
+		costs = append(costs, c.Cost)
+		fmt.Fprintf(stdout, "round %d: with the observer %d grants (%.1f/s), without %d grants (%.1f/s), cost %.1f%%",
+			i+1, c.ObservedGrants, c.Observed, c.UnobservedGrants, c.Unobserved, 100*c.Cost)
+		if c.ObservedCommands > 0 {
+			fmt.Fprintf(stdout, "; Redis lock node commands per grant: with %.1f, without %.1f",
+				perGrantN(c.ObservedCommands, c.ObservedGrants), perGrantN(c.UnobservedCommands, c.UnobservedGrants))
+		}
+		fmt.Fprintln(stdout)
+	}
+	fmt.Fprintf(stdout, "release observer: median cost %.1f%% of the harness's grants per second over %d rounds (%s, %d workers, think %s)\n",
+		100*median(costs), len(costs), t.Lock, t.Workers, t.Think)
 	return exitValid, nil
 }
 
