@@ -77,7 +77,7 @@ func TestFastOpRefuses(t *testing.T) {
 		``, `{}`, `{"index":1}x`, `{"index":1,}`, `{"index":1 ,"f":"a"}`, `{"index":1`, `{"index":`,
 		`{"index":1,"index":2}`, `{"Index":1}`, `{"bogus":1}`, `{"index":1.5}`, `{"index":1e3}`, `{"index":01}`,
 		`{"index":-}`, `{"index":1234567890123456789}`, `{"index":"1"}`, `{"f":"a\"b"}`, `{"f":"é"}`,
-		"{\"f\":\"a\tb\"}", `{"f":"a`, `{"f":1}`, `{"f" :"a"}`, `{index:1}`, `{"index"`,
+		"{\"f\":\"a\tb\"}", "{\"f\":\"a\x80\"}", "{\"f\":\"a\x7f\x80\"}", `{"value":{"released":tru`, `{"value":{"released":fals`, `{"f":"a`, `{"f":1}`, `{"f" :"a"}`, `{index:1}`, `{"index"`,
 		`{"value":null}`, `{"value":{}}`, `{"value":{"token":1,"token":2}}`, `{"value":{"targets":[1]}}`,
 		`{"value":{"token":1,}}`, `{"value":{"token":1`, `{"value":{"released":tru}}`, `{"value":{"released":1}}`,
 		`{"value":{"nodes":[]}}`, `{"value":{"nodes":["a",]}}`, `{"value":{"nodes":["a"}}`, `{"value":{"nodes":"a"}}`,
