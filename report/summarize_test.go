@@ -1,0 +1,146 @@
+package report
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// TestIntervals checks merging, overlap, coverage and subtraction.
+func TestIntervals(t *testing.T) {
+	s := mergeIntervals([]interval{{5, 7}, {1, 2}, {2, 3}, {6, 9}, {20, 20}})
+	want := intervals{{1, 3}, {5, 9}, {20, 20}}
+	if !slices.Equal(s, want) {
+		t.Fatalf("merged %v, want %v", s, want)
+	}
+	for _, c := range []struct {
+		a, b time.Duration
+		want bool
+	}{{0, 0, false}, {0, 1, true}, {3, 4, true}, {4, 4, false}, {4, 5, true}, {9, 19, true}, {10, 19, false}, {20, 30, true}, {21, 30, false}} {
+		if got := s.overlaps(c.a, c.b); got != c.want {
+			t.Errorf("overlaps(%d, %d) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+	if d := s.total(); d != 6 {
+		t.Errorf("total %d, want 6", d)
+	}
+	for _, c := range []struct {
+		a, b time.Duration
+		want []interval
+	}{
+		{0, 30, []interval{{0, 1}, {3, 5}, {9, 20}, {20, 30}}},
+		{2, 6, []interval{{3, 5}}},
+		{5, 9, nil},
+		{10, 12, []interval{{10, 12}}},
+	} {
+		if got := s.minus(c.a, c.b); !slices.Equal(got, c.want) {
+			t.Errorf("minus(%d, %d) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestRelPath checks that relative pieces land where absolute ones would.
+func TestRelPath(t *testing.T) {
+	var p relPath
+	p.move(10.004, 5)
+	p.hline(0.5)
+	p.move(10.75, 33)
+	p.hline(2)
+	p.move(1, 5)
+	if got, want := p.String(), "m10 5h.5m.25 28h2m-11.75-28"; got != want {
+		t.Errorf("path %q, want %q", got, want)
+	}
+	if short(-0.25) != "-.25" || short(3) != "3" || short(0.5) != ".5" {
+		t.Errorf("short: %q %q %q", short(-0.25), short(3), short(0.5))
+	}
+}
+
+// TestReportSummarized checks a run far past the budgets: the timeline
+// says what it summarized, every hold that overlaps a hold an anomaly
+// names is drawn, every fail and info op keeps its mark, and the page
+// stays small.
+func TestReportSummarized(t *testing.T) {
+	h := synthHistory(6, 10, 600*time.Second)
+	res := check(t, h, false)
+	if len(res.Anomalies) == 0 {
+		t.Fatal("the synthetic history has no anomaly")
+	}
+	_, page := writeReport(t, Input{Meta: Meta{Name: "long", Workers: 10}, History: h, Result: res})
+	t.Logf("%d ops, %d anomalies: %d bytes", len(h), len(res.Anomalies), len(page))
+	if !strings.Contains(page, "Summarized to keep the page small") {
+		t.Fatal("no note on what was summarized")
+	}
+	if len(page) >= 5<<20 {
+		t.Errorf("report is %d bytes, want < 5 MiB", len(page))
+	}
+	if !regexp.MustCompile(`<rect class="sb\d"[^>]*><title>slot \d+, [0-9.]+ s to [0-9.]+ s: \d+ ok ops, \d+ holds summarized</title>`).MatchString(page) {
+		t.Error("no summary band with its counts")
+	}
+
+	pairs, err := h.Pairs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := historyEnd(h)
+	hs := holds(pairs, end)
+	named := make(map[int]bool)
+	for _, a := range res.Anomalies {
+		for _, i := range a.Ops {
+			named[i] = true
+		}
+	}
+	lm := newLaneMap(10, pairs)
+	sm := planSummary(pairs, hs, h.Faults(), sortedAnomalies(res.Anomalies), named, len(lm.procs), end)
+	sm.count(pairs, hs, lm, end)
+	var namedHolds []holdIv
+	for _, x := range hs {
+		if named[x.acquire] {
+			namedHolds = append(namedHolds, x)
+		}
+	}
+	if len(namedHolds) == 0 {
+		t.Fatal("no anomaly names a hold")
+	}
+	for _, x := range hs {
+		for _, n := range namedHolds {
+			if x.start <= n.end && n.start <= x.end && !sm.holdDetailed(x) {
+				t.Fatalf("hold of p%d from %s to %s overlaps the named hold of p%d and is not drawn", x.proc, x.start, x.end, n.proc)
+			}
+		}
+	}
+	for _, a := range res.Anomalies {
+		if !sm.detail.overlaps(a.Start, a.Start) || !sm.detail.overlaps(a.End, a.End) {
+			t.Errorf("%s from %s to %s: its start or end is not in the detail", a.Kind, a.Start, a.End)
+		}
+	}
+	for _, f := range h.Faults() {
+		if !sm.detail.overlaps(f.Start, f.Start) || !sm.detail.overlaps(f.End, f.End) {
+			t.Errorf("fault %s from %s to %s: its start or end is not in the detail", f.F, f.Start, f.End)
+		}
+	}
+	if sm.opsDrawn >= sm.opsAll || sm.holdsDrawn >= sm.holdsAll || sm.holdsDrawn == 0 {
+		t.Errorf("drew %d of %d ok ops and %d of %d holds: nothing summarized", sm.opsDrawn, sm.opsAll, sm.holdsDrawn, sm.holdsAll)
+	}
+	banded := 0
+	for _, bs := range sm.lanes {
+		for _, c := range bs {
+			banded += c.ops + c.holds
+		}
+	}
+	if banded != sm.opsAll-sm.opsDrawn+sm.holdsAll-sm.holdsDrawn {
+		t.Errorf("bands count %d, want every op and hold not drawn (%d)", banded, sm.opsAll-sm.opsDrawn+sm.holdsAll-sm.holdsDrawn)
+	}
+	fails := 0
+	for _, op := range h {
+		if (op.Type == history.Fail || op.Type == history.Info) && !op.IsNemesis() && op.F != history.FCrash && op.F != history.FEvent {
+			fails++
+		}
+	}
+	if n := strings.Count(page, `<path class="f" d=`) + strings.Count(page, `<path class="i" d=`); n != fails || fails == 0 {
+		t.Errorf("%d fail/info marks with tooltips, want %d", n, fails)
+	}
+}
