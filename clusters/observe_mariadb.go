@@ -18,7 +18,9 @@ const mariaProbeLock = "lockcheck-observer:probe"
 // mariaSampler samples a MariaDB server on a connection of its own: in one
 // statement, the ids of the live sessions (information_schema.PROCESSLIST)
 // and IS_USED_LOCK of each lock key's GET_LOCK name (mysql-get-lock's
-// "lockcheck:" and the key) and of the probe's. It does not see
+// "lockcheck:" and the key) and of the probe's, and the count of the
+// sessions the server ended: Com_kill (KILL statements) and Aborted_clients
+// (a timeout, a client that vanished). It does not see
 // mysql-for-update's row locks: MariaDB lists an InnoDB row lock
 // (INNODB_LOCKS) only while another transaction waits for it.
 type mariaSampler struct {
@@ -39,7 +41,9 @@ func (e *mariadbEngine) sampler(ctx context.Context, addr string, keys []string)
 		db.Close()
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	q := []string{"(SELECT GROUP_CONCAT(ID) FROM information_schema.PROCESSLIST)", "IS_USED_LOCK('" + mariaProbeLock + "')"}
+	q := []string{"(SELECT GROUP_CONCAT(ID) FROM information_schema.PROCESSLIST)",
+		"(SELECT coalesce(SUM(VARIABLE_VALUE), 0) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN ('COM_KILL', 'ABORTED_CLIENTS'))",
+		"IS_USED_LOCK('" + mariaProbeLock + "')"}
 	for _, k := range keys {
 		q = append(q, "IS_USED_LOCK('lockcheck:"+strings.ReplaceAll(k, "'", "''")+"')")
 	}
@@ -49,14 +53,15 @@ func (e *mariadbEngine) sampler(ctx context.Context, addr string, keys []string)
 func (s *mariaSampler) sample(ctx context.Context) (sqlSnapshot, error) {
 	var live sql.NullString
 	held := make([]sql.NullInt64, len(s.keys)+1)
-	dest := []any{&live}
+	var ended int64
+	dest := []any{&live, &ended}
 	for i := range held {
 		dest = append(dest, &held[i])
 	}
 	if err := s.db.QueryRowContext(ctx, s.query).Scan(dest...); err != nil {
 		return sqlSnapshot{}, fmt.Errorf("sample IS_USED_LOCK: %w", err)
 	}
-	sn := sqlSnapshot{live: map[int64]time.Time{}, held: map[string]sqlSession{}}
+	sn := sqlSnapshot{live: map[int64]time.Time{}, held: map[string]sqlSession{}, ended: ended}
 	for _, f := range strings.Split(live.String, ",") {
 		if id, err := strconv.ParseInt(f, 10, 64); err == nil {
 			sn.live[id] = time.Time{}

@@ -23,7 +23,9 @@ const pgProbeA, pgProbeB = 0x6c6b, 1
 // (pg-for-update: a row locked FOR UPDATE carries the locking
 // transaction's id as its xmax, the session in that transaction has it as
 // its backend_xid). A lock held by a prepared transaction (register-in-db)
-// has no session: it is held by session 0.
+// has no session: it is held by session 0. The count of the sessions the
+// server ended is pg_stat_database's sessions_killed, sessions_fatal (a
+// timeout) and sessions_abandoned (the client vanished), summed.
 type pgSampler struct {
 	conn *pgx.Conn
 	addr string
@@ -83,6 +85,9 @@ func (s *pgSampler) sample(ctx context.Context) (sqlSnapshot, error) {
 			return nil
 		})
 		return err
+	})
+	b.Queue(`SELECT coalesce(sum(sessions_killed + sessions_fatal + sessions_abandoned), 0)::bigint FROM pg_stat_database`).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&sn.ended)
 	})
 	rows := s.rows
 	if rows {

@@ -50,6 +50,10 @@ func (s sqlSession) same(o sqlSession) bool { return s.id == o.id && s.start.Equ
 type sqlSnapshot struct {
 	live map[int64]time.Time
 	held map[string]sqlSession
+	// ended is the server's count of the sessions it ended itself (and
+	// of those whose client vanished without closing them); a server
+	// that restarted starts it again from 0.
+	ended int64
 }
 
 // alive reports whether s is still among the live sessions.
@@ -112,6 +116,7 @@ func (c *SQLDB) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(),
 		s.close()
 		return nil, fmt.Errorf("observe %s: %w", c.node, err)
 	}
+	w.lastStart = w.start
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -131,10 +136,14 @@ type sqlWatcher struct {
 	cfg       ObserveConfig
 	s         sqlSampler
 	reconnect func(ctx context.Context) (sqlSampler, error)
-	// last is the latest sample, taken from lastStart to lastEnd on the
-	// history's clock.
-	last               sqlSnapshot
-	lastStart, lastEnd time.Duration
+	// last is the latest sample that succeeded, which started at
+	// lastStart; start is when the latest sample started (on the
+	// history's clock).
+	last             sqlSnapshot
+	lastStart, start time.Duration
+	// ending are the locks whose session was found gone, not reported
+	// yet.
+	ending []sqlEnd
 	// probeEnd ends the probe session in flight (nil: none), started at
 	// probeStart; probeHeld says the sampler has seen it hold the probe
 	// lock, probeDue fires when to end its session, probeAt is when it
@@ -152,7 +161,7 @@ type sqlWatcher struct {
 func (w *sqlWatcher) sampleOnce(ctx context.Context) (sqlSnapshot, error) {
 	sctx, cancel := context.WithTimeout(ctx, sqlSampleTimeout)
 	defer cancel()
-	w.lastStart = w.cfg.Now()
+	w.start = w.cfg.Now()
 	sn, err := w.s.sample(sctx)
 	if err != nil && ctx.Err() == nil {
 		w.s.close()
@@ -162,10 +171,9 @@ func (w *sqlWatcher) sampleOnce(ctx context.Context) (sqlSnapshot, error) {
 			return sqlSnapshot{}, errors.Join(err, rerr)
 		}
 		w.s = s
-		w.lastStart = w.cfg.Now()
+		w.start = w.cfg.Now()
 		sn, err = w.s.sample(sctx)
 	}
-	w.lastEnd = w.cfg.Now()
 	return sn, err
 }
 
@@ -190,20 +198,19 @@ func (w *sqlWatcher) run(ctx context.Context) {
 			w.probeEnd()
 			w.probeDue = nil
 		case <-t.C:
-			prevEnd := w.lastEnd
 			sn, err := w.sampleOnce(ctx)
 			if err != nil {
 				continue // the server is away: compare with the next sample
 			}
-			w.compare(sn, prevEnd)
-			w.last = sn
+			w.compare(sn)
+			w.last, w.lastStart = sn, w.start
 		}
 	}
 }
 
 // compare reports the locks that sn shows released since the last sample,
-// which ended at prevEnd, and ends or reports the probe.
-func (w *sqlWatcher) compare(sn sqlSnapshot, prevEnd time.Duration) {
+// and ends or reports the probe.
+func (w *sqlWatcher) compare(sn sqlSnapshot) {
 	for key, was := range w.last.held {
 		if now, ok := sn.held[key]; ok && now.same(was) {
 			continue
@@ -218,15 +225,16 @@ func (w *sqlWatcher) compare(sn sqlSnapshot, prevEnd time.Duration) {
 			continue
 		}
 		_, regranted := sn.held[key]
-		rel := &history.Release{How: history.ReleaseDeleted, At: releasedAt(prevEnd, w.lastStart, regranted)}
-		if was.id != 0 { // 0: a prepared transaction's, committed or rolled back
-			rel.Lease = "session " + strconv.FormatInt(was.id, 10)
-			if !sn.alive(was) {
-				rel.How = ReleaseSessionEnded
-			}
+		end := sqlEnd{key: key, was: was, at: releasedAt(w.lastStart, w.start, regranted), base: w.last.ended}
+		if was.id == 0 || sn.alive(was) {
+			// It let go (0: a prepared transaction's, committed or
+			// rolled back).
+			w.report(end, history.ReleaseDeleted, "")
+			continue
 		}
-		w.cfg.Report(key, &history.Value{Nodes: []string{w.node}, Backend: was.id, Detail: sessionWords(was), Release: rel})
+		w.ending = append(w.ending, end)
 	}
+	w.settle(sn)
 	if _, ok := sn.held[probeKey]; ok && w.probeEnd != nil && !w.probeHeld {
 		// Seen holding it: end its session soon, at a phase of the
 		// sampling that moves from probe to probe (1, 8, 15, 2, ... ms
@@ -242,15 +250,69 @@ func (w *sqlWatcher) compare(sn sqlSnapshot, prevEnd time.Duration) {
 	}
 }
 
+// sqlEnd is a lock whose session was found gone, waiting to learn whether
+// the server ended that session or its client closed it.
+type sqlEnd struct {
+	key  string
+	was  sqlSession
+	at   time.Duration
+	base int64 // the server's count of the sessions it ended, before
+	// waited counts the samples since it was found.
+	waited int
+}
+
+// endWait is how many samples after a session was found gone the observer
+// waits for the server's count of the sessions it ended to show it
+// (PostgreSQL counts a session when its process exits, which may come a
+// little after the session left pg_stat_activity).
+const endWait = 2
+
+// settle reports each lock whose session was found gone: ReleaseSessionEnded
+// once the server's count of the sessions it ended (terminated, timed out,
+// lost their client; not a client's own close) has changed since the
+// sample before (grown, or started again from 0 when the server
+// restarted); else, after endWait samples, deleted:
+// its client closed the session, as a worker does when it stops, having
+// let go of the lock or not. A server that ends one session while a
+// client closes another in the same sample period makes both
+// session-ended.
+func (w *sqlWatcher) settle(sn sqlSnapshot) {
+	keep := w.ending[:0]
+	for _, e := range w.ending {
+		switch {
+		case sn.ended != e.base:
+			w.report(e, ReleaseSessionEnded, "")
+		case e.waited >= endWait:
+			w.report(e, history.ReleaseDeleted, ": closed by its client")
+		default:
+			e.waited++
+			keep = append(keep, e)
+		}
+	}
+	w.ending = keep
+}
+
+// report records e's release.
+func (w *sqlWatcher) report(e sqlEnd, how, detail string) {
+	rel := &history.Release{How: how, At: e.at}
+	if e.was.id != 0 {
+		rel.Lease = "session " + strconv.FormatInt(e.was.id, 10)
+	}
+	w.cfg.Report(e.key, &history.Value{Nodes: []string{w.node}, Backend: e.was.id, Detail: sessionWords(e.was) + detail, Release: rel})
+}
+
 // releasedAt places a release that the sample started at start found,
-// when the sample before it ended at prevEnd: at start (the lock was gone
-// by the time the server read it, at most one sample period after it went),
-// or, when another session already holds the lock again, halfway between
-// the two samples: the release came before that grant, which came before
-// the sample.
-func releasedAt(prevEnd, start time.Duration, regranted bool) time.Duration {
-	if regranted && prevEnd > 0 && prevEnd < start {
-		return prevEnd + (start-prevEnd)/2
+// when the sample before it, which saw the lock held, started at prev.
+// When no session holds the lock now, at start: the lock was gone when the
+// server read it, at most one sample period after it went. When another
+// session holds it already, at prev: the release came after the earlier
+// sample's read, so the next grant did too, and the history, which
+// records a grant once its worker heard of it, places it after prev;
+// placed so, the release is at most two sample periods early, and it is
+// never taken for the next grant's.
+func releasedAt(prev, start time.Duration, regranted bool) time.Duration {
+	if regranted && prev > 0 && prev < start {
+		return prev
 	}
 	return max(start, 1)
 }

@@ -3,6 +3,8 @@ package clusters
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +15,7 @@ import (
 // MariaDB server through a client session of its own, and checks what the
 // observer reports: a lock the session let go is deleted, a lock whose
 // session the server ended is session-ended, each naming the session, placed
-// between when the lock was seen held and when the release was heard;
+// between when the lock was taken and when the release was heard;
 // nothing for a lock of another key; and probes with their lag.
 func TestSQLObserver(t *testing.T) {
 	for _, s := range sqlServers {
@@ -56,29 +58,42 @@ func TestSQLObserver(t *testing.T) {
 			}
 			// A lock of another key is not reported.
 			take("other")
+			seen := now()
 			take("k0")
 			waitRead(t, reads, "k0")
-			seen := now()
 			if _, err := conn.ExecContext(ctx, unlock, arg("k0")); err != nil {
 				t.Fatal(err)
 			}
 			o := nextRelease(t, got, "k0", &probes)
 			if r := o.v.Release; r.How != history.ReleaseDeleted || o.v.Backend != backend || r.At < seen || r.At > o.at ||
 				len(o.v.Nodes) != 1 || o.v.Nodes[0] != s.node {
-				t.Fatalf("a release observed as %+v %+v (session %d, seen held at %v)", *o.v, *r, backend, seen)
+				t.Fatalf("a release observed as %+v %+v (session %d, taken at %v)", *o.v, *r, backend, seen)
 			}
+			seen = now()
 			take("k1")
 			waitRead(t, reads, "k1")
-			seen = now()
 			if ids, err := c.KillSessions(ctx, SessionName(3)); err != nil || len(ids) != 1 || ids[0] != backend {
 				t.Fatalf("KillSessions: %v, %v", ids, err)
 			}
 			o = nextRelease(t, got, "k1", &probes)
 			if r := o.v.Release; r.How != ReleaseSessionEnded || o.v.Backend != backend || r.At < seen || r.At > o.at ||
 				r.Lease == "" || o.v.Detail == "" {
-				t.Fatalf("an ended session's lock observed as %+v %+v (session %d, seen held at %v)", *o.v, *r, backend, seen)
+				t.Fatalf("an ended session's lock observed as %+v %+v (session %d, taken at %v)", *o.v, *r, backend, seen)
 			}
 			conn.Close()
+			// A session its client closes lets go of its lock.
+			conn, err = db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			take("k0")
+			waitRead(t, reads, "k0")
+			conn.Raw(func(any) error { return driver.ErrBadConn }) // close it for good, not back to the pool
+			conn.Close()
+			o = nextRelease(t, got, "k0", &probes)
+			if r := o.v.Release; r.How != history.ReleaseDeleted || !strings.HasSuffix(o.v.Detail, "closed by its client") {
+				t.Fatalf("a closed session's lock observed as %+v %+v", *o.v, *r)
+			}
 			// Probes keep coming, and nothing else: the ended session's
 			// other lock was not a lock key's.
 			deadline := time.After(30 * time.Second)

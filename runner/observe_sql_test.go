@@ -1,0 +1,133 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// TestObserverSQLControlRun runs the database designs with no fault: every
+// release the observer reports names a session that the history shows was
+// granted that key (for the designs that record their session), and was
+// let go by it (deleted: no session was ended by the server, and a worker
+// that stops closes its own); and no lost-lock window appears.
+func TestObserverSQLControlRun(t *testing.T) {
+	for _, lock := range []string{"pg-advisory", "pg-for-update", "mysql-get-lock"} {
+		t.Run(lock, func(t *testing.T) {
+			tt := quick(t, lock, "none", false)
+			grants20 := untilGrants(20)
+			tt.Time, tt.Lease = patient, safeLease
+			tt.Until = func(h history.History) bool { return grants20(h) && hasProbe(h) && sqlReleases(h) >= 5 }
+			out, h := runValid(t, tt)
+			granted := map[string]map[int64]bool{} // key -> sessions granted it
+			for _, op := range h {
+				if op.F == history.FAcquire && op.Type == history.OK && op.Value != nil && op.Value.Backend != 0 {
+					if granted[op.Key] == nil {
+						granted[op.Key] = map[int64]bool{}
+					}
+					granted[op.Key][op.Value.Backend] = true
+				}
+			}
+			deleted := 0
+			for _, op := range h {
+				if op.F != history.FServerRelease || op.Value.Release.Probe {
+					continue
+				}
+				v := op.Value
+				if v.Release.How == history.ReleaseDeleted {
+					deleted++
+				}
+				if v.Release.How != history.ReleaseDeleted || (granted[op.Key] != nil && !granted[op.Key][v.Backend]) {
+					t.Errorf("release %d of %s %+v %+v: not a let-go of a session granted it", op.Index, op.Key, *v, *v.Release)
+				}
+			}
+			if deleted < 5 {
+				t.Errorf("%d releases observed", deleted)
+			}
+			w := windowsOf(t, out.Result)
+			if n := w.Stats["window"].(map[string]any)["count"]; n != 0 {
+				b, _ := json.Marshal(w.Stats["windows"])
+				t.Fatalf("%v lost-lock windows in a run with no fault: %s", n, b)
+			}
+			assertNoChildren(t)
+		})
+	}
+}
+
+// sqlReleases counts the observed releases of lock keys in h.
+func sqlReleases(h history.History) int {
+	n := 0
+	for _, op := range h {
+		if op.F == history.FServerRelease && op.Key != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestObserverSessionKill runs the session lock designs under session-kill
+// until a double holder whose story has the server's side: the window's
+// release is the killed session's (session-ended), observed while the
+// session-kill op that ended it ran, and the window is classed.
+func TestObserverSessionKill(t *testing.T) {
+	for _, lock := range []string{"pg-advisory", "mysql-get-lock"} {
+		t.Run(lock, func(t *testing.T) {
+			tt := quick(t, lock, "session-kill", false)
+			tt.Time = patient
+			tt.Until = untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder", "The server's side: ")
+			out, err := Run(context.Background(), tt, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := history.ReadFile(out.Dir + "/history.jsonl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws := windowsOf(t, out.Result).Stats["windows"].([]checker.Window)
+			inside := 0
+			for _, w := range ws {
+				if w.Class == "" || w.Length <= 0 {
+					t.Errorf("window %+v", w)
+				}
+				if w.How != clusters.ReleaseSessionEnded {
+					continue
+				}
+				// The kill ran between the session-kill op's
+				// invocation and its completion.
+				for i, op := range h {
+					if op.F != history.FSessionKill || op.Type != history.Invoke {
+						continue
+					}
+					for _, end := range h[i+1:] {
+						if end.F == history.FSessionKill && end.Type != history.Invoke {
+							if w.Released >= op.Time.Seconds() && w.Released <= end.Time.Seconds() {
+								inside++
+							}
+							break
+						}
+					}
+				}
+			}
+			if inside == 0 {
+				t.Errorf("no window of an ended session released while a session-kill ran: %+v", ws)
+			}
+			told := false
+			for _, a := range out.Result.Anomalies {
+				if a.Kind == "double-holder" && strings.Contains(a.Explanation, "The server's side: ") &&
+					strings.Contains(a.Explanation, "(session ") {
+					told = true
+				}
+			}
+			if !told {
+				t.Errorf("no double holder's story names the server's release: %+v", out.Result.Anomalies)
+			}
+			assertNoChildren(t)
+		})
+	}
+}
