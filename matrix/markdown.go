@@ -10,7 +10,8 @@ import (
 // one row per matrix row, one column per matrix column (in the order they
 // first appear), each cell its Summary (U and L cells that met their
 // expectation in bold, a missed one with a ?), the seeds that went the
-// other way, and a line saying how it was measured.
+// other way, the 99th percentile of its runs' lost-lock windows when they
+// had any, and a line saying how it was measured.
 func WriteMarkdown(w io.Writer, m *Matrix) error {
 	var rows, cols []string
 	at := make(map[[2]string]CellResult)
@@ -83,6 +84,9 @@ func markdownCell(c CellResult) string {
 			word = "seeds"
 		}
 		s += fmt.Sprintf(" (not: %s %s)", word, strings.Join(other, ", "))
+	}
+	if p := c.Tally.WindowP99S; p != nil {
+		s += fmt.Sprintf("; window p99 %.2f s", *p)
 	}
 	return s
 }

@@ -74,6 +74,10 @@ type Run struct {
 	Story string `json:"story,omitempty"`
 	// NotExercised says why the faults missed.
 	NotExercised string `json:"not_exercised,omitempty"`
+	// WindowsS are the lengths of the run's lost-lock windows (the windows
+	// checker's), in seconds; absent when it had none (no observer, or no
+	// grant the server released while its holder held it).
+	WindowsS []float64 `json:"windows_s,omitempty"`
 	// Error is the last line the run printed, for an error.
 	Error string `json:"error,omitempty"`
 }
@@ -91,6 +95,33 @@ type Results struct {
 		Fenced      bool          `json:"fenced"`
 		Explanation string        `json:"explanation"`
 	} `json:"anomalies"`
+	// Results are the sub-checkers' results: the matrix reads the
+	// windows checker's stats.
+	Results []struct {
+		Checker string                     `json:"checker"`
+		Stats   map[string]json.RawMessage `json:"stats"`
+	} `json:"results"`
+}
+
+// windowLengths returns the lengths of the lost-lock windows the windows
+// checker listed (its stats.windows[].window_s), nil when there are none.
+func (res Results) windowLengths() []float64 {
+	var out []float64
+	for _, sub := range res.Results {
+		if sub.Checker != "windows" {
+			continue
+		}
+		var ws []struct {
+			Length float64 `json:"window_s"`
+		}
+		if raw, ok := sub.Stats["windows"]; !ok || json.Unmarshal(raw, &ws) != nil {
+			continue
+		}
+		for _, w := range ws {
+			out = append(out, w.Length)
+		}
+	}
+	return out
 }
 
 // ReadResults reads dir/results.json.
@@ -106,8 +137,8 @@ func ReadResults(dir string) (Results, error) {
 	return res, nil
 }
 
-// Fill sets the run's anomaly counts, story, time to first anomaly and
-// not-exercised reason from its results. The first anomaly is the
+// Fill sets the run's anomaly counts, story, time to first anomaly,
+// not-exercised reason and lost-lock windows from its results. The first anomaly is the
 // unfenced one that started first; its time is stats.first_anomaly_s when
 // the results carry it.
 func (r *Run) Fill(res Results) {
@@ -133,6 +164,7 @@ func (r *Run) Fill(res Results) {
 	if v, ok := res.Stats["first_anomaly_s"].(float64); ok {
 		r.FirstAnomalyS = &v
 	}
+	r.WindowsS = res.windowLengths()
 }
 
 // AnomalyKinds returns the run's anomaly kinds, sorted, with counts:

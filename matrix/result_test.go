@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,6 +22,10 @@ func TestReadResults(t *testing.T) {
 			NotExercised: "no pause lasted longer than the 1 s lease while its process held the lock"}},
 		{"stats.json", 1, Run{Verdict: Invalid, Exit: 1, FirstAnomalyS: f(1.75), Story: "k0 is stuck",
 			Anomalies: map[string]int{"stuck-lock": 1}}},
+		// A redis-set-px pause run with the Redis observer: its four
+		// lost-lock windows.
+		{"windows.json", 1, Run{Verdict: Invalid, Exit: 1, FirstAnomalyS: f(6.521), Story: storyOf(t, "windows.json"),
+			Anomalies: map[string]int{"double-holder": 1}, WindowsS: []float64{2.207632, 2.012375, 2.008873, 2.015503}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -83,5 +88,50 @@ func TestPanicIn(t *testing.T) {
 	}
 	if got, ok := PanicIn(2, filepath.Join(t.TempDir(), "missing")); ok || got != "" {
 		t.Fatalf("PanicIn of a missing file = %q, %v", got, ok)
+	}
+}
+
+// storyOf returns the first anomaly's explanation in testdata/results/file.
+func storyOf(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "results", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Results
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Anomalies) == 0 {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return res.Anomalies[0].Explanation
+}
+
+// TestWindowP99 tallies the windows of stored runs: the cell's p99 is over
+// every run's windows (nearest rank), and a cell with none has no p99.
+func TestWindowP99(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", "results", "windows.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := Run{Seed: 1, Verdict: Invalid, Exit: 1}
+	stored.Fill(res)
+	long := Run{Seed: 2, Verdict: Invalid, Exit: 1, WindowsS: []float64{0.5, 3.25}}
+	none := Run{Seed: 3, Verdict: Valid}
+	tl := TallyRuns([]Run{stored, long, none})
+	if tl.Windows != 6 || tl.WindowP99S == nil || *tl.WindowP99S != 3.25 {
+		t.Fatalf("tally %+v: want 6 windows, p99 3.25", tl)
+	}
+	if tl := TallyRuns([]Run{stored}); tl.WindowP99S == nil || *tl.WindowP99S != 2.207632 {
+		t.Fatalf("one stored run: %+v, want its own p99 2.207632", tl)
+	}
+	if tl := TallyRuns([]Run{none}); tl.Windows != 0 || tl.WindowP99S != nil {
+		t.Fatalf("no windows: %+v", tl)
 	}
 }

@@ -9,16 +9,21 @@ import (
 
 // WriteTable writes m as the text table `check matrix` prints: one line per
 // cell with its expectation, verdict counts, detection rate (invalid runs
-// of the exercised ones), median time to first anomaly, median wall time
-// per run and status, then why each missed cell missed.
+// of the exercised ones), median time to first anomaly, the 99th
+// percentile of its lost-lock windows, median wall time per run and
+// status, then why each missed cell missed.
 func WriteTable(w io.Writer, m *Matrix) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "cell\texpect\tvalid\tinvalid\tunknown\tnot exercised\terror\tdetection\tfirst anomaly\twall/run\tstatus")
+	fmt.Fprintln(tw, "cell\texpect\tvalid\tinvalid\tunknown\tnot exercised\terror\tdetection\tfirst anomaly\twindow p99\twall/run\tstatus")
 	for _, c := range m.Cells {
 		t := c.Tally
 		first := "-"
 		if t.MedianFirstAnomalyS != nil {
 			first = fmt.Sprintf("%.1fs", *t.MedianFirstAnomalyS)
+		}
+		window := "-"
+		if t.WindowP99S != nil {
+			window = fmt.Sprintf("%.2fs", *t.WindowP99S)
 		}
 		det := "-"
 		if t.Exercised > 0 {
@@ -29,8 +34,8 @@ func WriteTable(w io.Writer, m *Matrix) error {
 			invalid += fmt.Sprintf(" (%d stuck)", t.Stuck)
 		}
 		exp := string(c.Expect)
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%.0fs\t%s\n", c.Name(), exp,
-			t.Valid, invalid, t.Unknown, t.NotExercised, t.Error, det, first, t.MedianWallS, c.Status)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%.0fs\t%s\n", c.Name(), exp,
+			t.Valid, invalid, t.Unknown, t.NotExercised, t.Error, det, first, window, t.MedianWallS, c.Status)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)

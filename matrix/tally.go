@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -28,14 +29,21 @@ type Tally struct {
 	MedianFirstAnomalyS *float64 `json:"median_first_anomaly_s,omitempty"`
 	// MedianWallS is the median wall time of a run, in seconds.
 	MedianWallS float64 `json:"median_wall_s"`
+	// Windows counts the lost-lock windows of the cell's runs, and
+	// WindowP99S is the 99th percentile of their lengths (nearest rank, as
+	// the windows checker reports a run's), in seconds; absent when there
+	// are none.
+	Windows    int      `json:"windows,omitempty"`
+	WindowP99S *float64 `json:"window_p99_s,omitempty"`
 }
 
 // TallyRuns counts runs.
 func TallyRuns(runs []Run) Tally {
 	var t Tally
-	var firsts, walls []float64
+	var firsts, walls, windows []float64
 	for _, r := range runs {
 		t.Runs++
+		windows = append(windows, r.WindowsS...)
 		switch r.Verdict {
 		case Valid:
 			t.Valid++
@@ -70,7 +78,22 @@ func TallyRuns(runs []Run) Tally {
 		t.MedianFirstAnomalyS = &m
 	}
 	t.MedianWallS, _ = median(walls)
+	t.Windows = len(windows)
+	if p, ok := nearestRank(windows, 0.99); ok {
+		t.WindowP99S = &p
+	}
 	return t
+}
+
+// nearestRank returns the p-th quantile of xs by nearest rank (the
+// smallest x with at least p of xs at or below it).
+func nearestRank(xs []float64, p float64) (float64, bool) {
+	if len(xs) == 0 {
+		return 0, false
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[int(math.Ceil(p*float64(len(s))))-1], true
 }
 
 // median returns the median of xs (the mean of the middle two for an even
