@@ -552,6 +552,7 @@ var commands = []command{
 	{name: "matrix", summary: "run cells over seeds, judge each against its expected verdict"},
 	{name: "repro", summary: "re-run a scenario or a stored run and give its reproduction rate"},
 	{name: "conformance", summary: "check a worker against the worker protocol"},
+	{name: "learn", summary: "a course on distributed locks, one failure at a time: lessons with recorded runs, a step-through timeline and a quiz"},
 	{name: "bench", summary: "measure the harness's overhead against a plain client loop"},
 	{name: "worker", summary: "serve the worker protocol on stdin/stdout (started by `run`)", noFlags: true},
 }
@@ -591,7 +592,7 @@ var argNames = map[string]string{
 	"lock": "NAME", "scenario": "NAME", "nemesis": "LIST", "cluster": "KIND", "failpoint": "NAME",
 	"workload": "NAME", "store": "DIR", "worker-cmd": "CMD", "cells": "FILE", "seeds": "LIST", "junit": "FILE",
 	"json": "FILE", "markdown": "FILE", "docker-host": "LIST", "cell-image": "IMAGE", "service-version": "VERSION", "addr": "ADDR", "dir": "DIR",
-	"matrix.lock": "LIST", "list.markdown": "PAGE", "repro.seed": "BASE", "shard": "I/N",
+	"matrix.lock": "LIST", "list.markdown": "PAGE", "learn.html": "DIR", "repro.seed": "BASE", "shard": "I/N",
 }
 
 // flagLinks are the pages that say more of a flag's values, by command and
@@ -601,7 +602,7 @@ var flagLinks = map[string]string{
 	"run.workload": "designs.md#workloads", "run.cluster": "docker.md", "run.failpoint": "nemeses.md#failpoints",
 	"worker-cmd": "worker-protocol.md", "cells": "matrix.md#cells-files",
 	"matrix.lock": "designs.md", "matrix.nemesis": "nemeses.md", "repro.scenario": "scenarios.md",
-	"conformance.lock": "designs.md", "bench.lock": "designs.md",
+	"conformance.lock": "designs.md", "bench.lock": "designs.md", "learn.html": "learn.md#the-course-as-web-pages",
 }
 
 // byFlag looks a flag of command cmd up in m: "cmd.flag" first, then

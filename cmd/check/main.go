@@ -47,6 +47,9 @@ commands:
   repro     reproduction rate: check repro --scenario NAME | RUN_DIR [--count 5] [--failfast] [--same-seed] [--jobs J]
             [--seed BASE]; exit 1 when it reproduced, 0 when every run was valid, 2 not exercised or unknown, 3 errors
 
+  learn     a course on distributed locks, one failure at a time: check learn (the lessons) | check learn ID [--live]
+            (a lesson: predict, its recorded run replayed or run live, the answer) | check learn --html DIR (web pages)
+
   conformance  check a worker against the protocol: check conformance [--worker-cmd CMD] [--lock NAME]; exit 1 naming
             each broken rule
 
@@ -128,7 +131,7 @@ func dispatch(inv *invocation, args []string, stdout, stderr io.Writer) (int, er
 		fmt.Fprint(stdout, usage)
 		return exitValid, nil
 	default:
-		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, serve, worker, bench, matrix, repro, conformance)", args[0])
+		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, serve, worker, bench, matrix, repro, conformance, learn)", args[0])
 		code = exitError
 	}
 	return code, err
