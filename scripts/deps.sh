@@ -17,10 +17,11 @@
 #   mariadb    mariadb-server: MariaDB lock designs (mariadbd, mariadb-install-db)
 #   etcd       etcd-server: etcd clusters (the etcd-mutex designs)
 #   nats       nats-server: NATS JetStream servers (the nats-kv designs)
-#   browser    chromium: the report's browser test
+#   browser    chromium: the report's and the course's browser tests
+#   lint       shellcheck: the deploy files' scripts (make test)
 set -euo pipefail
 
-groups=(redis zookeeper python curator postgres pgbouncer mariadb etcd nats browser)
+groups=(redis zookeeper python curator postgres pgbouncer mariadb etcd nats browser lint)
 if [ $# -gt 0 ]; then
   for g in "$@"; do
     case " ${groups[*]} " in
@@ -73,6 +74,9 @@ missing() {
   fi
   if want browser; then
     command -v chromium >/dev/null 2>&1 || echo chromium
+  fi
+  if want lint; then
+    command -v shellcheck >/dev/null 2>&1 || echo shellcheck
   fi
   return 0
 }
