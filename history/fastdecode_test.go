@@ -157,3 +157,28 @@ func TestInternShares(t *testing.T) {
 		t.Errorf("f, type, nodes and how are not interned")
 	}
 }
+
+// TestReadFileSized checks that ReadFile sizes a history from its file:
+// room for about every line at once, and none for an empty file.
+func TestReadFileSized(t *testing.T) {
+	dir := t.TempDir()
+	data := benchHistoryJSONL(3000)
+	path := filepath.Join(dir, "history.jsonl")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ReadFile(path)
+	if err != nil || len(h) != 3000 {
+		t.Fatalf("read %d ops: %v", len(h), err)
+	}
+	if want := len(data) / lineBytes; cap(h) != max(want, 3000) && cap(h) > 2*3000 {
+		t.Errorf("capacity %d for %d ops of %d bytes", cap(h), len(h), len(data))
+	}
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := ReadFile(empty); err != nil || h != nil {
+		t.Errorf("empty file: %v (nil: %v), %v", h, h == nil, err)
+	}
+}

@@ -49,7 +49,21 @@ func (t *TornLine) String() string {
 // each line is an op of its own, and parsing, not reading, is what a long
 // history's decode costs.
 func DecodeTorn(r io.Reader) (History, *TornLine, error) {
+	return decodeTorn(r, 0)
+}
+
+// lineBytes is about the length of a long run's average line (130 bytes in
+// a think-0 redis-set-px run), a little under it: ReadFileTorn sizes the
+// history from the file's size so that a long one is not copied as it
+// grows.
+const lineBytes = 120
+
+// decodeTorn is DecodeTorn into a history with room for hint ops.
+func decodeTorn(r io.Reader, hint int) (History, *TornLine, error) {
 	var h History
+	if hint > 0 {
+		h = make(History, 0, hint)
+	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, maxLine)
 	unterminated := false // the token just scanned ended at EOF without a newline
@@ -230,7 +244,11 @@ func ReadFileTorn(path string) (History, *TornLine, error) {
 		return nil, nil, err
 	}
 	defer f.Close()
-	h, torn, err := DecodeTorn(f)
+	hint := 0
+	if st, err := f.Stat(); err == nil {
+		hint = int(st.Size() / lineBytes)
+	}
+	h, torn, err := decodeTorn(f, hint)
 	if err != nil {
 		return h, nil, fmt.Errorf("%s: %w", path, err)
 	}
