@@ -146,6 +146,13 @@ type ObserverCost struct {
 	// lock nodes served in each run (0 for other services); the observer's
 	// own commands are among the first.
 	ObservedCommands, UnobservedCommands int64
+	// ObservedCPU and UnobservedCPU are the CPU time (user + system) this
+	// process and the children it waited for (workers, servers) used in
+	// each run, cluster setup included; ObservedSelfCPU and
+	// UnobservedSelfCPU this process's part (the controller, the
+	// proxies and the observer).
+	ObservedCPU, UnobservedCPU         time.Duration
+	ObservedSelfCPU, UnobservedSelfCPU time.Duration
 	// HasObserver is false when the design's topology has no observer:
 	// both runs are then the same.
 	HasObserver bool
@@ -167,15 +174,20 @@ func BenchObserver(ctx context.Context, t Test, log io.Writer, observedFirst boo
 		if err != nil {
 			return c, err
 		}
+		self0, child0 := cpuTimes()
 		out, granted, err := harnessRun(ctx, p, log)
 		if err != nil {
 			return c, err
 		}
+		self1, child1 := cpuTimes()
+		self, all := self1-self0, self1-self0+child1-child0
 		rate := float64(granted) / p.Test.Time.Seconds()
 		if tt.NoObserve {
 			c.UnobservedGrants, c.Unobserved, c.UnobservedCommands = granted, rate, out.Commands
+			c.UnobservedCPU, c.UnobservedSelfCPU = all, self
 		} else {
 			c.ObservedGrants, c.Observed, c.ObservedCommands = granted, rate, out.Commands
+			c.ObservedCPU, c.ObservedSelfCPU = all, self
 			c.HasObserver = observed(out)
 		}
 	}

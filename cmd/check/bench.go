@@ -94,6 +94,9 @@ func benchObserver(ctx context.Context, stdout io.Writer, t runner.Test, rounds 
 		costs = append(costs, c.Cost)
 		fmt.Fprintf(stdout, "round %d: with the observer %d grants (%.1f/s), without %d grants (%.1f/s), cost %.1f%%",
 			i+1, c.ObservedGrants, c.Observed, c.UnobservedGrants, c.Unobserved, 100*c.Cost)
+		fmt.Fprintf(stdout, "; CPU per grant: with %s (controller %s), without %s (controller %s)",
+			perGrant(c.ObservedCPU, c.ObservedGrants), perGrant(c.ObservedSelfCPU, c.ObservedGrants),
+			perGrant(c.UnobservedCPU, c.UnobservedGrants), perGrant(c.UnobservedSelfCPU, c.UnobservedGrants))
 		if c.ObservedCommands > 0 {
 			fmt.Fprintf(stdout, "; Redis lock node commands per grant: with %.1f, without %.1f",
 				perGrantN(c.ObservedCommands, c.ObservedGrants), perGrantN(c.UnobservedCommands, c.UnobservedGrants))
