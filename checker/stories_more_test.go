@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -217,5 +218,113 @@ func TestInventoryLateSaleCounted(t *testing.T) {
 	r := NewInventory().Check(context.Background(), b.final(2.0, 2).build())
 	if r.Stats["sales_landed_in_doubt"] != int64(1) || r.Stats["sales"] != int64(8) || r.Stats["oversold"] != int64(1) {
 		t.Fatalf("stats %v\n%s", r.Stats, dump(r.Anomalies))
+	}
+}
+
+// TestLateStoriesPinned pins what the late stories name: their processes
+// and ops, where the story ends, and the fault sentence's stale process.
+func TestLateStoriesPinned(t *testing.T) {
+	ctx := context.Background()
+	r := NewInventory().Check(ctx, inventoryLateSale())
+	an := r.Anomalies[0]
+	if !slices.Equal(an.Processes, []int{5, 1, 2, 0}) || !slices.Equal(an.Ops, []int{1, 10, 11, 16, 17, 22, 23, 28, 29, 51}) ||
+		!strings.HasSuffix(an.Explanation, "proves it landed, as no acknowledged sale wrote 3 then.") || an.Start != at(0.22) {
+		t.Errorf("inventory: %v %v %v %q", an.Processes, an.Ops, an.Start, an.Explanation)
+	}
+	f := NewFencing().Check(ctx, fencedLateWrite(true)).Anomalies[0]
+	if !slices.Equal(f.Processes, []int{5, 2, 0}) || !slices.Equal(f.Ops, []int{8, 9, 20, 21, 26, 27}) || f.Start != at(0.22) || f.End != at(1.43) {
+		t.Errorf("fencing: %v %v %v %v", f.Processes, f.Ops, f.Start, f.End)
+	}
+	f = lateOf(t, NewFencing().Check(ctx, fencedLate(6, 1.03, 1.42, inDoubt(5, 0.22, 2, nil))))
+	if !slices.Equal(f.Processes, []int{5, 1, 2, 0}) || !slices.Equal(f.Ops, []int{6, 7, 12, 13, 16, 17, 24, 25}) {
+		t.Errorf("fencing, a higher token seen before: %v %v", f.Processes, f.Ops)
+	}
+	never := fencedLate(3, 1.03, 1.42, func(b *builder) { b.add(0.22, 5, history.Invoke, history.FCS, "k", &history.Value{Token: 2}) })
+	if f := lateOf(t, NewFencing().Check(ctx, never)); !slices.Equal(f.Ops, []int{6, 13, 14, 21, 22}) {
+		t.Errorf("fencing, never completed: ops %v", f.Ops)
+	}
+	neverSale := lateSaleShop(0, 1.03, func(b *builder) { b.add(0.22, 5, history.Invoke, history.FCS, "k", nil) })
+	if an := NewInventory().Check(ctx, neverSale).Anomalies[0]; slices.Contains(an.Ops, -1) {
+		t.Errorf("inventory, never completed: ops %v", an.Ops)
+	}
+	paused := lateSaleShop(0, 1.03, func(b *builder) {
+		retiredInfo(5, 0.22, nil)(b)
+		b.fault(history.FPause, 0.25, 1.35, 5)
+	})
+	if an := NewInventory().Check(ctx, paused).Anomalies[0]; !strings.Contains(an.Explanation, "A pause of process 5 from 0.25 s to 1.35 s was in force: its lease ran out while it was stopped.") {
+		t.Errorf("inventory, paused: %q", an.Explanation)
+	}
+}
+
+// lateOf returns the one late stale-write story of r.
+func lateOf(t *testing.T, r Result) Anomaly {
+	t.Helper()
+	for _, a := range r.Anomalies {
+		if strings.Contains(a.Explanation, "left in doubt") {
+			return a
+		}
+	}
+	t.Fatalf("no late story:\n%s", dump(r.Anomalies))
+	return Anomaly{}
+}
+
+// TestLateBoundaries: the instants where a late story's conditions meet
+// (closed intervals: ops that touch overlap).
+func TestLateBoundaries(t *testing.T) {
+	ctx := context.Background()
+	sale := func(h history.History) bool {
+		return strings.Contains(NewInventory().Check(ctx, h).Anomalies[0].Explanation, "left in doubt that")
+	}
+	fence := func(h history.History) bool {
+		for _, a := range NewFencing().Check(ctx, h).Anomalies {
+			if strings.Contains(a.Explanation, "left in doubt") {
+				return true
+			}
+		}
+		return false
+	}
+	tests := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		// The writer of 3 (4) returned as the first sale of 3 (2) began.
+		{"sale: writer returned at the first's call", sale(lateSaleShop(0, 1.12, retiredInfo(5, 0.22, nil))), true},
+		{"write: writer returned at the first's call", fence(fencedLate(3, 1.12, 1.42, inDoubt(5, 0.22, 2, nil))), true},
+		// The candidate was invoked as the writer of 3 (2) returned.
+		{"sale: invoked as the stock left 4", sale(lateSaleShop(0, 1.03, retiredInfo(5, 1.03, nil))), true},
+		{"write: invoked as the register left 1", fence(fencedLate(3, 1.03, 1.42, inDoubt(5, 1.03, 2, nil))), true},
+		// The two readers touch: a race, not a late write.
+		{"write: the readers touch", fence(fencedLate(3, 1.03, 1.13, inDoubt(5, 0.22, 2, nil))), false},
+		// A candidate with the token the resource had seen may be fresh.
+		{"write: a candidate with the seen token", fence(fencedLate(3, 1.03, 1.42, func(b *builder) {
+			inDoubt(5, 0.22, 2, nil)(b)
+			inDoubt(6, 0.30, 4, nil)(b)
+		})), false},
+		// An ok reply that said nothing, returned as the first sale of 3
+		// began: it may have landed after.
+		{"sale: an ok reply returned at the first's call", sale(lateSaleShop(0, 1.03, func(b *builder) {
+			b.pair(5, history.FCS, "k", 0.22, 1.12, history.OK, nil, nil)
+		})), true},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: late story %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+	// Of two candidates invoked at one instant, the first recorded is named.
+	two := func(b *builder) {
+		retiredInfo(5, 0.22, nil)(b)
+		retiredInfo(6, 0.22, nil)(b)
+	}
+	if an := NewInventory().Check(ctx, lateSaleShop(0, 1.03, two)).Anomalies[0]; !strings.Contains(an.Explanation, "by process 5's critical section") {
+		t.Errorf("sale, two at one instant: %q", an.Explanation)
+	}
+	twoW := func(b *builder) {
+		inDoubt(5, 0.22, 2, nil)(b)
+		inDoubt(6, 0.22, 2, nil)(b)
+	}
+	if an := lateOf(t, NewFencing().Check(ctx, fencedLate(3, 1.03, 1.42, twoW))); !strings.HasPrefix(an.Explanation, "Process 5's write") {
+		t.Errorf("write, two at one instant: %q", an.Explanation)
 	}
 }
