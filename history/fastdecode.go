@@ -1,6 +1,9 @@
 package history
 
-import "time"
+import (
+	"bytes"
+	"time"
+)
 
 // fastOp parses a line of the shape the Recorder writes for the ops a long
 // run is made of (acquire, cs, release and server-release), without
@@ -269,11 +272,11 @@ func (p *fastParser) bool() (bool, bool) {
 	// Ifs, not the cases of a switch, so that coverage (and gremlins)
 	// sees each condition run.
 	rest := p.b[p.i:]
-	if len(rest) >= 4 && string(rest[:4]) == "true" {
+	if bytes.HasPrefix(rest, []byte("true")) {
 		p.i += 4
 		return true, true
 	}
-	if len(rest) >= 5 && string(rest[:5]) == "false" {
+	if bytes.HasPrefix(rest, []byte("false")) {
 		p.i += 5
 		return false, true
 	}
