@@ -71,6 +71,8 @@ func TestWindowToldThenWrote(t *testing.T) {
 		if w.After == 0 || w.Learned == nil || !strings.Contains(w.LearnedBy, "its lock client reported") {
 			t.Errorf("a window told by %q with %d accesses after it: %+v", w.LearnedBy, w.After, w)
 		}
+		b, _ := json.Marshal(w)
+		t.Logf("%s", b)
 		return
 	}
 	b, _ := json.Marshal(ws)
