@@ -90,6 +90,7 @@ func (c *compose) run(ctx context.Context, h history.History, a *analysis) Resul
 	if r.Valid == Unknown {
 		r.Error = strings.Join(errs, "; ")
 	}
+	r.Incidents = Incidents(r.Anomalies)
 	return r
 }
 

@@ -99,7 +99,8 @@ func TestIncidents(t *testing.T) {
 }
 
 // TestIncidentsOfRealRuns: the anomalies of golden histories of real runs
-// make one incident per overlap, the double holder its headline.
+// make one incident per overlap, the double holder its headline, and the
+// composed result says so.
 func TestIncidentsOfRealRuns(t *testing.T) {
 	for _, tc := range []struct {
 		dir    string
@@ -115,8 +116,9 @@ func TestIncidentsOfRealRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The composed result carries its incidents.
 			r := Default(Options{Timeout: 30 * time.Second}).Check(context.Background(), h)
-			got := Incidents(r.Anomalies)
+			got := r.Incidents
 			if len(got) != 1 || !maps.Equal(got[0].Facets, tc.facets) || r.Anomalies[got[0].Anomalies[0]].Kind != "double-holder" {
 				t.Fatalf("incidents %+v of anomalies %s", got, dump(r.Anomalies))
 			}

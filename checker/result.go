@@ -124,6 +124,9 @@ type Result struct {
 	Advisory bool `json:"advisory,omitempty"`
 	// Anomalies lists what was found; it encodes as [] when empty.
 	Anomalies []Anomaly `json:"anomalies"`
+	// Incidents groups a composition's anomalies, one incident per
+	// overlap (see Incidents); a single checker leaves it empty.
+	Incidents []Incident `json:"incidents,omitempty"`
 	// Stats holds plain JSON-friendly figures.
 	Stats map[string]any `json:"stats,omitempty"`
 	// Error says why a check could not decide (Unknown), or what went wrong.

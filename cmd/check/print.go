@@ -63,7 +63,8 @@ func kindRank(kind string) int {
 	return 100
 }
 
-// anomalyCounts summarises anomalies by kind, e.g. "2 double-holder, 1 lost-update".
+// anomalyCounts summarises anomalies by kind and says how many incidents
+// they make, e.g. "2 double-holder, 2 lost-update in 2 incidents".
 func anomalyCounts(res checker.Result) string {
 	counts := make(map[string]int)
 	for _, a := range res.Anomalies {
@@ -85,7 +86,11 @@ func anomalyCounts(res checker.Result) string {
 	for i, k := range kinds {
 		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
 	}
-	return strings.Join(parts, ", ")
+	s := strings.Join(parts, ", ")
+	if n := len(res.Incidents); n > 0 {
+		s += fmt.Sprintf(" in %d %s", n, map[bool]string{true: "incident", false: "incidents"}[n == 1])
+	}
+	return s
 }
 
 // verdictText is the verdict word of the last line, with the reason when
