@@ -35,7 +35,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.IntVar(&rounds, "rounds", 3, "how many harness/plain pairs to measure")
 	fs.Int64Var(&seed, "seed", 1, "random seed")
 	fs.StringVar(&t.Store, "store", "", "store directory (default: a temporary one)")
-	fs.BoolVar(&observer, "observer", false, "measure what the release observer costs instead: each round runs the harness with it and without it (--observe=false), in alternating order, and compares their grants per second")
+	fs.BoolVar(&observer, "observer", false, "measure what the release observer costs instead: each round runs the harness with it and without it, in alternating order, and compares their grants per second and CPU per grant")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return helpOrError(help, err)
 	}
