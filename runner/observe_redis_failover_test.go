@@ -1,0 +1,106 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// TestObserverRedisFailoverControlRun runs the Sentinel and Redis Cluster
+// designs with no fault: the observer sees the grants' releases on their
+// nodes (of owners that were granted), reports no failover, and the run
+// has no lost-lock window.
+func TestObserverRedisFailoverControlRun(t *testing.T) {
+	for _, lock := range []string{"redis-sentinel", "redis-cluster"} {
+		t.Run(lock, func(t *testing.T) {
+			needService(t, lock)
+			tt := quick(t, lock, "none", false)
+			grants20 := untilGrants(20)
+			tt.Time, tt.Lease = patient, safeLease
+			tt.Until = func(h history.History) bool { return grants20(h) && hasProbe(h) }
+			out, h := runValid(t, tt)
+			owners := map[string]bool{}
+			granted := 0
+			for _, op := range h {
+				if op.F == history.FAcquire && op.Type == history.OK && op.Value != nil {
+					owners[op.Value.Owner] = true
+				}
+				if op.F != history.FServerRelease || op.Value.Release.Probe {
+					continue
+				}
+				if op.Value.Release.How == clusters.ReleaseFailoverLost {
+					t.Errorf("a failover reported with no fault: %+v", *op.Value)
+				}
+				if owners[op.Value.Owner] {
+					granted++
+				}
+			}
+			if granted < 10 {
+				t.Errorf("%d releases of grants observed in %d grants", granted, grants(t, out.Dir))
+			}
+			w := windowsOf(t, out.Result)
+			if n := w.Stats["window"].(map[string]any)["count"]; n != 0 {
+				b, _ := json.Marshal(w.Stats["windows"])
+				t.Fatalf("%v lost-lock windows in a run with no fault: %s", n, b)
+			}
+			assertNoChildren(t)
+		})
+	}
+}
+
+// TestObserverSentinelFailover runs redis-sentinel under failover (the
+// master cut off from its replicas and sentinels, some workers still
+// reaching it) until a lost-lock window of a grant the promoted replica
+// never had: the release is failover-lost, of a grant's owner, observed
+// inside the failover, and the window is classed.
+func TestObserverSentinelFailover(t *testing.T) {
+	needService(t, "redis-sentinel")
+	// As the sentinel-failover-lock-loss scenario runs it.
+	tt := quick(t, "redis-sentinel", "failover", false)
+	tt.Time, tt.Workers, tt.Lease = patient, 10, time.Second
+	tt.NemesisInterval, tt.NemesisDuration, tt.OpTimeout = 3*time.Second, 3*time.Second, 2*time.Second
+	tt.Until = func(h history.History) bool {
+		ws, _ := checker.NewWindows().Check(context.Background(), h).Stats["windows"].([]checker.Window)
+		for _, w := range ws {
+			if w.How == clusters.ReleaseFailoverLost {
+				return true
+			}
+		}
+		return false
+	}
+	out, err := Run(context.Background(), tt, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.ReadFile(out.Dir + "/history.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults := h.Faults()
+	ws, _ := windowsOf(t, out.Result).Stats["windows"].([]checker.Window)
+	inside := 0
+	for _, w := range ws {
+		if w.How != clusters.ReleaseFailoverLost {
+			continue
+		}
+		if w.Class == "" || w.Owner == "" {
+			t.Errorf("window %+v", w)
+		}
+		for _, f := range faults {
+			if w.Released >= f.Start.Seconds() && (f.End == 0 || w.Released <= f.End.Seconds()) {
+				inside++
+				break
+			}
+		}
+	}
+	if inside == 0 {
+		t.Errorf("no failover-lost window inside the failover: %+v, faults %+v", ws, faults)
+	}
+	assertNoChildren(t)
+}
