@@ -170,7 +170,7 @@ func lostOnPromotion(ctx context.Context, nodes []Node, cs []*redis.Client, i in
 			// granted it since; either way the grant was lost by now.
 			at := max(cfg.Now(), promoted)
 			cfg.Report(key, &history.Value{Owner: theirs, Nodes: []string{nodes[i].Name},
-				Detail: nodes[i].Name + " was promoted without " + nodes[j].Name + "'s key",
+				Detail:  nodes[i].Name + " was promoted without " + nodes[j].Name + "'s key",
 				Release: &history.Release{How: ReleaseFailoverLost, At: max(at, 1)}})
 			break
 		}
