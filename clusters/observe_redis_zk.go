@@ -1,0 +1,39 @@
+package clusters
+
+import (
+	"context"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+var _ ReleaseObserver = (*RedisZK)(nil)
+
+// ObserveReleases implements ReleaseObserver for the combined topology: the
+// Redis part's observer (keyspace notifications on its lock node) and the
+// ZooKeeper part's (watches on the lock nodes), composed. Each release
+// names the half it came from, PartRedis or PartZooKeeper, as the
+// redis-zk design names the halves of its grants, so that a grant is lost
+// when either half is released.
+func (c *RedisZK) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
+	part := func(name string) ObserveConfig {
+		pc := cfg
+		pc.Report = func(key string, v *history.Value) {
+			v.Nodes = []string{name}
+			cfg.Report(key, v)
+		}
+		return pc
+	}
+	stopRedis, err := c.redis.ObserveReleases(ctx, part(PartRedis))
+	if err != nil {
+		return nil, err
+	}
+	stopZK, err := c.zk.ObserveReleases(ctx, part(PartZooKeeper))
+	if err != nil {
+		stopRedis()
+		return nil, err
+	}
+	return func() {
+		stopZK()
+		stopRedis()
+	}, nil
+}

@@ -1,0 +1,102 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// TestObserverRedisZK runs the combined redis-zk lock with the composed
+// observer. With no fault: releases of both halves, named as the design
+// names them, of owners that were granted, and no lost-lock window. Under
+// pause, until a double holder whose story has the server's side: its
+// window's release is of a half of the paused holder's lock, inside the
+// pause.
+func TestObserverRedisZK(t *testing.T) {
+	needService(t, "redis-zk")
+	t.Run("none", func(t *testing.T) {
+		tt := quick(t, "redis-zk", "none", false)
+		tt.Nodes = 1
+		grants20 := untilGrants(20)
+		tt.Time, tt.Lease = patient, safeLease
+		tt.Until = func(h history.History) bool { return grants20(h) && hasProbe(h) }
+		out, h := runValid(t, tt)
+		owners := map[string]bool{}
+		halves := map[string]int{}
+		for _, op := range h {
+			if op.F == history.FAcquire && op.Type == history.OK && op.Value != nil {
+				owners[op.Value.Owner] = true
+			}
+			if op.F != history.FServerRelease || op.Value.Release.Probe {
+				continue
+			}
+			if len(op.Value.Nodes) != 1 || (op.Value.Nodes[0] != clusters.PartRedis && op.Value.Nodes[0] != clusters.PartZooKeeper) {
+				t.Errorf("release %d names nodes %v", op.Index, op.Value.Nodes)
+				continue
+			}
+			if owners[op.Value.Owner] {
+				halves[op.Value.Nodes[0]]++
+			}
+		}
+		if halves[clusters.PartRedis] < 5 || halves[clusters.PartZooKeeper] < 5 {
+			t.Errorf("releases of grants observed by half: %v", halves)
+		}
+		w := windowsOf(t, out.Result)
+		if n := w.Stats["window"].(map[string]any)["count"]; n != 0 {
+			b, _ := json.Marshal(w.Stats["windows"])
+			t.Fatalf("%v lost-lock windows in a run with no fault: %s", n, b)
+		}
+		assertNoChildren(t)
+	})
+	t.Run("pause", func(t *testing.T) {
+		tt := quick(t, "redis-zk", "pause", false)
+		tt.Nodes = 1
+		// As TestRunRedisZK: a lease ZooKeeper accepts as a session
+		// timeout, so both halves run out together.
+		tt.Lease, tt.NemesisDuration = time.Second, 2500*time.Millisecond
+		tt.Time = patient
+		tt.Until = untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder", "The server's side: ")
+		out, err := Run(context.Background(), tt, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := history.ReadFile(out.Dir + "/history.jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		faults := h.Faults()
+		ws, _ := windowsOf(t, out.Result).Stats["windows"].([]checker.Window)
+		inside := 0
+		for _, w := range ws {
+			if w.Class == "" || len(w.Nodes) == 0 {
+				t.Errorf("window %+v", w)
+			}
+			for _, f := range faults {
+				if w.Released >= f.Start.Seconds() && (f.End == 0 || w.Released <= f.End.Seconds()) {
+					inside++
+					break
+				}
+			}
+		}
+		if inside == 0 {
+			t.Errorf("no window's release inside a pause: %+v, faults %+v", ws, faults)
+		}
+		told := false
+		for _, a := range out.Result.Anomalies {
+			if a.Kind == "double-holder" && strings.Contains(a.Explanation, "The server's side: ") {
+				told = true
+			}
+		}
+		if !told {
+			t.Errorf("no double holder's story names the server's release: %+v", out.Result.Anomalies)
+		}
+		assertNoChildren(t)
+	})
+}
