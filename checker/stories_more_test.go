@@ -328,3 +328,25 @@ func TestLateBoundaries(t *testing.T) {
 		t.Errorf("write, two at one instant: %q", an.Explanation)
 	}
 }
+
+// TestFencingLateSaleAndPair: a late stale write is found in a fenced
+// inventory (the stock goes down), and with only the two accepted critical
+// sections that read one value.
+func TestFencingLateSaleAndPair(t *testing.T) {
+	ctx := context.Background()
+	b := (&builder{}).seed(0, 5)
+	b.acquire(0, 0.10, 0.11, 1, "o0").sale(0, 0.12, 0.13, 5, 1).release(0, 0.14, 0.15, true, "o0")
+	b.acquire(5, 0.20, 0.21, 2, "o5").pair(5, history.FCS, "k", 0.22, 0.72, history.Info, &history.Value{Token: 2}, nil).crash(5, 0.73)
+	b.acquire(1, 1.00, 1.01, 3, "o1").sale(1, 1.02, 1.03, 4, 3).release(1, 1.04, 1.05, true, "o1")
+	b.acquire(2, 1.10, 1.11, 4, "o2").sale(2, 1.12, 1.13, 3, 4).release(2, 1.14, 1.15, true, "o2")
+	b.acquire(0, 1.40, 1.41, 5, "o0b").sale(0, 1.42, 1.43, 3, 5).release(0, 1.44, 1.45, true, "o0b")
+	an := lateOf(t, NewFencing().Check(ctx, b.final(2, 2).build()))
+	if !strings.Contains(an.Explanation, "process 0's critical section (1.42 s–1.43 s) read 3 after process 2 had written 2") {
+		t.Errorf("inventory: %q", an.Explanation)
+	}
+	p := (&builder{}).pair(5, history.FCS, "k", 0.05, 0.5, history.Info, &history.Value{Token: 2}, nil)
+	p.cs(1, 0.10, 0.20, 5, 3).cs(2, 0.60, 0.70, 5, 4)
+	if an := lateOf(t, NewFencing().Check(ctx, p.build())); !strings.Contains(an.Explanation, "Process 5's write with token 2") {
+		t.Errorf("pair: %q", an.Explanation)
+	}
+}
