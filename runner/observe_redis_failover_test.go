@@ -54,53 +54,60 @@ func TestObserverRedisFailoverControlRun(t *testing.T) {
 	}
 }
 
-// TestObserverSentinelFailover runs redis-sentinel under failover (the
-// master cut off from its replicas and sentinels, some workers still
-// reaching it) until a lost-lock window of a grant the promoted replica
-// never had: the release is failover-lost, of a grant's owner, observed
-// inside the failover, and the window is classed.
-func TestObserverSentinelFailover(t *testing.T) {
-	needService(t, "redis-sentinel")
-	// As the sentinel-failover-lock-loss scenario runs it.
-	tt := quick(t, "redis-sentinel", "failover", false)
-	tt.Time, tt.Workers, tt.Lease = patient, 10, time.Second
-	tt.NemesisInterval, tt.NemesisDuration, tt.OpTimeout = 3*time.Second, 3*time.Second, 2*time.Second
-	tt.Until = func(h history.History) bool {
-		ws, _ := checker.NewWindows().Check(context.Background(), h).Stats["windows"].([]checker.Window)
-		for _, w := range ws {
-			if w.How == clusters.ReleaseFailoverLost {
-				return true
+// TestObserverFailover runs redis-sentinel and redis-cluster under
+// failover (the master cut off from its replicas and failover managers,
+// some workers still reaching it), as their failover-lock-loss scenarios
+// do, until a lost-lock window of a grant the promoted replica never had:
+// the release is failover-lost, of a grant's owner, observed inside the
+// failover, and the window is classed.
+func TestObserverFailover(t *testing.T) {
+	for _, tc := range []struct {
+		lock     string
+		duration time.Duration
+	}{{"redis-sentinel", 3 * time.Second}, {"redis-cluster", 6 * time.Second}} {
+		t.Run(tc.lock, func(t *testing.T) {
+			needService(t, tc.lock)
+			tt := quick(t, tc.lock, "failover", false)
+			tt.Time, tt.Workers, tt.Lease = patient, 10, time.Second
+			tt.NemesisInterval, tt.NemesisDuration, tt.OpTimeout = 3*time.Second, tc.duration, 2*time.Second
+			tt.Until = func(h history.History) bool {
+				ws, _ := checker.NewWindows().Check(context.Background(), h).Stats["windows"].([]checker.Window)
+				for _, w := range ws {
+					if w.How == clusters.ReleaseFailoverLost {
+						return true
+					}
+				}
+				return false
 			}
-		}
-		return false
-	}
-	out, err := Run(context.Background(), tt, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := history.ReadFile(out.Dir + "/history.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	faults := h.Faults()
-	ws, _ := windowsOf(t, out.Result).Stats["windows"].([]checker.Window)
-	inside := 0
-	for _, w := range ws {
-		if w.How != clusters.ReleaseFailoverLost {
-			continue
-		}
-		if w.Class == "" || w.Owner == "" {
-			t.Errorf("window %+v", w)
-		}
-		for _, f := range faults {
-			if w.Released >= f.Start.Seconds() && (f.End == 0 || w.Released <= f.End.Seconds()) {
-				inside++
-				break
+			out, err := Run(context.Background(), tt, io.Discard)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			h, err := history.ReadFile(out.Dir + "/history.jsonl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			faults := h.Faults()
+			ws, _ := windowsOf(t, out.Result).Stats["windows"].([]checker.Window)
+			inside := 0
+			for _, w := range ws {
+				if w.How != clusters.ReleaseFailoverLost {
+					continue
+				}
+				if w.Class == "" || w.Owner == "" {
+					t.Errorf("window %+v", w)
+				}
+				for _, f := range faults {
+					if w.Released >= f.Start.Seconds() && w.Released <= f.End.Seconds() {
+						inside++
+						break
+					}
+				}
+			}
+			if inside == 0 {
+				t.Errorf("no failover-lost window inside the failover: %+v, faults %+v", ws, faults)
+			}
+			assertNoChildren(t)
+		})
 	}
-	if inside == 0 {
-		t.Errorf("no failover-lost window inside the failover: %+v, faults %+v", ws, faults)
-	}
-	assertNoChildren(t)
 }
