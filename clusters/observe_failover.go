@@ -16,11 +16,6 @@ var (
 	_ ReleaseObserver = (*RedisCluster)(nil)
 )
 
-// ReleaseFailoverLost (history.Release.How): a failover promoted a replica
-// that did not have the lock key another node still held: the grant was
-// lost with the old master.
-const ReleaseFailoverLost = "failover-lost"
-
 // failoverPoll is how often the failover watcher asks each node its role.
 const failoverPoll = 50 * time.Millisecond
 
@@ -71,7 +66,7 @@ func observeRedisFailovers(ctx context.Context, nodes []Node, cfg ObserveConfig)
 // a key that another node holds (its owner: a string's value or a hash's
 // one field) and the promoted node does not, or holds for another owner,
 // is a grant the new master never had, reported once as
-// ReleaseFailoverLost with that owner, placed where it was found: at most
+// history.ReleaseFailoverLost with that owner, placed where it was found: at most
 // a poll after the promotion for a grant the old master held then, at
 // most a poll after a grant the old master made since. A key whose other holders are all
 // unreachable (a killed master) is not reported: the watcher cannot tell
@@ -171,7 +166,7 @@ func lostOnPromotion(ctx context.Context, nodes []Node, cs []*redis.Client, i in
 			at := max(cfg.Now(), promoted)
 			cfg.Report(key, &history.Value{Owner: theirs, Nodes: []string{nodes[i].Name},
 				Detail:  nodes[i].Name + " was promoted without " + nodes[j].Name + "'s key",
-				Release: &history.Release{How: ReleaseFailoverLost, At: max(at, 1)}})
+				Release: &history.Release{How: history.ReleaseFailoverLost, At: max(at, 1)}})
 			break
 		}
 	}

@@ -14,15 +14,6 @@ import (
 
 var _ ReleaseObserver = (*SQLDB)(nil)
 
-// The ways a database server lets a lock go (history.Release.How) that only
-// a database observer reports.
-const (
-	// ReleaseSessionEnded: the session that held the lock is gone from the
-	// server (it was ended, timed out, or the server restarted), and its
-	// locks went with it.
-	ReleaseSessionEnded = "session-ended"
-)
-
 // sqlSampleEvery is how often a database observer asks the server which
 // sessions hold the run's locks: often enough that a release is placed
 // within a few tens of milliseconds, and one query at a time, so a slow
@@ -86,7 +77,7 @@ type sqlObservable interface {
 // services: a session of the observer's own, straight to the server,
 // samples every sqlSampleEvery which sessions hold the run's locks
 // (observePostgres, observeMariaDB say how). A lock whose holding session
-// stopped holding it is a release: ReleaseSessionEnded when the session is
+// stopped holding it is a release: history.ReleaseSessionEnded when the session is
 // gone, history.ReleaseDeleted when it lives and let go (a holder's own
 // release, a commit). The release names the session (Value.Backend: the
 // designs record the same id on their grants) but not the grant's owner,
@@ -219,7 +210,7 @@ func (w *sqlWatcher) compare(sn sqlSnapshot) {
 			if w.probeAt > 0 {
 				heard := w.cfg.Now()
 				w.cfg.Report("", &history.Value{Nodes: []string{w.node}, Backend: was.id,
-					Release: &history.Release{How: ReleaseSessionEnded, At: w.probeAt, Probe: true, Lag: max(heard-w.probeAt, 0)}})
+					Release: &history.Release{How: history.ReleaseSessionEnded, At: w.probeAt, Probe: true, Lag: max(heard-w.probeAt, 0)}})
 			}
 			w.dropProbe()
 			continue
@@ -267,7 +258,7 @@ type sqlEnd struct {
 // little after the session left pg_stat_activity).
 const endWait = 2
 
-// settle reports each lock whose session was found gone: ReleaseSessionEnded
+// settle reports each lock whose session was found gone: history.ReleaseSessionEnded
 // once the server's count of the sessions it ended (terminated, timed out,
 // lost their client; not a client's own close) has changed since the
 // sample before (grown, or started again from 0 when the server
@@ -281,7 +272,7 @@ func (w *sqlWatcher) settle(sn sqlSnapshot) {
 	for _, e := range w.ending {
 		switch {
 		case sn.ended != e.base:
-			w.report(e, ReleaseSessionEnded, "")
+			w.report(e, history.ReleaseSessionEnded, "")
 		case e.waited >= endWait:
 			w.report(e, history.ReleaseDeleted, ": closed by its client")
 		default:

@@ -76,7 +76,7 @@ func TestSQLObserver(t *testing.T) {
 				t.Fatalf("KillSessions: %v, %v", ids, err)
 			}
 			o = nextRelease(t, got, "k1", &probes)
-			if r := o.v.Release; r.How != ReleaseSessionEnded || o.v.Backend != backend || r.At < seen || r.At > o.at ||
+			if r := o.v.Release; r.How != history.ReleaseSessionEnded || o.v.Backend != backend || r.At < seen || r.At > o.at ||
 				r.Lease == "" || o.v.Detail == "" {
 				t.Fatalf("an ended session's lock observed as %+v %+v (session %d, taken at %v)", *o.v, *r, backend, seen)
 			}

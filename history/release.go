@@ -24,11 +24,19 @@ const (
 	// ReleaseLease: the lock key went with its lease or session (an etcd
 	// lease revoked or expired, a ZooKeeper ephemeral node).
 	ReleaseLease = "lease-ended"
+	// ReleaseSessionEnded: the database session that held the lock is gone
+	// from the server (ended, timed out, or the server restarted), and its
+	// locks went with it.
+	ReleaseSessionEnded = "session-ended"
+	// ReleaseFailoverLost: a failover promoted a replica that did not have
+	// the lock key another node still held: the grant was lost with the
+	// old master.
+	ReleaseFailoverLost = "failover-lost"
 )
 
 // Release is what an observer saw of one release (Value.Release).
 type Release struct {
-	// How is ReleaseExpired, ReleaseDeleted or ReleaseLease.
+	// How is one of the Release* ways above.
 	How string `json:"how"`
 	// ServerTime is the release's instant on the server's own wall clock
 	// (a key's expiry time), zero when the server does not say.

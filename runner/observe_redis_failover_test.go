@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 )
 
@@ -34,7 +33,7 @@ func TestObserverRedisFailoverControlRun(t *testing.T) {
 				if op.F != history.FServerRelease || op.Value.Release.Probe {
 					continue
 				}
-				if op.Value.Release.How == clusters.ReleaseFailoverLost {
+				if op.Value.Release.How == history.ReleaseFailoverLost {
 					t.Errorf("a failover reported with no fault: %+v", *op.Value)
 				}
 				if owners[op.Value.Owner] {
@@ -73,7 +72,7 @@ func TestObserverFailover(t *testing.T) {
 			tt.Until = func(h history.History) bool {
 				ws, _ := checker.NewWindows().Check(context.Background(), h).Stats["windows"].([]checker.Window)
 				for _, w := range ws {
-					if w.How == clusters.ReleaseFailoverLost {
+					if w.How == history.ReleaseFailoverLost {
 						return true
 					}
 				}
@@ -91,7 +90,7 @@ func TestObserverFailover(t *testing.T) {
 			ws, _ := windowsOf(t, out.Result).Stats["windows"].([]checker.Window)
 			inside := 0
 			for _, w := range ws {
-				if w.How != clusters.ReleaseFailoverLost {
+				if w.How != history.ReleaseFailoverLost {
 					continue
 				}
 				if w.Class == "" || w.Owner == "" {

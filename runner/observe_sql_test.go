@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 )
 
@@ -95,7 +94,7 @@ func TestObserverSessionKill(t *testing.T) {
 				if w.Class == "" || w.Length <= 0 {
 					t.Errorf("window %+v", w)
 				}
-				if w.How != clusters.ReleaseSessionEnded {
+				if w.How != history.ReleaseSessionEnded {
 					continue
 				}
 				// The kill ran between the session-kill op's
