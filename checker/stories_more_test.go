@@ -350,3 +350,30 @@ func TestFencingLateSaleAndPair(t *testing.T) {
 		t.Errorf("pair: %q", an.Explanation)
 	}
 }
+
+// TestLateSaleEdges: without the final read the lost decrements are
+// counted from the reads (the late sale's among them); sales that touch
+// raced; a plain lost decrement still blames the two holders.
+func TestLateSaleEdges(t *testing.T) {
+	ctx := context.Background()
+	var h history.History
+	for _, op := range inventoryLateSale() {
+		if op.F != history.FFinal {
+			op.Index = len(h)
+			h = append(h, op)
+		}
+	}
+	if r := NewInventory().Check(ctx, h); r.Stats["lost_decrements"] != int64(2) || r.Stats["oversold"] != int64(2) {
+		t.Errorf("no final read: %v", r.Stats)
+	}
+	touch := (&builder{}).seed(0, 5)
+	touch.sale(0, 0.12, 0.13, 5, 0)
+	retiredInfo(5, 0.22, nil)(touch)
+	touch.sale(1, 1.02, 1.03, 4, 0).sale(2, 1.12, 1.13, 3, 0).sale(0, 1.13, 1.43, 3, 0)
+	if an := NewInventory().Check(ctx, touch.final(2, 2).build()).Anomalies[0]; strings.Contains(an.Explanation, "left in doubt that") {
+		t.Errorf("touching sales: %q", an.Explanation)
+	}
+	if an := NewInventory().Check(ctx, inventoryLost()).Anomalies[0]; !strings.Contains(an.Explanation, "1 decrement was lost when two holders sold from the same read") {
+		t.Errorf("plain lost decrement: %q", an.Explanation)
+	}
+}
