@@ -27,6 +27,12 @@ type analysis struct {
 
 	invOnce sync.Once
 	inv     bool
+
+	// windowsOnce guards the lost-lock windows (lostWindows).
+	windowsOnce sync.Once
+	windows     []lostWindow
+	lags        []time.Duration
+	observed    int
 }
 
 // isInventory reports whether the history is of the inventory workload:

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -181,8 +183,16 @@ func distribution(ds []time.Duration) map[string]any {
 
 // lostWindows returns the windows of the grants the server released while
 // their holders held them, in order of release; the probes' lags; and how
-// many releases of lock keys were observed.
+// many releases of lock keys were observed. They are found once per
+// analysis: the windows checker and the double holders' stories share
+// them.
 func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
+	a.windowsOnce.Do(func() { a.windows, a.lags, a.observed = findWindows(a) })
+	return a.windows, a.lags, a.observed
+}
+
+// findWindows implements lostWindows.
+func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	var rels []serverRelease
 	var lags []time.Duration
 	observed := 0
@@ -224,11 +234,16 @@ func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	// holds, the token or the time picks one.
 	byOwner := map[string][]int{}
 	byKey := map[string][]int{}
+	byToken := map[string][]int{}
 	for i, hd := range holds {
 		if hd.owner != "" {
 			byOwner[hd.key+"\x00"+hd.owner] = append(byOwner[hd.key+"\x00"+hd.owner], i)
 		}
 		byKey[hd.key] = append(byKey[hd.key], i)
+		if hd.token != 0 {
+			k := tokenKey(hd.key, hd.token)
+			byToken[k] = append(byToken[k], i)
+		}
 	}
 	// Each hold's releases, by node: the first one each node made.
 	got := map[int]map[string]serverRelease{}
@@ -239,7 +254,7 @@ func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 		if rel.owner != "" {
 			idx = byOwner[rel.key+"\x00"+rel.owner]
 		}
-		i, ok := grantAt(holds, idx, rel)
+		i, ok := grantAt(holds, idx, byToken[tokenKey(rel.key, rel.token)], rel)
 		if !ok {
 			continue
 		}
@@ -252,6 +267,12 @@ func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	}
 	quorum := len(nodes)/2 + 1
 	byProc := opsByProcess(a.h)
+	sections := map[int][]pair{} // each process's critical sections
+	for _, pr := range a.pairs {
+		if pr.Invoke.F == history.FCS {
+			sections[pr.Invoke.Process] = append(sections[pr.Invoke.Process], pr)
+		}
+	}
 	var out []lostWindow
 	for i, per := range got {
 		hd := holds[i]
@@ -268,7 +289,7 @@ func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 		}
 		slices.Sort(w.nodes)
 		w.learn(byProc[hd.proc])
-		w.access(a.pairs)
+		w.access(sections[hd.proc])
 		out = append(out, w)
 	}
 	slices.SortFunc(out, func(x, y lostWindow) int {
@@ -277,15 +298,20 @@ func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	return out, lags, observed
 }
 
+// tokenKey keys the holds of key with token.
+func tokenKey(key string, token int64) string { return key + "\x00" + strconv.FormatInt(token, 10) }
+
 // grantAt returns the hold among idx (rel's key's or its owner's, in order
 // of grant) that rel ended: the one with rel's token when the observer
-// knew it, else the one granted last at or before the release on the node
+// knew it (withToken are the key's holds with that token, in order of
+// grant), else the one granted last at or before the release on the node
 // it was observed on. A token no hold has falls back to the time only
-// among an owner's holds.
-func grantAt(holds []hold, idx []int, rel serverRelease) (int, bool) {
+// among an owner's holds. The holds of idx start in order, so the search
+// by time is a binary one: a long run has hundreds of thousands.
+func grantAt(holds []hold, idx, withToken []int, rel serverRelease) (int, bool) {
 	if rel.token != 0 {
-		for _, i := range idx {
-			if holds[i].token == rel.token {
+		for _, i := range withToken {
+			if rel.owner == "" || holds[i].owner == rel.owner {
 				return i, true
 			}
 		}
@@ -293,18 +319,14 @@ func grantAt(holds []hold, idx []int, rel serverRelease) (int, bool) {
 			return 0, false
 		}
 	}
-	best, ok := 0, false
-	for _, i := range idx {
-		hd := holds[i]
-		if hd.start > rel.at {
-			break
+	after := sort.Search(len(idx), func(p int) bool { return holds[idx[p]].start > rel.at })
+	for p := after - 1; p >= 0; p-- {
+		hd := holds[idx[p]]
+		if len(hd.nodes) == 0 || rel.node == "" || containsString(hd.nodes, rel.node) {
+			return idx[p], true
 		}
-		if len(hd.nodes) > 0 && rel.node != "" && !containsString(hd.nodes, rel.node) {
-			continue
-		}
-		best, ok = i, true
 	}
-	return best, ok
+	return 0, false
 }
 
 // containsString reports whether ss holds s.
@@ -379,10 +401,9 @@ func (w *lostWindow) learn(ops []*history.Op) {
 	hd := w.hold
 	w.end = hd.end
 	w.by = "never told: " + untilWords(hd)
-	for _, op := range ops {
-		if op.Index < hd.acquire {
-			continue
-		}
+	// ops are in history order: start at the grant's acquire.
+	from := sort.Search(len(ops), func(i int) bool { return ops[i].Index >= hd.acquire })
+	for _, op := range ops[from:] {
 		if by := tells(op, hd.key); by != "" {
 			// Told before the server let go, it knew in time: the
 			// window is empty.
@@ -447,7 +468,8 @@ func untilWords(hd hold) string {
 	return "it held the lock to the end of the history at " + secs(hd.end)
 }
 
-// access counts the holder's critical sections on the key that could have
+// access counts, among sections (the holder's own critical sections), the
+// ones on the key that could have
 // touched the resource in the window (started before it was told and
 // before its hold ended, and not finished before the release), those the
 // fenced resource refused, and those it started after it was told, while
