@@ -48,6 +48,11 @@ func TestWindowEdges(t *testing.T) {
 				observed(2.05, 2, history.ReleaseExpired, "", "lock0").release(0, 3, 3.01, false, "a").release(1, 3.1, 3.11, true, "b"),
 			[]Window{{Key: "k", Owner: "a", Nodes: lock0, How: history.ReleaseExpired, Released: 2, Heard: 2.05,
 				Learned: learnedAt(3.01), LearnedBy: gone, Length: 1.01, Class: ClassStopped, Ops: []int{1, 4, 6}}}, 1},
+		{"of two grants with one token, the release's owner names the grant",
+			new(builder).acquire(0, 1, 1.01, 5, "a").release(0, 1.5, 1.51, true, "a").acquire(1, 1.9, 2, 5, "b").
+				observedLease(2.5, history.ReleaseLease, "b", 5, "").release(1, 3, 3.01, false, "b"),
+			[]Window{{Key: "k", Process: 1, Owner: "b", Token: 5, How: history.ReleaseLease, Released: 2.5, Heard: 2.5,
+				Learned: learnedAt(3.01), LearnedBy: gone, Length: 0.51, Class: ClassStopped, Ops: []int{5, 6, 8}}}, 1},
 		{"a release on no named node ends a grant of one node",
 			new(builder).acquireOn(0, 1, 1.01, "a", "lock0").observedLease(2.05, history.ReleaseExpired, "a", 0, "").
 				release(0, 3, 3.01, false, "a"),
