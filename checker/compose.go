@@ -169,9 +169,9 @@ func Default(opts Options) Checker {
 	if opts.Fenced {
 		mutex, overlap = Advisory(mutex), Advisory(overlap)
 	}
-	cs := []Checker{mutex, NewResource(opts), NewInventory(), NewFencing(), overlap, NewLiveness(opts), NewStats(), NewExercise(opts), NewWindows()}
+	cs := []Checker{mutex, NewResource(opts), NewInventory(), NewFencingFor(opts), overlap, NewLiveness(opts), NewStats(), NewExercise(opts), NewWindows()}
 	if opts.NoLock {
-		cs = []Checker{NewResource(opts), NewInventory(), NewFencing(), NewLiveness(opts), NewStats(), NewExercise(opts)}
+		cs = []Checker{NewResource(opts), NewInventory(), NewFencingFor(opts), NewLiveness(opts), NewStats(), NewExercise(opts)}
 	}
 	return liftNotExercised(Compose("lockcheck", cs...))
 }

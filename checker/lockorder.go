@@ -189,8 +189,8 @@ func (c *mutex) explainConflict(key string, cf lockConflict) Anomaly {
 		an.End = an.Start
 	}
 	an.Explanation = fmt.Sprintf("Processes %d and %d both held lock %s at %s, whatever instants within their real intervals their operations took effect at: %d's acquire (%s) returned at %s%s and %s; %d's acquire (%s) returned at %s%s.%s The overlap checker tells who held the lock when.",
-		e.proc, l.proc, key, secs(l.ar), e.proc, span(e.ac, e.ar), secs(e.ar), withToken(e.acq.token), endClause(e),
-		l.proc, span(l.ac, l.ar), secs(l.ar), withToken(l.acq.token), more)
+		e.proc, l.proc, key, secs(l.ar), e.proc, span(e.ac, e.ar), secs(e.ar), c.opts.Tokens.with(e.acq.token), endClause(e),
+		l.proc, span(l.ac, l.ar), secs(l.ar), c.opts.Tokens.with(l.acq.token), more)
 	return an
 }
 

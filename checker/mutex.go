@@ -457,7 +457,7 @@ func (c *mutex) explain(ch chunk, s *stuck, faults []history.Fault) Anomaly {
 		if grant != nil {
 			state += " (its acquire ran " + span(grant.call, grant.ret)
 			if grant.token != 0 {
-				state += fmt.Sprintf(", token %d", grant.token)
+				state += ", " + c.opts.Tokens.Token(grant.token)
 			}
 			state += ")"
 		}

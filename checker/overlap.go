@@ -186,8 +186,8 @@ func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []hist
 	in := faultsDuring(faults, e.start, to)
 	an.Nemesis = describeFaults(in)
 	story := fmt.Sprintf("processes %d and %d both held lock %s from %s to %s: %d was granted it at %s%s and %s; %d was granted it at %s%s",
-		e.proc, h.proc, e.key, secs(first.from), secs(first.to), e.proc, secs(e.start), withToken(e.token)+onNodes(e.nodes), until(e),
-		h.proc, secs(h.start), withToken(h.token)+onNodes(h.nodes))
+		e.proc, h.proc, e.key, secs(first.from), secs(first.to), e.proc, secs(e.start), c.opts.Tokens.with(e.token)+onNodes(e.nodes), until(e),
+		h.proc, secs(h.start), c.opts.Tokens.with(h.token)+onNodes(h.nodes))
 	if h.end < e.end {
 		story += " and " + until(h)
 	}
@@ -209,7 +209,7 @@ func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []hist
 			hi = max(hi, l.token)
 		}
 		more = fmt.Sprintf("While %d still held it, the lock was granted %s more (to %s%s).",
-			e.proc, plural(len(pairs)-1, "time", "times"), processList(procs), tokenRange(lo, hi))
+			e.proc, plural(len(pairs)-1, "time", "times"), processList(procs), c.opts.Tokens.tokenRange(lo, hi))
 	}
 	fenced := ""
 	if c.opts.Fenced {
@@ -292,15 +292,19 @@ func processList(procs []int) string {
 	return s
 }
 
-// tokenRange renders "; tokens 269 to 418", or "" without tokens.
-func tokenRange(lo, hi int64) string {
+// tokenRange renders "; tokens 269 to 418" (or "; zxids 1:269 to 1:418"),
+// or "" without tokens.
+func (k TokenKind) tokenRange(lo, hi int64) string {
 	switch {
 	case hi == 0:
 		return ""
 	case lo == hi:
-		return fmt.Sprintf("; token %d", lo)
+		return "; " + k.Token(lo)
 	}
-	return fmt.Sprintf("; tokens %d to %d", lo, hi)
+	first, last := k.Token(lo), k.Token(hi)
+	word, from, _ := strings.Cut(first, " ")
+	_, to, _ := strings.Cut(last, " ")
+	return fmt.Sprintf("; %ss %s to %s", word, from, to)
 }
 
 // until says how a hold ended.

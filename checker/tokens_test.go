@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -93,5 +94,65 @@ func TestFencingZxidStories(t *testing.T) {
 				t.Errorf("plain numbers: %v, want %v and no zxid\n%s", plain.Valid, r.Valid, dump(plain.Anomalies))
 			}
 		})
+	}
+}
+
+// TestZxidStoriesEverywhere: with Options.Tokens ZxidTokens the double
+// holder's story (its grants and the range of those that followed), the
+// nonlinearizable window's and the watch's stale write print zxids as
+// epoch:counter, and no story prints one as a raw number; with the zero
+// value they stay plain tokens.
+func TestZxidStoriesEverywhere(t *testing.T) {
+	ctx := context.Background()
+	more := (&builder{}).acquire(0, 1, 1.01, 1, "a").cs(0, 1.02, 3, 0, 0).
+		acquire(1, 1.5, 1.51, 2, "b").release(1, 1.6, 1.61, true, "b").
+		acquire(2, 1.7, 1.71, 3, "c").release(2, 1.8, 1.81, true, "c").
+		release(0, 3.1, 3.11, true, "a").build()
+	twoMore := (&builder{}).acquire(0, 1, 1.01, 1, "a").cs(0, 1.02, 3, 0, 0).
+		acquire(1, 1.5, 1.51, 2, "b").release(1, 1.6, 1.61, true, "b").
+		acquire(2, 1.7, 1.71, 3, "c").release(2, 1.8, 1.81, true, "c").
+		acquire(3, 1.9, 1.91, 4, "d").release(3, 2.0, 2.01, true, "d").
+		release(0, 3.1, 3.11, true, "a").build()
+	for _, tt := range []struct {
+		name string
+		h    history.History
+		want []string
+	}{
+		{"double holder", doubleHolderPause(), []string{"(zxid 1:"}},
+		{"a grant that followed", more, []string{"(zxid 1:797)", "(zxid 1:798)", "(to process 2; zxid 1:799)"}},
+		{"grants that followed", twoMore, []string{"(to processes 2 and 3; zxids 1:799 to 1:800)"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Default(Options{Tokens: ZxidTokens, Timeout: 30 * time.Second}).Check(ctx, asZxids(tt.h))
+			text := ""
+			for _, a := range r.Anomalies {
+				text += a.Kind + ": " + a.Explanation + "\n"
+			}
+			for _, s := range tt.want {
+				if !strings.Contains(text, s) {
+					t.Errorf("stories lack %q:\n%s", s, text)
+				}
+			}
+			if strings.Contains(text, "token") {
+				t.Errorf("a zxid printed as a token:\n%s", text)
+			}
+			plain := Default(Options{Timeout: 30 * time.Second}).Check(ctx, asZxids(tt.h))
+			for _, a := range plain.Anomalies {
+				if strings.Contains(a.Explanation, "zxid") {
+					t.Errorf("plain tokens printed as zxids: %s", a.Explanation)
+				}
+			}
+		})
+	}
+	w := NewWatch(Options{Fenced: true, Tokens: ZxidTokens})
+	var found Anomaly
+	for _, op := range asZxids(fencedPauseAccepted()) {
+		if a, ok := w.Observe(op); ok {
+			found = a
+			break
+		}
+	}
+	if !strings.Contains(found.Explanation, "with zxid 1:") || strings.Contains(found.Explanation, "token") {
+		t.Errorf("the watch's stale write: %q", found.Explanation)
 	}
 }

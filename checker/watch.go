@@ -230,8 +230,8 @@ func (w *Watch) acceptCS(op history.Op, inv time.Duration, tok int64) (Anomaly, 
 		e := acc[j]
 		w.first = &Anomaly{Kind: "stale-write", Key: op.Key, Processes: []int{e.proc, op.Process},
 			Start: e.ret, End: op.Time, Ops: []int{op.Index},
-			Explanation: fmt.Sprintf("the resource accepted process %d's critical section on %s with token %d at %s, after it had accepted process %d's token %d at %s",
-				op.Process, op.Key, tok, secs(op.Time), e.proc, e.token, secs(e.ret))}
+			Explanation: fmt.Sprintf("the resource accepted process %d's critical section on %s with %s at %s, after it had accepted process %d's %s at %s",
+				op.Process, op.Key, w.opts.Tokens.Token(tok), secs(op.Time), e.proc, w.opts.Tokens.Token(e.token), secs(e.ret))}
 		return *w.first, true
 	}
 	m := tok
@@ -268,8 +268,8 @@ func (w *Watch) sameRead(op history.Op, call time.Duration, tok int64) (Anomaly,
 		}
 		w.first = &Anomaly{Kind: "stale-write", Key: op.Key, Processes: []int{seen.proc, stale.proc},
 			Start: min(seen.call, stale.call), End: op.Time, Ops: []int{op.Index},
-			Explanation: fmt.Sprintf("the resource accepted process %d's critical section on %s with token %d, which read %d as process %d's with token %d did",
-				stale.proc, op.Key, stale.token, *v.Read, seen.proc, seen.token)}
+			Explanation: fmt.Sprintf("the resource accepted process %d's critical section on %s with %s, which read %d as process %d's with %s did",
+				stale.proc, op.Key, w.opts.Tokens.Token(stale.token), *v.Read, seen.proc, w.opts.Tokens.Token(seen.token))}
 		return *w.first, true
 	}
 	reads[*v.Read] = append(reads[*v.Read], x)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/lookups"
@@ -114,5 +115,27 @@ func TestRunLooksEachNameUpOnce(t *testing.T) {
 	want := map[string]int{"design": 1, "workload": 1, "nemesis": 1, "service": 1, "cluster": 1}
 	if !maps.Equal(got, want) {
 		t.Errorf("lookups in one run: %v, want %v", got, want)
+	}
+}
+
+// TestCheckOptionsTokenKind: the designs whose tokens are ZooKeeper zxids
+// have their stories print them as zxids; the others as plain numbers.
+func TestCheckOptionsTokenKind(t *testing.T) {
+	for _, tc := range []struct {
+		lock string
+		want checker.TokenKind
+	}{
+		{"zk-ephemeral", checker.ZxidTokens},
+		{"zk-sequential", checker.ZxidTokens},
+		{"curator-mutex", checker.ZxidTokens},
+		{"kazoo-lock", checker.ZxidTokens},
+		{"go-zookeeper-lock", checker.ZxidTokens},
+		{"redis-zk", checker.ZxidTokens},
+		{"redis-set-px", checker.NumberTokens},
+		{"etcd-mutex", checker.NumberTokens},
+	} {
+		if got := mustResolve(t, Test{Lock: tc.lock}).CheckOptions().Tokens; got != tc.want {
+			t.Errorf("%s: tokens %v, want %v", tc.lock, got, tc.want)
+		}
 	}
 }

@@ -520,8 +520,12 @@ func (p *Plan) CheckOptions() checker.Options {
 	// resource checkers decide, as with fencing tokens.
 	// So is a guarded design's register, written only while the lock holds.
 	fenced := t.Fencing || p.Workload.InLock || d.Guarded
+	tokens := checker.NumberTokens
+	if d.ZxidTokens {
+		tokens = checker.ZxidTokens
+	}
 	return checker.Options{Fenced: fenced, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: d.EffectiveLease(t.Lease), NoLock: d.NoLock,
-		Faulted: p.faulted(), Session: p.sessionTimeout()}
+		Faulted: p.faulted(), Session: p.sessionTimeout(), Tokens: tokens}
 }
 
 // sessionTimeout tells the checkers how the server of a lock that lives as

@@ -1,7 +1,7 @@
 package workloads
 
 func init() {
-	register(Design{Name: "curator-mutex", Service: "zookeeper", LockNodes: 3, Tokens: true,
+	register(Design{Name: "curator-mutex", Service: "zookeeper", LockNodes: 3, Tokens: true, ZxidTokens: true,
 		Worker: []string{"java", "java/CuratorMutex.java"},
 		Plain:  []string{"java", "java/plain/PlainCuratorMutex.java"},
 		Summary: "the library Apache Curator (Debian libcurator-recipes-java), InterProcessMutex.acquire(timeout), in a Java worker " +

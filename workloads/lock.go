@@ -72,6 +72,9 @@ type Design struct {
 	LockNodes int
 	// Tokens reports whether the design hands out monotonic fencing tokens.
 	Tokens bool
+	// ZxidTokens marks tokens that are ZooKeeper zxids (a lock node's
+	// czxid): the stories print them as epoch:counter.
+	ZxidTokens bool
 	// NoLock marks a design that takes no lock at all (acquire grants at
 	// once): its holds overlap by design, so the mutual-exclusion checkers
 	// (mutex, overlap) do not judge it; the resource checkers do.
@@ -130,9 +133,9 @@ func Designs() []Design {
 			Summary: "the same acquire; release by plain DEL, which can delete another holder's key"},
 		{Name: "redis-setnx-expire", Service: "redis", LockNodes: 1, Tokens: true, New: newSetNXExpire,
 			Summary: "SETNX then PEXPIRE as two commands (+ INCR token); release by plain DEL"},
-		{Name: "zk-ephemeral", Service: "zookeeper", LockNodes: 3, Tokens: true, New: newZKEphemeral,
+		{Name: "zk-ephemeral", Service: "zookeeper", LockNodes: 3, Tokens: true, ZxidTokens: true, New: newZKEphemeral,
 			Summary: "ZooKeeper ephemeral node per key, waiters watch it and retry (herd); token = czxid; --lease is the session timeout"},
-		{Name: "zk-sequential", Service: "zookeeper", LockNodes: 3, Tokens: true, New: newZKSequential,
+		{Name: "zk-sequential", Service: "zookeeper", LockNodes: 3, Tokens: true, ZxidTokens: true, New: newZKSequential,
 			Summary: "Curator InterProcessMutex recipe: protected ephemeral-sequential children, watch the predecessor; token = czxid; --lease is the session timeout"},
 	}
 	ds = append(ds, registered...)

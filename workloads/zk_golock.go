@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(Design{Name: "go-zookeeper-lock", Service: "zookeeper", LockNodes: 3, Tokens: true, New: newZKGoLock,
+	register(Design{Name: "go-zookeeper-lock", Service: "zookeeper", LockNodes: 3, Tokens: true, ZxidTokens: true, New: newZKGoLock,
 		Summary: "the library recipe github.com/go-zookeeper/zk NewLock/LockWithData/Unlock (no timeout of its own, " +
 			"no session check); token = czxid of the lowest child read back after the grant; --lease is the session timeout"})
 }
