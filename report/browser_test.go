@@ -17,11 +17,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/lockcheck/lockcheck/internal/browsertest"
 )
-
-// chromiumPath is Debian's Chromium, which `make test` installs
-// (scripts/deps.sh) when it is missing.
-const chromiumPath = "/usr/bin/chromium"
 
 // TestReportBrowser drives headless Chromium over `check serve`'s handler:
 // the index lists a stored invalid run, its report shows the banner, an
@@ -32,8 +29,10 @@ const chromiumPath = "/usr/bin/chromium"
 // saves screenshots under the test's temporary directory, or under
 // $LOCKCHECK_SCREENSHOTS when set (to keep them).
 func TestReportBrowser(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("%s is missing (%v): `make test` installs it (scripts/deps.sh); or run apt-get install chromium", chromiumPath, err)
+	// make test installs Chromium: here a missing one is a failure, not
+	// a skip.
+	if _, err := os.Stat(browsertest.ChromiumPath); err != nil {
+		t.Fatalf("%s is missing (%v): `make test` installs it (scripts/deps.sh); or run apt-get install chromium", browsertest.ChromiumPath, err)
 	}
 	store := t.TempDir()
 
@@ -63,31 +62,10 @@ func TestReportBrowser(t *testing.T) {
 	srv := httptest.NewServer(NewServer(store)) // listens on 127.0.0.1
 	defer srv.Close()
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-breakpad", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	defer cancelCtx()
-	if err := chromedp.Do(ctx); err != nil { // start the browser (no timeout on this first call)
-		t.Fatalf("start %s: %v", chromiumPath, err)
-	}
+	tctx := browsertest.Start(t, 180*time.Second) // a bound on events, generous for a loaded machine
 	var mu sync.Mutex
 	var requested []string
-	if err := chromedp.Listen(ctx, func(ev any) {
+	if err := chromedp.Listen(tctx, func(ev any) {
 		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
 			mu.Lock()
 			requested = append(requested, e.Request.URL)
@@ -96,8 +74,6 @@ func TestReportBrowser(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	tctx, cancel := context.WithTimeout(ctx, 180*time.Second) // a bound on events, generous for a loaded machine
-	defer cancel()
 	// Every page records what the Content-Security-Policy refused and the
 	// script errors it raised.
 	if err := chromedp.Do(tctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
