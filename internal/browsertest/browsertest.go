@@ -43,6 +43,9 @@ func Start(tb testing.TB, limit time.Duration) context.Context {
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
 		chromedp.UserDataDir(tb.TempDir()),
+		// Chromium keeps its singleton socket in a directory of its own
+		// under TMPDIR and leaves it there: give it one the test removes.
+		chromedp.Env("TMPDIR="+tb.TempDir()),
 	)
 	tb.Cleanup(cancelAlloc)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
