@@ -164,8 +164,12 @@ func (e *Etcd) setupOnce(ctx context.Context) (err error) {
 			}
 			e.members = append(e.members, m)
 		}
-		for _, to := range e.members {
-			for _, from := range e.members {
+		// This attempt's members: a setup retried (a port taken) starts
+		// again from none, while the connections this attempt's
+		// demultiplexers accepted may still be looking for their dialer.
+		members := e.members
+		for _, to := range members {
+			for _, from := range members {
 				if from.id != to.id {
 					if _, err := e.proxies.Add(etcdPeerProxy(from.id, to.id), to.peerAddr()); err != nil {
 						return err
@@ -173,7 +177,7 @@ func (e *Etcd) setupOnce(ctx context.Context) (err error) {
 				}
 			}
 			e.demuxWG.Add(1)
-			go e.demux(to)
+			go e.demux(to, members)
 		}
 		return e.launch(ctx, e.cfg.Workers, false, func(ctx context.Context, i int) error { return e.startMember(ctx, e.members[i]) },
 			e.waitReady)
@@ -210,21 +214,21 @@ func (e *Etcd) startMember(ctx context.Context, m *etcdMember) error {
 }
 
 // demux accepts the peer connections to member to and forwards each
-// through the proxy of the pair (dialing member, to). A connection from a
-// process that is no member is closed.
-func (e *Etcd) demux(to *etcdMember) {
+// through the proxy of the pair (dialing member, to), the dialer one of
+// members. A connection from a process that is no member is closed.
+func (e *Etcd) demux(to *etcdMember, members []*etcdMember) {
 	defer e.demuxWG.Done()
 	for {
 		c, err := to.front.Accept()
 		if err != nil {
 			return
 		}
-		go e.forward(c, to)
+		go e.forward(c, to, members)
 	}
 }
 
-func (e *Etcd) forward(c net.Conn, to *etcdMember) {
-	from := e.dialer(c)
+func (e *Etcd) forward(c net.Conn, to *etcdMember, members []*etcdMember) {
+	from := dialer(c, members)
 	if from == nil || from.id == to.id {
 		if e.proxyLg != nil {
 			fmt.Fprintf(e.proxyLg, "%s etcd peer demux: closed a connection to %s from %s: not from another member\n",
@@ -273,14 +277,14 @@ func splice(a, b net.Conn) {
 	<-done
 }
 
-// dialer returns the member whose process owns the other end of c, a
-// connection accepted on loopback, or nil.
-func (e *Etcd) dialer(c net.Conn) *etcdMember {
-	i := dialingProcess(c, len(e.members), func(i int) int { return e.members[i].pid() })
+// dialer returns the member of members whose process owns the other end
+// of c, a connection accepted on loopback, or nil.
+func dialer(c net.Conn, members []*etcdMember) *etcdMember {
+	i := dialingProcess(c, len(members), func(i int) int { return members[i].pid() })
 	if i < 0 {
 		return nil
 	}
-	return e.members[i]
+	return members[i]
 }
 
 // socketInode returns the inode of the IPv4 loopback socket whose local port
