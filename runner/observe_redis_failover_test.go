@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"testing"
 	"time"
@@ -43,11 +42,7 @@ func TestObserverRedisFailoverControlRun(t *testing.T) {
 			if granted < 10 {
 				t.Errorf("%d releases of grants observed in %d grants", granted, grants(t, out.Dir))
 			}
-			w := windowsOf(t, out.Result)
-			if n := w.Stats["window"].(map[string]any)["count"]; n != 0 {
-				b, _ := json.Marshal(w.Stats["windows"])
-				t.Fatalf("%v lost-lock windows in a run with no fault: %s", n, b)
-			}
+			assertNoWindows(t, out.Result)
 			assertNoChildren(t)
 		})
 	}
@@ -96,11 +91,8 @@ func TestObserverFailover(t *testing.T) {
 				if w.Class == "" || w.Owner == "" {
 					t.Errorf("window %+v", w)
 				}
-				for _, f := range faults {
-					if w.Released >= f.Start.Seconds() && w.Released <= f.End.Seconds() {
-						inside++
-						break
-					}
+				if releasedInFault(w, faults, false) {
+					inside++
 				}
 			}
 			if inside == 0 {

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -48,11 +47,7 @@ func TestObserverRedisZK(t *testing.T) {
 		if halves[clusters.PartRedis] < 5 || halves[clusters.PartZooKeeper] < 5 {
 			t.Errorf("releases of grants observed by half: %v", halves)
 		}
-		w := windowsOf(t, out.Result)
-		if n := w.Stats["window"].(map[string]any)["count"]; n != 0 {
-			b, _ := json.Marshal(w.Stats["windows"])
-			t.Fatalf("%v lost-lock windows in a run with no fault: %s", n, b)
-		}
+		assertNoWindows(t, out.Result)
 		assertNoChildren(t)
 	})
 	t.Run("pause", func(t *testing.T) {
@@ -78,11 +73,8 @@ func TestObserverRedisZK(t *testing.T) {
 			if w.Class == "" || len(w.Nodes) == 0 {
 				t.Errorf("window %+v", w)
 			}
-			for _, f := range faults {
-				if w.Released >= f.Start.Seconds() && (f.End == 0 || w.Released <= f.End.Seconds()) {
-					inside++
-					break
-				}
+			if releasedInFault(w, faults, true) {
+				inside++
 			}
 		}
 		if inside == 0 {

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -49,11 +48,7 @@ func TestObserverSQLControlRun(t *testing.T) {
 			if deleted < 5 {
 				t.Errorf("%d releases observed", deleted)
 			}
-			w := windowsOf(t, out.Result)
-			if n := w.Stats["window"].(map[string]any)["count"]; n != 0 {
-				b, _ := json.Marshal(w.Stats["windows"])
-				t.Fatalf("%v lost-lock windows in a run with no fault: %s", n, b)
-			}
+			assertNoWindows(t, out.Result)
 			assertNoChildren(t)
 		})
 	}
