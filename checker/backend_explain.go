@@ -50,6 +50,14 @@ func backendSentence(a *analysis, e, l hold) string {
 // acquireBackend returns the server session that granted hold h, 0 when
 // its acquire ok names none.
 func acquireBackend(a *analysis, h hold) int64 {
+	if op := opAt(a.h, h.acquire); op != nil {
+		// The history's own numbering, as the recorder writes it: no scan
+		// (a long run's story asks this of every double holder).
+		if op.Value == nil {
+			return 0
+		}
+		return op.Value.Backend
+	}
 	for _, pr := range a.pairs {
 		if pr.Complete != nil && pr.Complete.Index == h.acquire && pr.Complete.Value != nil {
 			return pr.Complete.Value.Backend
@@ -84,4 +92,14 @@ func reconnected(h history.History, p int, from, to time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// opAt returns the op of h whose Index is i when it stands at position i,
+// as in every history the recorder writes; nil otherwise (a history from
+// elsewhere may number its ops otherwise, and is searched).
+func opAt(h history.History, i int) *history.Op {
+	if i >= 0 && i < len(h) && h[i].Index == i {
+		return &h[i]
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -140,40 +141,54 @@ func TestBackendSentence(t *testing.T) {
 		{"release with no value", backendHistory{b1: 11, b2: 13, bare: true}, nil, []string{"server"}},
 		{"release in doubt", backendHistory{b1: 11, b2: 13, rb: 12, released: no, info: true}, nil, []string{"server"}},
 	}
+	// Each case twice: numbered from 0, as the recorder numbers ops (the
+	// grant is found by its index), and from 100, as a history from
+	// elsewhere may be (it is searched for).
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			h := c.h.build()
-			if err := history.Validate(h); err != nil {
-				t.Fatalf("bad test history: %v", err)
-			}
-			a := newAnalysis(h)
-			holds := a.getHolds()
-			var e, l *hold
-			for i := range holds {
-				switch holds[i].proc {
-				case 1:
-					e = &holds[i]
-				case 2:
-					l = &holds[i]
-				}
-			}
-			if e == nil || l == nil {
-				t.Fatalf("holds %+v", holds)
-			}
-			got := backendSentence(a, *e, *l)
-			for _, w := range c.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("sentence lacks %q: %q", w, got)
-				}
-			}
-			for _, w := range c.notWant {
-				if strings.Contains(got, w) {
-					t.Errorf("sentence has %q: %q", w, got)
-				}
-			}
-			if len(c.want) == 0 && got != "" {
-				t.Errorf("got %q, want nothing", got)
-			}
-		})
+		for _, from := range []int{0, 100} {
+			t.Run(fmt.Sprintf("%s/from %d", c.name, from), func(t *testing.T) { checkBackendSentence(t, c.h, from, c.want, c.notWant) })
+		}
+	}
+}
+
+// checkBackendSentence builds b's history numbered from from and checks
+// the sentence of its double holder has every phrase of want and none of
+// notWant.
+func checkBackendSentence(t *testing.T, b backendHistory, from int, want, notWant []string) {
+	t.Helper()
+	h := b.build()
+	for i := range h {
+		h[i].Index += from
+	}
+	if err := history.Validate(h); err != nil {
+		t.Fatalf("bad test history: %v", err)
+	}
+	a := newAnalysis(h)
+	holds := a.getHolds()
+	var e, l *hold
+	for i := range holds {
+		switch holds[i].proc {
+		case 1:
+			e = &holds[i]
+		case 2:
+			l = &holds[i]
+		}
+	}
+	if e == nil || l == nil {
+		t.Fatalf("holds %+v", holds)
+	}
+	got := backendSentence(a, *e, *l)
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("sentence lacks %q: %q", w, got)
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(got, w) {
+			t.Errorf("sentence has %q: %q", w, got)
+		}
+	}
+	if len(want) == 0 && got != "" {
+		t.Errorf("got %q, want nothing", got)
 	}
 }

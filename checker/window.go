@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -232,16 +231,19 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	// A client may use one owner for several grants (an etcd session's
 	// lock key names its lease, not the grant): the owner narrows the
 	// holds, the token or the time picks one.
-	byOwner := map[string][]int{}
+	// The maps are keyed by structs, not joined strings: a long run has
+	// hundreds of thousands of holds, and a joined key is an allocation.
+	byOwner := make(map[ownerKey][]int, len(holds))
 	byKey := map[string][]int{}
-	byToken := map[string][]int{}
+	byToken := make(map[tokenKey][]int, len(holds))
 	for i, hd := range holds {
 		if hd.owner != "" {
-			byOwner[hd.key+"\x00"+hd.owner] = append(byOwner[hd.key+"\x00"+hd.owner], i)
+			k := ownerKey{hd.key, hd.owner}
+			byOwner[k] = append(byOwner[k], i)
 		}
 		byKey[hd.key] = append(byKey[hd.key], i)
 		if hd.token != 0 {
-			k := tokenKey(hd.key, hd.token)
+			k := tokenKey{hd.key, hd.token}
 			byToken[k] = append(byToken[k], i)
 		}
 	}
@@ -252,10 +254,18 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 		// cleanup after a failed acquire, a waiter's node or key.
 		idx := byKey[rel.key]
 		if rel.owner != "" {
-			idx = byOwner[rel.key+"\x00"+rel.owner]
+			idx = byOwner[ownerKey{rel.key, rel.owner}]
 		}
-		i, ok := grantAt(holds, idx, byToken[tokenKey(rel.key, rel.token)], rel)
+		i, ok := grantAt(holds, idx, byToken[tokenKey{rel.key, rel.token}], rel)
 		if !ok {
+			continue
+		}
+		if rel.at >= holds[i].end {
+			// At or after the holder let go (its own release, mostly):
+			// no window. lostAt takes the need-th earliest release of a
+			// hold, and a window is one released before the hold ended,
+			// so a release this late can neither open one nor move one
+			// that earlier releases open.
 			continue
 		}
 		if got[i] == nil {
@@ -264,6 +274,9 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 		if old, ok := got[i][rel.node]; !ok || rel.at < old.at {
 			got[i][rel.node] = rel
 		}
+	}
+	if len(got) == 0 {
+		return nil, lags, observed
 	}
 	quorum := len(nodes)/2 + 1
 	byProc := opsByProcess(a.h)
@@ -298,8 +311,14 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	return out, lags, observed
 }
 
-// tokenKey keys the holds of key with token.
-func tokenKey(key string, token int64) string { return key + "\x00" + strconv.FormatInt(token, 10) }
+// tokenKey keys the holds of a key with a token.
+type tokenKey struct {
+	key   string
+	token int64
+}
+
+// ownerKey keys the holds of a key with an owner.
+type ownerKey struct{ key, owner string }
 
 // grantAt returns the hold among idx (rel's key's or its owner's, in order
 // of grant) that rel ended: the one with rel's token when the observer
