@@ -39,6 +39,13 @@ type Meta struct {
 	Command string
 	// Started is when the run started.
 	Started time.Time
+	// Lease is the lock's lease (or session timeout): the incident infers
+	// when the server let a holder's lock go from it when no observer
+	// saw the release. 0 when unknown.
+	Lease time.Duration
+	// Tokens says how the design's fencing tokens print (a ZooKeeper
+	// zxid as epoch:counter).
+	Tokens checker.TokenKind
 }
 
 // Input is everything Write needs: the test, its history and the checkers'
@@ -79,17 +86,25 @@ func Write(path string, in Input) error {
 
 // page is what the template renders.
 type page struct {
-	Meta        Meta
-	Verdict     string // valid, invalid or unknown: the CSS class
-	Fencing     string
-	Duration    string
-	Started     string
-	Error       string
-	Checkers    []checkerRow
-	Summary     string
-	Groups      []anomalyGroup
-	More        int
-	Timeline    timelineOut
+	Meta     Meta
+	Verdict  string // valid, invalid or unknown: the CSS class
+	Fencing  string
+	Duration string
+	Started  string
+	Error    string
+	Checkers []checkerRow
+	Summary  string
+	Groups   []anomalyGroup
+	More     int
+	Timeline timelineOut
+	Incident *incidentOut
+	// FaultCSS colours each fault kind of the run; FaultKinds are their
+	// legend entries.
+	FaultCSS   template.CSS
+	FaultKinds []faultKind
+	// ShowFlight says the acquires in flight are drawn by default (five
+	// workers or fewer).
+	ShowFlight  bool
 	Latency     template.HTML
 	Throughput  template.HTML
 	PlotNote    string
@@ -132,13 +147,13 @@ type link struct{ Href, Text, Note string }
 // build turns in into the page model; dir is where the report will live.
 func build(in Input, dir string) page {
 	res := in.Result
-	p := page{Meta: in.Meta, Verdict: res.Valid.String(), Error: res.Error, Fencing: "fencing off"}
+	p := page{Meta: in.Meta, Verdict: res.Valid.String(), Error: res.Error, Fencing: "fencing: not used"}
 	p.NotExercised = res.NotExercised
 	if in.Meta.Duration > 0 {
 		p.Duration = in.Meta.Duration.String()
 	}
 	if in.Meta.Fencing {
-		p.Fencing = "fencing on"
+		p.Fencing = "fencing: on"
 	}
 	if in.Meta.Nemesis == "" {
 		p.Meta.Nemesis = "none"
@@ -156,8 +171,22 @@ func build(in Input, dir string) page {
 		p.Checkers = append(p.Checkers, row)
 	}
 
-	anomalies := sortedAnomalies(res.Anomalies)
+	order := sortedOrder(res.Anomalies)
+	anomalies := make([]checker.Anomaly, len(order))
+	for i, j := range order {
+		anomalies[i] = res.Anomalies[j]
+	}
 	ids := make(map[int]string, len(anomalies)) // position in anomalies -> paragraph id
+	pos := make(map[int]int, len(order))        // index in res.Anomalies -> position in anomalies
+	for i, j := range order {
+		pos[j] = i
+	}
+	idOf := func(j int) string {
+		if id, ok := ids[pos[j]]; ok {
+			return id
+		}
+		return "anomalies"
+	}
 	p.Summary = anomalySummary(anomalies)
 	for i, a := range anomalies {
 		if len(p.Groups) == 0 || p.Groups[len(p.Groups)-1].Kind != a.Kind {
@@ -179,6 +208,7 @@ func build(in Input, dir string) page {
 	pairs, err := in.History.Pairs()
 	if err != nil {
 		p.HistoryNote = fmt.Sprintf("The history is malformed (%v): no timeline or plots.", err)
+		p.Incident = buildIncident(in, nil, nil, nil, 0, idOf, false)
 	} else {
 		end := historyEnd(in.History)
 		faults := in.History.Faults()
@@ -188,7 +218,12 @@ func build(in Input, dir string) page {
 				events = append(events, op)
 			}
 		}
-		p.Timeline = renderTimeline(in.Meta.Workers, pairs, events, faults, end, anomalies, ids)
+		hs := holds(pairs, end)
+		wins := lostWindows(res)
+		p.Incident = buildIncident(in, pairs, hs, faults, end, idOf, exists(filepath.Join(dir, "linearizability.html")))
+		p.Timeline = renderTimeline(in.Meta.Workers, pairs, events, faults, end, anomalies, ids, wins, in.Meta.Tokens, serverReleases(in.History))
+		p.FaultCSS, p.FaultKinds = faultStyles(faults)
+		p.ShowFlight = in.Meta.Workers <= maxFlightWorkers
 		p.Latency = renderLatency(pairs, faults, end)
 		p.Throughput = renderThroughput(pairs, faults, end)
 	}
@@ -231,13 +266,26 @@ func kindRank(kind string) int {
 // sortedAnomalies returns a copy of as grouped by kind in kindOrder (unknown
 // kinds by name), keeping the checkers' order within a kind.
 func sortedAnomalies(as []checker.Anomaly) []checker.Anomaly {
-	out := append([]checker.Anomaly(nil), as...)
+	out := make([]checker.Anomaly, 0, len(as))
+	for _, i := range sortedOrder(as) {
+		out = append(out, as[i])
+	}
+	return out
+}
+
+// sortedOrder returns the indices of as in page order (sortedAnomalies).
+func sortedOrder(as []checker.Anomaly) []int {
+	out := make([]int, len(as))
+	for i := range out {
+		out[i] = i
+	}
 	sort.SliceStable(out, func(i, j int) bool {
-		ri, rj := kindRank(out[i].Kind), kindRank(out[j].Kind)
+		a, b := as[out[i]], as[out[j]]
+		ri, rj := kindRank(a.Kind), kindRank(b.Kind)
 		if ri != rj {
 			return ri < rj
 		}
-		return ri == len(kindOrder) && out[i].Kind < out[j].Kind
+		return ri == len(kindOrder) && a.Kind < b.Kind
 	})
 	return out
 }

@@ -67,7 +67,7 @@ func TestReportWrite(t *testing.T) {
 		{
 			name: "invalid", in: Input{Meta: fx.meta, History: fx.h, Result: invalid},
 			beside: []string{"linearizability.html", "test.json"}, verdict: "invalid",
-			want: []string{"INVALID", "seed <b>3</b>", "fencing off", "1 double-holder, 1 lost-update, 1 nonlinearizable",
+			want: []string{"INVALID", "seed <b>3</b>", "fencing: not used", "1 double-holder, 1 lost-update, 1 nonlinearizable",
 				`<svg id="tl"`, `<svg id="latency"`, `<svg id="throughput"`, `class="dh"`, `class="h x"`, "fb-process",
 				"not used: the resource took no tokens"},
 			wantLinks: []string{"history.jsonl", "results.json", "test.json", "linearizability.html"},
@@ -77,7 +77,7 @@ func TestReportWrite(t *testing.T) {
 				Fencing: true, Duration: 3 * time.Second, Command: "check run --lock redis-set-px --seed 9 --fencing"},
 				History: clean, Result: valid},
 			verdict:   "valid",
-			want:      []string{"VALID", "fencing on", "no anomalies", "The checkers found no anomalies."},
+			want:      []string{"VALID", "fencing: on", "no anomalies", "The checkers found no anomalies."},
 			wantLinks: []string{"history.jsonl", "results.json"}, unwantLink: []string{"linearizability.html", "test.json"},
 		},
 		{
@@ -227,7 +227,7 @@ func TestReportThinning(t *testing.T) {
 		}
 	}
 	// Each fail/info op is its own element with a tooltip.
-	if n := strings.Count(page, `<path class="f" d=`) + strings.Count(page, `<path class="i" d=`); n != fails || fails == 0 {
+	if n := len(regexp.MustCompile(`<path class="[fi]( q)?" d=`).FindAllString(page, -1)); n != fails || fails == 0 {
 		t.Errorf("%d fail/info marks with tooltips, want %d", n, fails)
 	}
 	t.Logf("%d ops: %d bytes", len(h), len(page))

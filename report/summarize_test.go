@@ -140,7 +140,7 @@ func TestReportSummarized(t *testing.T) {
 			fails++
 		}
 	}
-	if n := strings.Count(page, `<path class="f" d=`) + strings.Count(page, `<path class="i" d=`); n != fails || fails == 0 {
+	if n := len(regexp.MustCompile(`<path class="[fi]( q)?" d=`).FindAllString(page, -1)); n != fails || fails == 0 {
 		t.Errorf("%d fail/info marks with tooltips, want %d", n, fails)
 	}
 }

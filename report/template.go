@@ -70,6 +70,26 @@ td.l{text-align:left}
 details code{white-space:pre-wrap;word-break:break-all;font-size:12px}
 ul.files li{margin:3px 0}
 footer{max-width:1260px;margin:24px auto;padding:8px 16px;color:#888;font-size:12px;border-top:1px solid #eee}
+.banner{padding:10px 24px}.banner .count{font-size:17px}.banner .count b{font-size:20px}
+#tl.noq .q{display:none}
+#tl-plot path.hp.nd{stroke:#7986cb;stroke-width:8}#tl-plot path.nr{stroke:#1a237e;stroke-width:2;stroke-linecap:butt}
+#tl-plot rect.lw{fill:rgba(198,40,40,.22);stroke:#c62828;stroke-dasharray:3 2}#tl-plot rect.srv{fill:#43a047}
+.sw.lw{background:rgba(198,40,40,.35);border:1px dashed #c62828}.sw.srv{background:#81c784}.sw.bel{background:#90caf9}.sw.stale{background:#d00000}
+.sw.exp{background:#b71c1c;width:3px}
+#incident h2{margin:12px 0 4px}
+#incident .sentence{margin:4px 0 6px;font-size:15px}
+#incident .links{font-size:12.5px;color:#555;margin:2px 0 6px}
+svg.incident{width:100%;height:auto;display:block;font-size:11px;border:1px solid #e3e3e3}
+.in-bg{fill:#fff}.in-lane.odd .in-bg{fill:#f6f7fa}
+.in-name{text-anchor:end;fill:#222;font-weight:600}.in-row{text-anchor:end;fill:#777;font-size:9.5px}
+.in-srv{fill:#81c784}.in-hold{fill:#90caf9;stroke:#5b9bd5;stroke-width:.5}.in-hold.main{fill:#64b5f6}
+.in-win{fill:rgba(198,40,40,.18);stroke:#c62828;stroke-width:1;stroke-dasharray:3 2}
+.in-cs{fill:#264653}.in-cs.stale{fill:#d00000}.in-stale{fill:#c62828;font-weight:700}.in-cs.failed{fill:#f4a261}.in-failed{fill:#a0522d}
+.in-exp{stroke:#b71c1c;stroke-width:2}.in-exp.inferred{stroke-dasharray:4 3}.in-explabel{fill:#b71c1c;font-weight:600}
+.in-fault{stroke-width:1}.in-flabel{fill:#5d4037}
+.in-tok{fill:#0d2b45;font-size:10px}.in-tok.out{fill:#0d47a1}.in-wlabel{text-anchor:middle;fill:#b71c1c;font-size:10px}
+ol.incidents{margin:4px 0 8px;padding-left:22px;font-size:13px}
+dl.glossary dt{font-weight:650;margin-top:6px}dl.glossary dd{margin:0 0 0 18px}
 `
 
 // pageJS zooms and pans the timeline by changing the viewBox of its plot
@@ -109,6 +129,7 @@ tl.addEventListener('dblclick',function(){zoom(0,T);});
 document.querySelectorAll('[data-zoom]').forEach(function(b){b.addEventListener('click',function(){
 var k=b.dataset.zoom,c=(v0+v1)/2,h=(v1-v0)/2;
 if(k==='in')zoom(c-h/2,c+h/2);else if(k==='out')zoom(c-h*2,c+h*2);else zoom(0,T);});});
+var fl=document.getElementById('tl-flight');if(fl){fl.addEventListener('change',function(){tl.classList.toggle('noq',!fl.checked);});}
 document.querySelectorAll('a[data-t0]').forEach(function(a){a.addEventListener('click',function(){
 var t0=+a.dataset.t0,t1=+a.dataset.t1,p=Math.max((t1-t0)*0.25,50);zoom(t0-p,t1+p);});});
 draw();
@@ -122,7 +143,7 @@ const pageHTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Meta.Name}}: {{.Verdict}} (lockcheck)</title>
-<style>{{css}}</style>
+<style>{{css}}{{.FaultCSS}}</style>
 </head>
 <body>
 <header class="banner {{.Verdict}}" id="verdict">
@@ -130,7 +151,7 @@ const pageHTML = `<!doctype html>
 <div class="what">
 <h1>{{.Meta.Name}}</h1>
 <p>lock <b>{{.Meta.Lock}}</b> · nemesis <b>{{.Meta.Nemesis}}</b> · seed <b>{{.Meta.Seed}}</b>{{if .Duration}} · {{.Duration}}{{end}} · {{.Fencing}}{{if .Meta.Workers}} · {{.Meta.Workers}} workers{{end}}{{if .Started}} · started {{.Started}}{{end}}</p>
-<p>{{.Summary}}</p>
+{{if .Incident}}<p class="count"><b id="incident-count">{{.Incident.Count}} {{if eq .Incident.Count 1}}incident{{else}}incidents{{end}}</b> <span>({{.Summary}}; an incident is one overlap of holders and all it caused)</span></p>{{else}}<p class="count" id="summary">{{.Summary}}</p>{{end}}
 {{if .Meta.NoTokens}}<p id="no-tokens">The lock {{.Meta.Lock}} hands out no fencing token, so the resource cannot refuse a stale holder's write: fencing is not an option for it.</p>{{end}}
 {{if .NotExercised}}<p class="err" id="not-exercised">not exercised: {{.NotExercised}}</p>{{end}}
 {{if .Error}}<p class="err">{{.Error}}</p>{{end}}
@@ -138,15 +159,23 @@ const pageHTML = `<!doctype html>
 </div>
 </header>
 <nav class="top">
-<a href="#anomalies">anomalies</a><a href="#timeline">timeline</a><a href="#plots">latency and throughput</a><a href="#counts">counts</a><a href="#checkers">checkers</a>
+{{if .Incident}}<a href="#incident">first incident</a>{{end}}<a href="#anomalies">anomalies</a><a href="#timeline">timeline</a><a href="#plots">latency and throughput</a><a href="#counts">counts</a><a href="#checkers">checkers</a><a href="#glossary">glossary</a>
 <span class="note">files:</span>{{range .Links}}<a href="{{.Href}}">{{.Text}}</a>{{end}}
 </nav>
 <main>
+{{with .Incident}}<section id="incident">
+<h2>Incident 1 of {{.Count}}, {{.Span}}: {{.Facets}}</h2>
+<p class="sentence" id="incident-sentence">{{.Sentence}}</p>
+{{.SVG}}
+<div class="legend"><span><i class="sw srv"></i>the server holds it for you</span><span><i class="sw bel"></i>you believe you hold it (token on the bar)</span><span><i class="sw lw"></i>lost-lock window: the server let go, the holder did not know</span><span><i class="sw exp"></i>server release (dashed: inferred)</span><span><i class="sw c"></i>access to the resource</span><span><i class="sw stale"></i>stale access</span><span><i class="sw f"></i>access that failed</span><span>faults are drawn on the lane of the process they struck</span></div>
+<p class="links">Drawn to time scale, one lane per process that held the lock; every grant made while the first holder still held it is drawn. <a href="#{{.Anchor}}">the stories</a> · <a href="#timeline" data-t0="{{.T0}}" data-t1="{{.T1}}">show in timeline</a>{{if .Linearizability}} · <a href="linearizability.html" id="incident-lin">linearizability.html</a>: the operations that cannot be put in one order{{end}} · <a href="#glossary">glossary</a></p>
+{{if gt .Count 1}}<ol class="incidents">{{range .Others}}<li><a href="#{{.Anchor}}">{{.Span}}</a>: processes {{.Procs}}; {{.Kinds}}{{if .Fenced}} (fenced){{end}}</li>{{end}}</ol>{{end}}
+</section>{{end}}
 <section id="anomalies">
 <h2>Anomalies</h2>
 {{if not .Groups}}<p>The checkers found no anomalies.</p>{{end}}
 {{range .Groups}}<h3>{{.Kind}} ({{.Count}})</h3>
-{{range .Items}}<p class="anomaly{{if .Fenced}} fenced{{end}}" id="{{.ID}}"><span class="tag k-{{kindClass .Kind}}">{{.Kind}}</span>{{if .Fenced}} <span class="tag fenced">fenced</span>{{end}} <span class="meta">{{if .Key}}lock {{.Key}} · {{end}}processes {{.Processes}} · {{.Start}} to {{.End}} · <a href="#timeline" data-t0="{{.T0}}" data-t1="{{.T1}}">show in timeline</a></span>
+{{range .Items}}<p class="anomaly{{if .Fenced}} fenced{{end}}" id="{{.ID}}"><span class="tag k-{{kindClass .Kind}}">{{.Kind}}</span>{{if .Fenced}} <span class="tag fenced">fenced</span>{{end}} <span class="meta">{{if .Key}}lock {{.Key}} · {{end}}processes {{.Processes}} · spans {{.Start}} to {{.End}} · <a href="#timeline" data-t0="{{.T0}}" data-t1="{{.T1}}">show in timeline</a></span>
 <span class="explanation">{{.Explanation}}</span></p>
 {{end}}{{end}}
 {{if .More}}<p class="more">… and {{.More}} more (not shown here; all of them are in <a href="results.json">results.json</a>).</p>{{end}}
@@ -154,9 +183,9 @@ const pageHTML = `<!doctype html>
 <section id="timeline">
 <h2>Timeline</h2>
 {{if .HistoryNote}}<p class="note">{{.HistoryNote}}</p>{{else}}
-<div class="controls"><button type="button" data-zoom="in">zoom in</button><button type="button" data-zoom="out">zoom out</button><button type="button" data-zoom="reset">whole run</button><span id="tl-range" class="note"></span><span class="hint">wheel zooms, drag pans, double-click resets; hover a bar or a mark for details</span></div>
+<div class="controls"><button type="button" data-zoom="in">zoom in</button><button type="button" data-zoom="out">zoom out</button><button type="button" data-zoom="reset">whole run</button><label class="note"><input type="checkbox" id="tl-flight"{{if .ShowFlight}} checked{{end}}> acquires in flight</label><span id="tl-range" class="note"></span><span class="hint">wheel zooms, drag pans, double-click resets; hover a bar or a mark for details</span></div>
 {{.Timeline.SVG}}
-<div class="legend"><span><i class="sw hold"></i>hold (acquire ok to release)</span><span><i class="sw holdx"></i>hold in a double holder</span><span><i class="sw dh"></i>double-holder window</span><span><i class="sw a"></i>acquire ok</span><span><i class="sw c"></i>cs ok</span><span><i class="sw r"></i>release ok</span><span><i class="sw f"></i>fail</span><span><i class="sw i"></i>info</span><span><i class="sw k"></i>crash</span><span><i class="sw e"></i>event the lock client reported</span><span><i class="sw fb-process"></i>process stopped or killed (pause, crash)</span><span><i class="sw fb-network"></i>links cut (partition, failover)</span><span><i class="sw fb-node"></i>server or session down (kill, session-kill)</span><span><i class="sw fb-clock"></i>clock moved</span><span><i class="sw fb-other"></i>other fault</span></div>
+<div class="legend"><span><i class="sw hold"></i>hold (acquire ok to release)</span><span><i class="sw holdx"></i>hold in a double holder</span><span><i class="sw dh"></i>double-holder window</span><span><i class="sw a"></i>acquire ok</span><span><i class="sw c"></i>cs ok</span><span><i class="sw r"></i>release ok</span><span><i class="sw f"></i>fail</span><span><i class="sw i"></i>info</span><span><i class="sw k"></i>crash</span><span><i class="sw e"></i>event the lock client reported</span><span><i class="sw srv"></i>the server holds it (observed)</span><span><i class="sw lw"></i>lost-lock window</span>{{range .FaultKinds}}<span><i class="sw fk-{{.Kind}}"></i>{{.Kind}}: {{.Words}}</span>{{end}}</div>
 <p class="caption">{{.Timeline.Lanes}} Each op is a mark from its invocation to its completion, in its lane's row for acquire (top), cs (middle) or release (bottom). {{.Timeline.Note}}</p>
 {{end}}
 </section>
@@ -197,6 +226,27 @@ const pageHTML = `<!doctype html>
 <tr><th>checker</th><th class="l">verdict</th><th class="l">notes</th></tr>
 {{range .Checkers}}<tr><td>{{.Name}}</td><td class="l v-{{.Verdict}}">{{.Verdict}}</td><td class="l">{{if .Advisory}}advisory (fenced run: the resource decides) {{end}}{{if .NotUsed}}{{.NotUsed}} {{end}}{{.Error}}{{if .Stats}}<details><summary>stats</summary><code>{{.Stats}}</code></details>{{end}}</td></tr>
 {{end}}</table>
+</section>
+<section id="glossary">
+<h2>Glossary</h2>
+<dl class="glossary">
+<dt>process</dt><dd>One client of the lock (a worker); a worker slot's process that was retired is replaced by process + workers.</dd>
+<dt>grant, hold</dt><dd>A grant is an acquire that succeeded; the hold lasts from it until the holder starts its release, crashes, or the run ends: the time the holder believes it holds the lock.</dd>
+<dt>token</dt><dd>A number the lock service hands out with each grant, larger for each later grant (a fencing token). A resource that checks it can refuse a holder whose token is older than one it has seen. ZooKeeper's are zxids, written epoch:counter.</dd>
+<dt>fencing</dt><dd>The resource refuses accesses with an older token than it has seen. "fencing: not used" means the resource took no tokens in this run.</dd>
+<dt>lease, session</dt><dd>How long the server keeps a lock for a holder it does not hear from (Redis PX, an etcd lease, a ZooKeeper session).</dd>
+<dt>server release, expiry</dt><dd>The moment the lock service itself let the holder's lock go (a key expired, a session or lease ended), as an observer on its own connection saw it; "inferred" when none was observed and it is worked out from the lease.</dd>
+<dt>lost-lock window</dt><dd>The time from the server's release to when the holder learned it had lost the lock (or let it go): in it the holder believes it holds a lock that the server no longer keeps for it.</dd>
+<dt>incident</dt><dd>One overlap of holders and everything it caused, counted once.</dd>
+<dt>double holder</dt><dd>Two processes held the lock at the same time.</dd>
+<dt>access, stale access</dt><dd>A critical section: a read and a write of the protected resource. A stale access is one made after the server gave the lock to someone else.</dd>
+<dt>lost update</dt><dd>A write that a later write overwrote without having read it: the resource lost it.</dd>
+<dt>not linearizable (nonlinearizable)</dt><dd>The lock's operations cannot be put in one order that a correct lock would allow, whatever the exact instant each of them took effect within the time it was in flight.</dd>
+<dt>in flight</dt><dd>An operation invoked and not yet answered: an acquire that waits for the lock is in flight until it is granted or fails.</dd>
+<dt>ok, fail, info</dt><dd>How an operation ended: it happened, it certainly did not, or it is in doubt (a timeout: it may have happened).</dd>
+<dt>pause, partition, kill, clock jump</dt><dd>Faults: a process stopped (SIGSTOP) and resumed, links cut and healed, a server killed and restarted, a clock moved.</dd>
+<dt>valid, invalid, unknown</dt><dd>The verdict: the lock kept its promise; it broke it; the checkers could not decide.</dd>
+</dl>
 </section>
 <section id="files">
 <h2>Files</h2>

@@ -57,6 +57,8 @@ type holdIv struct {
 	start, end time.Duration
 	acquire    int // history index of the acquire ok
 	token      int64
+	owner      string
+	nodes      []string // the lock nodes that granted it (RedLock)
 	endedBy    string
 }
 
@@ -85,7 +87,7 @@ func holds(pairs []history.Pair, end time.Duration) []holdIv {
 			h := holdIv{proc: inv.Process, key: inv.Key, start: pr.Complete.Time, end: end,
 				acquire: pr.Complete.Index, endedBy: "the end of the history"}
 			if v := pr.Value(); v != nil {
-				h.token = v.Token
+				h.token, h.owner, h.nodes = v.Token, v.Owner, v.Nodes
 			}
 			open[inv.Process] = append(open[inv.Process], len(out))
 			out = append(out, h)
@@ -228,8 +230,11 @@ func opTitle(pr history.Pair) string {
 // with double holders highlighted on the lanes of their processes.
 // anomalies are in page order; ids maps their positions to paragraph ids.
 func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faults []history.Fault, end time.Duration,
-	anomalies []checker.Anomaly, ids map[int]string) timelineOut {
+	anomalies []checker.Anomaly, ids map[int]string, wins map[int]checker.Window, tokens checker.TokenKind, rels []nodeRelease) timelineOut {
 	lm := newLaneMap(workers, pairs)
+	hs := holds(pairs, end)
+	nodes := lockNodes(pairs) // a lane each, under the workers'
+	firstNode := len(lm.procs)
 	var out timelineOut
 	if workers > 0 {
 		out.Lanes = fmt.Sprintf("One lane per worker slot (process %% %d): a process that is retired after an info is replaced by process + %d in the same lane.", workers, workers)
@@ -237,13 +242,17 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 		out.Lanes = "One lane per process."
 	}
 	T := ms(end)
-	ph := laneTop(len(lm.procs)) + 2
+	ph := laneTop(len(lm.procs)+len(nodes)) + 2
 	height := tlAxisH + ph + 4
 
 	var b svgBuf
 	b.Grow(1 << 20)
-	b.f(`<svg id="tl" class="tl" viewBox="0 0 %d %s" data-end="%s" data-lx="%d" data-pw="%d" data-ah="%d" data-ph="%s" role="img" aria-label="timeline">`,
-		tlWidth, num(height), num(T), tlLabelW, tlPlotW, tlAxisH, num(ph))
+	svgClass := "tl"
+	if workers > maxFlightWorkers {
+		svgClass += " noq"
+	}
+	b.f(`<svg id="tl" class="%s" viewBox="0 0 %d %s" data-end="%s" data-lx="%d" data-pw="%d" data-ah="%d" data-ph="%s" role="img" aria-label="timeline">`,
+		svgClass, tlWidth, num(height), num(T), tlLabelW, tlPlotW, tlAxisH, num(ph))
 	// Lane stripes and labels (outside the zoomed plot).
 	names := make([]string, len(lm.procs))
 	b.f(`<g class="lanes">`)
@@ -265,6 +274,13 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 		}
 		b.f(`</text>`)
 	}
+	for i, n := range nodes {
+		y := tlAxisH + laneTop(firstNode+i)
+		if (firstNode+i)%2 == 0 {
+			b.f(`<rect x="%d" y="%s" width="%d" height="%d"/>`, tlLabelW, num(y), tlPlotW, tlLaneH)
+		}
+		b.f(`<text x="%d" y="%s">node %s<title>what lock node %s granted, and when it let go</title></text>`, tlLabelW-6, num(y+tlLaneH/2+4), n, n)
+	}
 	b.f(`</g>`)
 	// The time axis: ticks for the whole run; the script redraws them on zoom.
 	b.f(`<g id="tl-axis" class="axis">`)
@@ -278,43 +294,45 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 
 	b.f(`<svg id="tl-plot" x="%d" y="%d" width="%d" height="%s" viewBox="0 0 %s %s" preserveAspectRatio="none">`,
 		tlLabelW, tlAxisH, tlPlotW, num(ph), num(T), num(ph))
-	// Fault windows: a band across every lane and a bar in the faults lane.
+	// Fault windows: a band on the lanes of the processes the fault
+	// struck (across every lane for one that struck a server, a node or
+	// the network), and a bar in the faults lane.
 	for _, f := range faults {
 		x, w := ms(f.Start), max(ms(f.End-f.Start), 0.01)
 		desc := faultText(f)
-		b.f(`<rect class="fb fb-%s" x="%s" y="0" width="%s" height="%s"/>`, faultClass(f.F), num(x), num(w), num(ph))
-		b.f(`<rect class="fl fb-%s" x="%s" y="1" width="%s" height="%d">`, faultClass(f.F), num(x), num(w), tlBandH-2)
+		cls := fmt.Sprintf("fb-%s fk-%s", faultClass(f.F), f.F)
+		ls := targetLanes(lm, f.Targets)
+		if len(ls) == 0 {
+			ls = nodeLanes(nodes, firstNode, f.Nodes)
+		}
+		if len(ls) > 0 {
+			for _, l := range ls {
+				b.f(`<rect class="fb %s" data-lane="%d" x="%s" y="%s" width="%s" height="%d"/>`, cls, l, num(x), num(laneTop(l)), num(w), tlLaneH)
+			}
+		} else {
+			b.f(`<rect class="fb %s" x="%s" y="0" width="%s" height="%s"/>`, cls, num(x), num(w), num(ph))
+		}
+		b.f(`<rect class="fl %s" x="%s" y="1" width="%s" height="%d">`, cls, num(x), num(w), tlBandH-2)
 		b.title(desc)
 		b.f(`</rect>`)
 	}
-	// Double holders: shade the lanes of the processes involved, and note
-	// the acquires the anomaly names so their holds are drawn red.
-	dhOps := make(map[int]bool)
+	// Double holders: every grant made while an earlier holder still held
+	// the lock is drawn red (however many: an anomaly lists only the first
+	// of its ops), and each overlap is shaded, on the lanes of both
+	// holders, for exactly as long as it lasted.
 	anomalyOps := make(map[int]bool)
-	bands := 0
 	for _, a := range anomalies {
 		for _, i := range a.Ops {
 			anomalyOps[i] = true
 		}
-		if a.Kind != "double-holder" {
-			continue
+	}
+	dhOps, overlaps := doubleHolds(anomalies, hs)
+	for i, o := range overlaps {
+		if i >= maxOverlapShades {
+			break
 		}
-		for _, i := range a.Ops {
-			dhOps[i] = true
-		}
-		if bands >= maxBands {
-			continue
-		}
-		bands++
-		done := make(map[int]bool)
-		for _, p := range a.Processes {
-			l := lm.lane(p)
-			if l < 0 || done[l] {
-				continue
-			}
-			done[l] = true
-			b.f(`<rect class="dh" x="%s" y="%s" width="%s" height="%d"/>`,
-				msNum(a.Start), num(laneTop(l)), num(max(ms(a.End-a.Start), 0.01)), tlLaneH)
+		if l := lm.lane(o.proc); l >= 0 {
+			b.f(`<rect class="dh" x="%s" y="%s" width="%s" height="%d"/>`, msNum(o.from), num(laneTop(l)), num(max(ms(o.to-o.from), 0.01)), tlLaneH)
 		}
 	}
 	// Ops: every op is a mark from invoke to completion in its function's
@@ -342,7 +360,6 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 	if room := maxHover - notableDrawn; room > 0 && okCount > 0 {
 		sampleEvery = max(1, ceilDiv(okCount/markEvery, room))
 	}
-	hs := holds(pairs, end)
 	// A long run: full detail around faults and anomalies, bands elsewhere
 	// (summarize.go), in place of a sample of the ok ops.
 	var sm *summary
@@ -379,7 +396,7 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 			b.f(`<rect class="h%s" x="%s" y="%s" width="%s" height="10">`, cls, num(x), num(y), num(w))
 			t := fmt.Sprintf("p%d held %s", h.proc, h.key)
 			if h.token != 0 {
-				t += fmt.Sprintf(" (token %d)", h.token)
+				t += " (" + tokens.Token(h.token) + ")"
 			}
 			b.title(fmt.Sprintf("%s from %s to %s (%s), until %s", t, secs(h.start), secs(h.end), span(h.end-h.start), h.endedBy))
 			b.f(`</rect>`)
@@ -398,6 +415,8 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 	if holdPath[1].Len() > 0 {
 		b.f(`<path class="hp x" d="%s"/>`, holdPath[1].String())
 	}
+	renderWindows(&b, lm, hs, wins, pairs)
+	renderNodeLanes(&b, nodes, firstNode, hs, func(h holdIv) bool { return sm == nil || sm.holdDetailed(h) }, rels)
 
 	paths := make(map[string]*relPath)
 	var classes []string
@@ -437,6 +456,9 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 		y, w := laneTop(l)+opRow(inv.F), max(x2-x1, 0.01)
 		if inv.F == history.FCrash {
 			cls, y = "k", laneTop(l)+2
+		}
+		if inv.F == history.FAcquire && plain || inv.F == history.FAcquire && pr.Type() == history.Fail {
+			cls += " q" // an acquire in flight: hidden with many workers
 		}
 		if titled {
 			d := fmt.Sprintf("M%s %sh%s", num(x1), num(y), num(w))
