@@ -457,8 +457,11 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 		if inv.F == history.FCrash {
 			cls, y = "k", laneTop(l)+2
 		}
-		if inv.F == history.FAcquire && plain || inv.F == history.FAcquire && pr.Type() == history.Fail {
-			cls += " q" // an acquire in flight: hidden with many workers
+		if inv.F == history.FAcquire && pr.Type() != history.Info {
+			// An acquire in flight (waiting for the lock, then granted or
+			// failed): hidden by default with many workers; one in doubt
+			// stays.
+			cls += " q"
 		}
 		if titled {
 			d := fmt.Sprintf("M%s %sh%s", num(x1), num(y), num(w))

@@ -1,0 +1,153 @@
+package report
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// TestTimelineOverlapShades checks, on the default run, that each overlap
+// is shaded on the later holder's lane only while it held the lock (the
+// first incident's second holder: from its grant to its release, not to
+// the end of the anomaly), and on the paused holder's lane while anyone
+// else held it.
+func TestTimelineOverlapShades(t *testing.T) {
+	fx, in := loadDefaultRun(t)
+	e, later := pausedHolder(t, fx.h)
+	pairs, err := fx.h.Pairs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := holds(pairs, historyEnd(fx.h))
+	var second holdIv
+	for _, h := range hs {
+		if h.acquire == later[0] {
+			second = h
+		}
+	}
+	_, shades := doubleHolds(in.Result.Anomalies, hs)
+	found := false
+	var onE time.Duration
+	for _, s := range shades {
+		switch {
+		case s.proc == second.proc && s.from == second.start:
+			found = true
+			if s.to != second.end {
+				t.Errorf("process %d's lane is shaded from %s to %s; it held the lock until %s", second.proc, secs(s.from), secs(s.to), secs(second.end))
+			}
+		case s.proc == e.proc:
+			onE += s.to - s.from
+		}
+		if s.to-s.from > 2*time.Second && s.proc != e.proc {
+			t.Errorf("process %d's lane is shaded for %s (%s to %s): no later grant held the lock that long", s.proc, span(s.to-s.from), secs(s.from), secs(s.to))
+		}
+	}
+	if !found {
+		t.Errorf("no shade on process %d's lane for its grant at %s", second.proc, secs(second.start))
+	}
+	if onE <= 0 || onE > e.end-e.start {
+		t.Errorf("process %d's lane is shaded for %s in all, want within its hold of %s", e.proc, span(onE), span(e.end-e.start))
+	}
+}
+
+// TestTimelineInFlight checks that the acquires in flight are hidden by
+// default above five workers (a checkbox shows them) and shown with five
+// or fewer.
+func TestTimelineInFlight(t *testing.T) {
+	for _, tt := range []struct {
+		workers int
+		hidden  bool
+	}{{3, false}, {5, false}, {10, true}} {
+		h := synthHistory(1, tt.workers, 4*time.Second)
+		_, page := writeReport(t, Input{Meta: Meta{Name: "flight", Workers: tt.workers}, History: h, Result: check(t, h, false)})
+		svgHidden := regexp.MustCompile(`<svg id="tl" class="tl noq"`).MatchString(page)
+		boxChecked := strings.Contains(page, `id="tl-flight" checked`)
+		if svgHidden != tt.hidden || boxChecked == tt.hidden {
+			t.Errorf("%d workers: in-flight hidden %v, checkbox checked %v; want hidden %v", tt.workers, svgHidden, boxChecked, tt.hidden)
+		}
+		if !regexp.MustCompile(`<path class="a q"`).MatchString(page) {
+			t.Errorf("%d workers: the acquires are not marked as in flight", tt.workers)
+		}
+		if !strings.Contains(page, "#tl.noq .q{display:none}") {
+			t.Error("no rule hides the acquires in flight")
+		}
+	}
+}
+
+// TestTimelineNodeLanes checks that a design that takes its lock on
+// several nodes (RedLock) gets a lane per lock node, with the grants
+// each node made and its own releases, and that a fault of a node is
+// drawn on that node's lane.
+func TestTimelineNodeLanes(t *testing.T) {
+	ms := time.Millisecond
+	nodes := func(ns ...string) *history.Value { return &history.Value{Owner: "o1", Nodes: ns} }
+	h := history.History{
+		{Time: 0, Process: 0, Type: history.Invoke, F: history.FAcquire, Key: "k0"},
+		{Time: 10 * ms, Process: 0, Type: history.OK, F: history.FAcquire, Key: "k0", Value: nodes("lock0", "lock1", "lock2")},
+		{Time: 20 * ms, Process: history.NemesisProcess, Type: history.Invoke, F: history.FClockJump},
+		{Time: 21 * ms, Process: history.NemesisProcess, Type: history.Info, F: history.FClockJump, Value: &history.Value{Nodes: []string{"lock1"}}},
+		{Time: 30 * ms, Process: history.NemesisProcess, Type: history.Info, F: history.FServerRelease, Key: "k0",
+			Value: &history.Value{Owner: "o1", Nodes: []string{"lock1"}, Release: &history.Release{How: history.ReleaseExpired, At: 30 * ms}}},
+		{Time: 40 * ms, Process: 1, Type: history.Invoke, F: history.FAcquire, Key: "k0"},
+		{Time: 50 * ms, Process: 1, Type: history.OK, F: history.FAcquire, Key: "k0", Value: &history.Value{Owner: "o2", Nodes: []string{"lock1", "lock3", "lock4"}}},
+		{Time: 60 * ms, Process: history.NemesisProcess, Type: history.Invoke, F: history.FClockReset},
+		{Time: 61 * ms, Process: history.NemesisProcess, Type: history.Info, F: history.FClockReset, Value: &history.Value{Nodes: []string{"lock1"}}},
+		{Time: 70 * ms, Process: 0, Type: history.Invoke, F: history.FRelease, Key: "k0"},
+		{Time: 71 * ms, Process: 0, Type: history.OK, F: history.FRelease, Key: "k0"},
+		{Time: 80 * ms, Process: 1, Type: history.Invoke, F: history.FRelease, Key: "k0"},
+		{Time: 81 * ms, Process: 1, Type: history.OK, F: history.FRelease, Key: "k0"},
+	}
+	for i := range h {
+		h[i].Index = i
+	}
+	_, page := writeReport(t, Input{Meta: Meta{Name: "rl", Lock: "redlock", Workers: 2}, History: h, Result: check(t, h, false)})
+	for _, n := range []string{"lock0", "lock1", "lock2", "lock3", "lock4"} {
+		if !strings.Contains(page, ">node "+n+"<") {
+			t.Errorf("no lane for node %s", n)
+		}
+	}
+	if !strings.Contains(page, `<path class="hp nd"`) {
+		t.Error("the node lanes draw no grant")
+	}
+	if !strings.Contains(page, "lock1 expired key k0 of o1") {
+		t.Error("lock1's release of o1's key is not drawn")
+	}
+	// Lanes 0 and 1 are the workers', lock0..lock4 are 2..6: the clock
+	// jump of lock1 is on lane 3 only.
+	bands := regexp.MustCompile(`<rect class="fb fb-clock fk-clock-jump"( data-lane="(\d+)")?`).FindAllStringSubmatch(page, -1)
+	if len(bands) != 1 || bands[0][2] != "3" {
+		t.Errorf("clock-jump bands %q, want one on lock1's lane (3)", bands)
+	}
+	// One lane per worker only, for a design of one node.
+	one := synthHistory(1, 3, 2*time.Second)
+	if _, page := writeReport(t, Input{Meta: Meta{Name: "one", Workers: 3}, History: one, Result: check(t, one, false)}); strings.Contains(page, ">node ") {
+		t.Error("a design of one node has node lanes")
+	}
+}
+
+// TestReportWords checks the page's words: "fencing: not used" on an
+// unfenced run, a glossary entry for every term the incident uses, and
+// the incident's link to linearizability.html when it is there.
+func TestReportWords(t *testing.T) {
+	fx := loadFixture(t, "pause-double-holder")
+	in := Input{Meta: fx.meta, History: fx.h, Result: check(t, fx.h, false)}
+	_, page := writeReport(t, in, "linearizability.html")
+	for _, s := range []string{"fencing: not used", `<a href="linearizability.html" id="incident-lin">`, `<section id="glossary">`} {
+		if !strings.Contains(page, s) {
+			t.Errorf("page lacks %q", s)
+		}
+	}
+	glossary := page[strings.Index(page, `<section id="glossary">`):]
+	for _, term := range []string{"grant", "token", "fencing", "lease", "server release", "lost-lock window", "incident", "double holder",
+		"stale access", "lost update", "not linearizable", "in flight", "pause"} {
+		if !regexp.MustCompile(`<dt>[^<]*` + regexp.QuoteMeta(term)).MatchString(glossary) {
+			t.Errorf("the glossary does not define %q", term)
+		}
+	}
+	if _, page := writeReport(t, in); strings.Contains(page, `id="incident-lin"`) {
+		t.Error("the incident links linearizability.html, which is not there")
+	}
+}
