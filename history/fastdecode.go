@@ -16,7 +16,7 @@ import (
 // A long history is millions of such lines: this is several times faster
 // than encoding/json, and the strings the ops share (type, f, key, node
 // names) are interned rather than allocated per op.
-func fastOp(b []byte, in *interner) (Op, bool) {
+func fastOp(b []byte, in *arena) (Op, bool) {
 	p := fastParser{b: b, in: in}
 	var op Op
 	var seen uint
@@ -32,7 +32,7 @@ func fastOp(b []byte, in *interner) (Op, bool) {
 			return Op{}, false
 		}
 		bit := uint(0)
-		switch name {
+		switch string(name) { // no allocation: the conversion is the switch's
 		case "index":
 			bit = 1
 			op.Index, ok = p.int()
@@ -81,7 +81,7 @@ func (p *fastParser) value() (*Value, bool) {
 	if !p.byte('{') || p.peek() == '}' {
 		return nil, false
 	}
-	v := &Value{}
+	v := p.in.value()
 	var seen uint
 	for {
 		name, ok := p.name()
@@ -89,7 +89,7 @@ func (p *fastParser) value() (*Value, bool) {
 			return nil, false
 		}
 		bit := uint(0)
-		switch name {
+		switch string(name) {
 		case "token":
 			bit = 1
 			var n int
@@ -102,17 +102,17 @@ func (p *fastParser) value() (*Value, bool) {
 			bit = 4
 			var n int
 			n, ok = p.int()
-			v.Read = Int64(int64(n))
+			v.Read = p.in.int64(int64(n))
 		case "wrote":
 			bit = 8
 			var n int
 			n, ok = p.int()
-			v.Wrote = Int64(int64(n))
+			v.Wrote = p.in.int64(int64(n))
 		case "released":
 			bit = 16
 			var t bool
 			t, ok = p.bool()
-			v.Released = Bool(t)
+			v.Released = p.in.bool(t)
 		case "nodes":
 			bit = 32
 			v.Nodes, ok = p.strings()
@@ -139,7 +139,7 @@ func (p *fastParser) release() (*Release, bool) {
 		return nil, false
 	}
 	name, ok := p.name()
-	if !ok || name != "how" {
+	if !ok || string(name) != "how" {
 		return nil, false
 	}
 	how, ok := p.str(true)
@@ -153,7 +153,7 @@ func (p *fastParser) release() (*Release, bool) {
 type fastParser struct {
 	b  []byte
 	i  int
-	in *interner
+	in *arena
 }
 
 // peek returns the next byte, 0 at the end.
@@ -173,20 +173,16 @@ func (p *fastParser) byte(c byte) bool {
 	return true
 }
 
-// name reads a field name and its colon.
-func (p *fastParser) name() (string, bool) {
-	s, ok := p.raw()
-	if !ok || !p.byte(':') {
-		return "", false
-	}
-	return s, true
-}
-
-// raw reads a string with no escapes and returns it unallocated: its bytes
-// are only compared.
-func (p *fastParser) raw() (string, bool) {
+// name reads a field name and its colon. It returns the name's bytes:
+// the callers compare them in a switch on string(name), which the compiler
+// does without allocating (a string returned from here would be a copy
+// per field of every line).
+func (p *fastParser) name() ([]byte, bool) {
 	b, ok := p.strBytes()
-	return string(b), ok // the compiler does not allocate for a switch on it
+	if !ok || !p.byte(':') {
+		return nil, false
+	}
+	return b, true
 }
 
 // strBytes reads a string of printable ASCII with no escape and returns its
@@ -283,17 +279,43 @@ func (p *fastParser) bool() (bool, bool) {
 	return false, false
 }
 
-// interner shares the strings many ops repeat (type, f, key, node names,
-// how a server released). It is bounded: past maxInterned distinct strings
-// it allocates, so a history of unique keys costs no more than before.
-type interner struct{ m map[string]string }
+// arena is what one decoding goroutine shares among its ops: the strings
+// many ops repeat (type, f, key, node names, how a server released),
+// interned, and slabs that values and their numbers are cut from. The
+// interning is bounded: past maxInterned distinct strings it allocates, so
+// a history of unique keys costs no more than before. A slab is one
+// allocation for slabLen values (a long run's million values were a
+// million allocations, each also a size class above a Value's size).
+type arena struct {
+	m      map[string]string
+	values []Value
+	ints   []int64
+	bools  []bool
+}
 
-// maxInterned bounds an interner's strings.
+// bool returns a pointer to t (from a slab unless in is nil).
+func (in *arena) bool(t bool) *bool {
+	if in == nil {
+		return Bool(t)
+	}
+	if len(in.bools) == 0 {
+		in.bools = make([]bool, slabLen)
+	}
+	p := &in.bools[0]
+	*p = t
+	in.bools = in.bools[1:]
+	return p
+}
+
+// maxInterned bounds an arena's strings.
 const maxInterned = 4096
+
+// slabLen is how many values or numbers one slab holds.
+const slabLen = 256
 
 // intern returns b as a string, shared with earlier equal ones (none when
 // in is nil).
-func (in *interner) intern(b []byte) string {
+func (in *arena) intern(b []byte) string {
 	if in == nil {
 		return string(b)
 	}
@@ -308,4 +330,31 @@ func (in *interner) intern(b []byte) string {
 		in.m[s] = s
 	}
 	return s
+}
+
+// value returns a new zero Value (from a slab unless in is nil).
+func (in *arena) value() *Value {
+	if in == nil {
+		return &Value{}
+	}
+	if len(in.values) == 0 {
+		in.values = make([]Value, slabLen)
+	}
+	v := &in.values[0]
+	in.values = in.values[1:]
+	return v
+}
+
+// int64 returns a pointer to n (from a slab unless in is nil).
+func (in *arena) int64(n int64) *int64 {
+	if in == nil {
+		return Int64(n)
+	}
+	if len(in.ints) == 0 {
+		in.ints = make([]int64, slabLen)
+	}
+	p := &in.ints[0]
+	*p = n
+	in.ints = in.ints[1:]
+	return p
 }

@@ -16,7 +16,7 @@ import (
 // whatever it accepts, encoding/json must accept with the same op.
 func sameAsJSON(t *testing.T, line []byte) (fast bool) {
 	t.Helper()
-	op, ok := fastOp(line, &interner{})
+	op, ok := fastOp(line, &arena{})
 	if !ok {
 		return false
 	}
@@ -90,7 +90,7 @@ func TestFastOpRefuses(t *testing.T) {
 		`{"key":"a","key":"a"}`, `{"error":"a","error":"a"}`, `{"time":1,"time":1}`, `{"process":1,"process":1}`,
 		`{"value":{"token":1},"value":{"token":1}}`, `{"index":1}}`, `{"index":1}{"index":2}`, `["index"]`,
 	} {
-		if _, ok := fastOp([]byte(l), &interner{}); ok {
+		if _, ok := fastOp([]byte(l), &arena{}); ok {
 			t.Errorf("fastOp accepted %q", l)
 		}
 	}
@@ -134,7 +134,7 @@ func TestFastOpAgrees(t *testing.T) {
 // TestInternShares checks that repeated strings are shared, that the
 // interner stops growing at its bound, and that a nil one allocates.
 func TestInternShares(t *testing.T) {
-	var in interner
+	var in arena
 	a, b := in.intern([]byte("k0")), in.intern([]byte("k0"))
 	if a != "k0" || unsafe.StringData(a) != unsafe.StringData(b) {
 		t.Errorf("intern gave %q and %q, not shared", a, b)
@@ -145,17 +145,49 @@ func TestInternShares(t *testing.T) {
 	if len(in.m) != maxInterned {
 		t.Errorf("interner holds %d strings, want its bound %d", len(in.m), maxInterned)
 	}
-	var none *interner
+	var none *arena
 	if s := none.intern([]byte("k0")); s != "k0" {
 		t.Errorf("nil interner gave %q", s)
 	}
-	in = interner{}
+	in = arena{}
 	op, ok := fastOp([]byte(`{"index":1,"time":2,"process":0,"type":"ok","f":"acquire","key":"k0","value":{"nodes":["n1"],"release":{"how":"x"}}}`), &in)
 	op2, _ := fastOp([]byte(`{"index":2,"time":2,"process":0,"type":"ok","f":"acquire","key":"k0","value":{"nodes":["n1"],"release":{"how":"x"}}}`), &in)
 	if !ok || unsafe.StringData(op.F) != unsafe.StringData(op2.F) || unsafe.StringData(string(op.Type)) != unsafe.StringData(string(op2.Type)) ||
 		unsafe.StringData(op.Value.Nodes[0]) != unsafe.StringData(op2.Value.Nodes[0]) ||
 		unsafe.StringData(op.Value.Release.How) != unsafe.StringData(op2.Value.Release.How) {
 		t.Errorf("f, type, nodes and how are not interned")
+	}
+}
+
+// TestArenaSlabs checks that the values, numbers and booleans an arena
+// hands out are distinct, keep what was put in them across slabs, and come
+// from slabs (a nil arena allocates each).
+func TestArenaSlabs(t *testing.T) {
+	for _, in := range []*arena{{}, nil} {
+		const n = 3*slabLen + 7
+		vs := make([]*Value, n)
+		ns := make([]*int64, n)
+		bs := make([]*bool, n)
+		for i := range n {
+			vs[i] = in.value()
+			if !reflect.DeepEqual(*vs[i], Value{}) {
+				t.Fatalf("value %d is not zero: %+v", i, *vs[i])
+			}
+			vs[i].Token = int64(i)
+			ns[i] = in.int64(int64(i))
+			bs[i] = in.bool(i%2 == 0)
+		}
+		for i := range n {
+			if vs[i].Token != int64(i) || *ns[i] != int64(i) || *bs[i] != (i%2 == 0) {
+				t.Fatalf("nil=%v: slot %d holds token %d, number %d, bool %v", in == nil, i, vs[i].Token, *ns[i], *bs[i])
+			}
+		}
+		// Consecutive values of one slab are neighbours in memory; a nil
+		// arena's are not (each its own allocation of a larger size class).
+		adjacent := uintptr(unsafe.Pointer(vs[1]))-uintptr(unsafe.Pointer(vs[0])) == unsafe.Sizeof(Value{})
+		if adjacent != (in != nil) {
+			t.Errorf("nil=%v: values adjacent = %v", in == nil, adjacent)
+		}
 	}
 }
 

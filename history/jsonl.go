@@ -158,7 +158,7 @@ func (l *lineBatch) decodeInto(h History) (History, error) {
 	l.errs = slices.Grow(l.errs[:0], n)[:n]
 	clear(l.errs)
 	parse := func(from, to int) {
-		var in interner
+		var in arena
 		for i := from; i < to; i++ {
 			start := 0
 			if i > 0 {
@@ -190,7 +190,7 @@ func (l *lineBatch) decodeInto(h History) (History, error) {
 
 // decodeOp parses and validates one line: by fastOp when it can, else by
 // encoding/json. in interns shared strings; it may be nil.
-func decodeOp(b []byte, in *interner) (Op, error) {
+func decodeOp(b []byte, in *arena) (Op, error) {
 	op, ok := fastOp(b, in)
 	if !ok {
 		var err error
