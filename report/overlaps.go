@@ -20,8 +20,8 @@ const maxOverlapShades = 20000
 // them).
 const maxFlightWorkers = 5
 
-// overlapShade is one stretch of time during which proc held a lock
-// another process held too.
+// overlapShade is one stretch of time on proc's lane during which two
+// processes held a lock.
 type overlapShade struct {
 	from, to time.Duration
 	proc     int
@@ -29,9 +29,14 @@ type overlapShade struct {
 
 // doubleHolds returns the acquires of the holds of every double holder
 // (the earlier hold each double-holder anomaly names first, and every
-// hold granted while it lasted: overlappers), and the overlaps: on a
-// later holder's lane from its grant to the first of the two holds' ends,
-// on the earlier holder's lane the union of those.
+// hold granted while it lasted: overlappers), and the shades of the
+// double-holder windows: on the earlier holder's lane from the first
+// later grant to the last moment another process held the lock with it;
+// on the lane of the holder its story names second (the first later
+// grant) from that grant to the first of the two holds' ends, exactly as
+// long as both held it. The later grants' holds are drawn red each, so
+// a shade per grant (tens of thousands in a long run) would add bytes and
+// nothing to see.
 func doubleHolds(anomalies []checker.Anomaly, hs []holdIv) (map[int]bool, []overlapShade) {
 	byAcquire := make(map[int]int, len(hs))
 	for i, h := range hs {
@@ -55,15 +60,18 @@ func doubleHolds(anomalies []checker.Anomaly, hs []holdIv) (map[int]bool, []over
 		done[i] = true
 		e := hs[i]
 		dh[e.acquire] = true
-		var mine []interval
-		for _, h := range overlappers(byKey[e.key], e) {
+		later := overlappers(byKey[e.key], e)
+		if len(later) == 0 {
+			continue
+		}
+		from, to := later[0].start, time.Duration(0)
+		for _, h := range later {
 			dh[h.acquire] = true
-			out = append(out, overlapShade{from: h.start, to: min(e.end, h.end), proc: h.proc})
-			mine = append(mine, interval{h.start, min(e.end, h.end)})
+			to = max(to, min(e.end, h.end))
 		}
-		for _, v := range mergeIntervals(mine) {
-			out = append(out, overlapShade{from: v.from, to: v.to, proc: e.proc})
-		}
+		h := later[0]
+		out = append(out, overlapShade{from: from, to: to, proc: e.proc},
+			overlapShade{from: h.start, to: min(e.end, h.end), proc: h.proc})
 	}
 	return dh, out
 }

@@ -44,7 +44,7 @@ svg.tl{cursor:grab;border:1px solid #e3e3e3}
 #tl-plot path.f{stroke:#f4a261}#tl-plot path.i{stroke:#c2185b}#tl-plot path.k{stroke:#d00000;stroke-width:2;stroke-linecap:butt}#tl-plot path.e{stroke:#0096c7;stroke-width:2;stroke-linecap:butt;stroke-dasharray:3 2}
 .h{fill:#b9dcef;stroke:#6fa8c9;stroke-width:1}.h.x{fill:#ef9a9a;stroke:#c62828}
 #tl-plot path.hp{stroke:#b9dcef;stroke-width:10;stroke-linecap:butt}#tl-plot path.hp.x{stroke:#ef9a9a}
-.dh{fill:rgba(198,40,40,.16);stroke:rgba(198,40,40,.5);stroke-width:1}
+.dh,#tl-plot path.dh{fill:rgba(198,40,40,.16);stroke:rgba(198,40,40,.5);stroke-width:1}
 .sb1,#tl-plot path.sb1{fill:#e4e4e4;stroke:none}.sb2,#tl-plot path.sb2{fill:#cfcfcf;stroke:none}.sb3,#tl-plot path.sb3{fill:#b5b5b5;stroke:none}.dw rect{fill:#455a64}
 .fb{fill:rgba(255,179,0,.14)}.fb-network{fill:rgba(30,136,229,.12)}.fb-node{fill:rgba(97,97,97,.14)}.fb-clock{fill:rgba(142,36,170,.12)}.fb-other{fill:rgba(121,85,72,.12)}
 .fl{fill:#ffb300;stroke:#ffb300;stroke-width:1}.fl.fb-network{fill:#1e88e5;stroke:#1e88e5}.fl.fb-node{fill:#616161;stroke:#616161}.fl.fb-clock{fill:#8e24aa;stroke:#8e24aa}.fl.fb-other{fill:#795548;stroke:#795548}

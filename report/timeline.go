@@ -327,13 +327,19 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 		}
 	}
 	dhOps, overlaps := doubleHolds(anomalies, hs)
+	var shade relPath // one path of boxes: a long run has tens of thousands
 	for i, o := range overlaps {
 		if i >= maxOverlapShades {
 			break
 		}
 		if l := lm.lane(o.proc); l >= 0 {
-			b.f(`<rect class="dh" x="%s" y="%s" width="%s" height="%d"/>`, msNum(o.from), num(laneTop(l)), num(max(ms(o.to-o.from), 0.01)), tlLaneH)
+			shade.move(ms(o.from), laneTop(l))
+			w := round2(max(ms(o.to-o.from), 0.01))
+			shade.WriteString("h" + short(w) + "v" + num(tlLaneH) + "h-" + short(w) + "z")
 		}
+	}
+	if shade.Len() > 0 {
+		b.f(`<path class="dh" d="%s"/>`, shade.String())
 	}
 	// Ops: every op is a mark from invoke to completion in its function's
 	// row. The notable ones (fail, info, crash, or named by an anomaly) are
