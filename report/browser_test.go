@@ -177,7 +177,7 @@ func TestReportBrowser(t *testing.T) {
 		kind: document.querySelector('p.anomaly .tag').textContent,
 		holds: document.querySelectorAll('#tl-plot rect.h').length,
 		doubleHolds: document.querySelectorAll('#tl-plot rect.h.x').length,
-		bands: document.querySelectorAll('#tl-plot rect.dh').length,
+		bands: document.querySelectorAll('#tl-plot .dh').length,
 		faults: document.querySelectorAll('#tl-plot rect.fb').length,
 		viewBox: document.getElementById('tl-plot').getAttribute('viewBox')})`))
 	must("read the report", err)
