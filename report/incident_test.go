@@ -2,6 +2,8 @@ package report
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -372,5 +374,35 @@ func TestFaultStyles(t *testing.T) {
 	}
 	if c := faultColour(history.FClockJump); c == [3]int{42, 157, 143} {
 		t.Error("a clock jump is teal like acquire ok")
+	}
+}
+
+// TestIncidentLeaseFromTestJSON checks that with no lease in Meta the
+// incident infers the lease's end from the test.json beside the report,
+// and says "inferred" either way.
+func TestIncidentLeaseFromTestJSON(t *testing.T) {
+	fx := loadFixture(t, "pause-double-holder") // no observer: no server release
+	in := Input{Meta: fx.meta, History: fx.h, Result: check(t, fx.h, false)}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "test.json"), fx.testRaw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		dir, want string
+	}{
+		{dir, "lease ran out 2.34 s (inferred)"},
+		{t.TempDir(), "released by 2.34 s (inferred)"},
+	} {
+		path := filepath.Join(tt.dir, "report.html")
+		if err := Write(path, in); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if svg := incidentSVG(t, string(b)); !strings.Contains(svg, ">"+tt.want+"<") {
+			t.Errorf("with test.json %v: the incident does not say %q", tt.dir == dir, tt.want)
+		}
 	}
 }

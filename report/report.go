@@ -205,6 +205,11 @@ func build(in Input, dir string) page {
 			T0: msNum(a.Start), T1: msNum(a.End), Explanation: a.Explanation})
 	}
 
+	if in.Meta.Lease == 0 {
+		// A caller that did not say: the lease the run's test.json
+		// beside the report records.
+		in.Meta.Lease = leaseOf(filepath.Join(dir, "test.json"))
+	}
 	pairs, err := in.History.Pairs()
 	if err != nil {
 		p.HistoryNote = fmt.Sprintf("The history is malformed (%v): no timeline or plots.", err)
@@ -239,6 +244,21 @@ func build(in Input, dir string) page {
 			Note: "Porcupine's view of the part that could not be linearized"})
 	}
 	return p
+}
+
+// leaseOf returns the lease a test.json records, 0 when it cannot say.
+func leaseOf(path string) time.Duration {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	var t struct {
+		Lease time.Duration `json:"lease"`
+	}
+	if json.Unmarshal(b, &t) != nil {
+		return 0
+	}
+	return t.Lease
 }
 
 // exists reports whether path names an existing file.
