@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"sort"
 	"slices"
 	"strings"
 	"time"
@@ -44,9 +46,12 @@ func doubleHolds(anomalies []checker.Anomaly, hs []holdIv) (map[int]bool, []over
 	}
 	dh := make(map[int]bool)
 	var out []overlapShade
-	byKey := map[string][]holdIv{}
+	byKey := map[string][]holdIv{} // each key's holds by start
 	for _, h := range hs {
 		byKey[h.key] = append(byKey[h.key], h)
+	}
+	for _, ks := range byKey {
+		slices.SortStableFunc(ks, func(a, b holdIv) int { return cmp.Compare(a.start, b.start) })
 	}
 	done := make(map[int]bool)
 	for _, a := range anomalies {
@@ -60,7 +65,10 @@ func doubleHolds(anomalies []checker.Anomaly, hs []holdIv) (map[int]bool, []over
 		done[i] = true
 		e := hs[i]
 		dh[e.acquire] = true
-		later := overlappers(byKey[e.key], e)
+		ks := byKey[e.key]
+		lo := sort.Search(len(ks), func(i int) bool { return ks[i].start >= e.start })
+		hi := lo + sort.Search(len(ks)-lo, func(i int) bool { return ks[lo+i].start >= e.end })
+		later := overlappers(ks[lo:hi], e)
 		if len(later) == 0 {
 			continue
 		}
