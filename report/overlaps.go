@@ -3,8 +3,8 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"sort"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
