@@ -198,19 +198,28 @@ func decodeOp(b []byte, in *arena) (Op, error) {
 			return Op{}, err
 		}
 	}
-	if !op.Type.Valid() {
-		return Op{}, fmt.Errorf("unknown type %q (want invoke, ok, fail or info)", op.Type)
-	}
-	if op.F == "" {
-		return Op{}, errors.New(`missing "f"`)
-	}
-	if op.Time < 0 {
-		return Op{}, fmt.Errorf("negative time %d", op.Time)
-	}
-	if op.Process < NemesisProcess {
-		return Op{}, fmt.Errorf("invalid process %d", op.Process)
+	if err := checkDecoded(&op); err != nil {
+		return Op{}, err
 	}
 	return op, nil
+}
+
+// checkDecoded checks what a line's op must have whatever it is read
+// from: a known type, a name, a time and a process in range.
+func checkDecoded(op *Op) error {
+	if !op.Type.Valid() {
+		return fmt.Errorf("unknown type %q (want invoke, ok, fail or info)", op.Type)
+	}
+	if op.F == "" {
+		return errors.New(`missing "f"`)
+	}
+	if op.Time < 0 {
+		return fmt.Errorf("negative time %d", op.Time)
+	}
+	if op.Process < NemesisProcess {
+		return fmt.Errorf("invalid process %d", op.Process)
+	}
+	return nil
 }
 
 // decodeJSON parses one line with encoding/json, refusing unknown fields
@@ -238,7 +247,14 @@ func ReadFile(path string) (History, error) {
 }
 
 // ReadFileTorn decodes the history stored at path as DecodeTorn does.
+//
+// A sidecar beside the file (SidecarName), written by the run that
+// recorded it, is read instead when it names the file as it is now: the
+// same ops, without parsing the JSON.
 func ReadFileTorn(path string) (History, *TornLine, error) {
+	if h, ok := readSidecar(path); ok {
+		return h, nil, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err

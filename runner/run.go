@@ -272,6 +272,13 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 		// verdict. history.jsonl has one op a line, so the line matches.
 		return Outcome{Dir: dir, Interrupted: interrupted}, fmt.Errorf("recorded history: %w; not checked", err)
 	}
+	if fatal == nil {
+		// The history's binary sidecar, for reading it back fast (check
+		// analyze, serve): only of a file the recorder wrote in full.
+		if err := history.WriteSidecar(filepath.Join(dir, "history.jsonl"), h); err != nil {
+			fmt.Fprintf(log, "%v\n", err)
+		}
+	}
 	checkStart := time.Now()
 	res, err := Check(context.WithoutCancel(ctx), dir, h, p.CheckOptions())
 	runStats(&res, setup, stoppedAt, stopped, workloadEnd, healed, r.rec.Now())

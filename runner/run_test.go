@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,11 +137,12 @@ func TestRunNoNemesisIsValid(t *testing.T) {
 				t.Errorf("only %d grants in %s", n, tt.Time)
 			}
 			node := svc.node
-			for _, f := range []string{"test.json", "history.jsonl", "results.json", "report.html", node, "nodes/storage.log", "workers.log"} {
+			for _, f := range []string{"test.json", "history.jsonl", history.SidecarName, "results.json", "report.html", node, "nodes/storage.log", "workers.log"} {
 				if _, err := os.Stat(filepath.Join(out.Dir, f)); err != nil {
 					t.Errorf("run dir lacks %s: %v", f, err)
 				}
 			}
+			assertSidecarIsTheJSON(t, out.Dir)
 			if target, err := os.Readlink(filepath.Join(tt.Store, "latest")); err != nil || filepath.Join(tt.Store, target) != out.Dir {
 				t.Errorf("store/latest -> %q (%v), want %s", target, err, out.Dir)
 			}
@@ -391,4 +394,26 @@ func testChildren() map[string]child {
 		}
 	}
 	return out
+}
+
+// assertSidecarIsTheJSON checks that reading the run's history (through
+// its sidecar) gives what parsing its history.jsonl gives.
+func assertSidecarIsTheJSON(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "history.jsonl")
+	got, err := history.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := history.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the sidecar's %d ops are not the JSON's %d", len(got), len(want))
+	}
 }

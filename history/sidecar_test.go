@@ -1,0 +1,320 @@
+package history
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// goldenHistories returns the paths of the committed real and hand-made
+// histories (the checkers' testdata).
+func goldenHistories(t testing.TB) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "checker", "testdata", "histories", "*", "history.jsonl"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no golden histories: %v", err)
+	}
+	return paths
+}
+
+// writeWithSidecar writes h as history.jsonl in a new directory, as the
+// recorder writes it, with its sidecar, and returns the JSON file's path.
+func writeWithSidecar(t *testing.T, h History) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	var buf bytes.Buffer
+	if err := Encode(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSidecar(path, h); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// decodeJSONFile decodes the file at path as JSON only.
+func decodeJSONFile(t *testing.T, path string) History {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestSidecarReadsAsTheJSON checks, on every golden history, that the
+// sidecar gives exactly the ops that decoding the JSON file gives, and
+// that ReadFile uses it.
+func TestSidecarReadsAsTheJSON(t *testing.T) {
+	for _, golden := range goldenHistories(t) {
+		t.Run(filepath.Base(filepath.Dir(golden)), func(t *testing.T) {
+			h, err := ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := writeWithSidecar(t, h)
+			got, ok := readSidecar(path)
+			if !ok {
+				t.Fatal("the sidecar was not used")
+			}
+			if want := decodeJSONFile(t, path); !reflect.DeepEqual(got, want) {
+				t.Fatalf("sidecar and JSON differ:\n%s", firstDiff(got, want))
+			}
+		})
+	}
+}
+
+// TestSidecarEdgeOps checks ops at the edges of the binary form against
+// what their JSON lines decode to: the sidecar must hold what the file
+// says, not what the recorder had in memory where the two differ.
+func TestSidecarEdgeOps(t *testing.T) {
+	zero, no := Int64(0), Bool(false)
+	cases := []struct {
+		name   string
+		v      *Value
+		binary bool // the op is held in binary form
+		op     func(*Op)
+	}{
+		{"no value", nil, true, nil},
+		{"empty value", &Value{}, true, nil},
+		{"zero read and wrote, released false", &Value{Read: zero, Wrote: zero, Released: no}, true, nil},
+		{"released true", &Value{Released: Bool(true), Token: -3}, true, nil},
+		{"every binary field", &Value{Token: 7, Owner: "p1-x", Read: Int64(-4), Wrote: Int64(5), Released: no, Nodes: []string{"lock0", "lock2"},
+			Release: &Release{How: ReleaseExpired, At: time.Second, Lease: "694d", Probe: true, Lag: time.Millisecond}, Backend: 99}, true, nil},
+		{"a release with how only", &Value{Release: &Release{How: ReleaseDeleted}}, true, nil},
+		{"empty nodes", &Value{Nodes: []string{}}, false, nil},
+		{"bad UTF-8 owner", &Value{Owner: "p\xff"}, false, nil},
+		{"bad UTF-8 node", &Value{Nodes: []string{"n\xfe"}}, false, nil},
+		{"bad UTF-8 how", &Value{Release: &Release{How: "x\xff"}}, false, nil},
+		{"bad UTF-8 lease", &Value{Release: &Release{How: "x", Lease: "\xff"}}, false, nil},
+		{"server time", &Value{Release: &Release{How: ReleaseExpired, ServerTime: time.Unix(5, 6)}}, false, nil},
+		{"detail", &Value{Detail: "SIGSTOP"}, false, nil},
+		{"targets", &Value{Targets: []int{1}}, false, nil},
+		{"empty targets", &Value{Targets: []int{}}, false, nil},
+		{"hit", &Value{Hit: &Hit{}}, false, nil},
+		{"rejected", &Value{Rejected: "write", MaxToken: 3}, false, nil},
+		{"max token", &Value{MaxToken: 3}, false, nil},
+		{"deleted owner", &Value{DeletedOwner: "p2"}, false, nil},
+		{"duration", &Value{Duration: time.Second}, false, nil},
+		{"escaped strings", &Value{Owner: "a\"b\\c<d>&\n"}, true, func(op *Op) { op.Error = "x\ty" }},
+		{"bad UTF-8 error", nil, false, func(op *Op) { op.Error = "\xff" }},
+		{"bad UTF-8 key", nil, false, func(op *Op) { op.Key = "k\xff" }},
+		{"the nemesis's process", &Value{Token: 1}, true, func(op *Op) { op.Process = NemesisProcess }},
+		{"negative index", nil, false, func(op *Op) { op.Index = -1 }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			op := Op{Index: 0, Time: 12345, Process: 3, Type: OK, F: FAcquire, Key: "k0", Value: c.v}
+			if c.op != nil {
+				c.op(&op)
+			}
+			if _, binary := binaryFields(&op); binary != c.binary {
+				t.Errorf("binary form = %v, want %v", binary, c.binary)
+			}
+			path := writeWithSidecar(t, History{op})
+			got, ok := readSidecar(path)
+			if !ok {
+				t.Fatal("the sidecar was not used")
+			}
+			if want := decodeJSONFile(t, path); !reflect.DeepEqual(got, want) {
+				t.Fatalf("sidecar and JSON differ:\n%s", firstDiff(got, want))
+			}
+		})
+	}
+}
+
+// TestSidecarRefusesWhatJSONRefuses checks that an op the JSON reader
+// refuses (a negative time, an unknown type, no name, a process below the
+// nemesis's) makes the sidecar unused, so that ReadFile reports the
+// file's line.
+func TestSidecarRefusesWhatJSONRefuses(t *testing.T) {
+	for _, bad := range []func(*Op){
+		func(op *Op) { op.Time = -5 },
+		func(op *Op) { op.Type = "done" },
+		func(op *Op) { op.F = "" },
+		func(op *Op) { op.Process = NemesisProcess - 1 },
+	} {
+		op := Op{Time: 1, Process: 0, Type: Invoke, F: FAcquire, Key: "k0"}
+		bad(&op)
+		path := writeWithSidecar(t, History{{Time: 0, Process: 1, Type: Invoke, F: FAcquire}, op})
+		if _, ok := readSidecar(path); ok {
+			t.Errorf("the sidecar of %s was used", op)
+		}
+		if _, err := ReadFile(path); err == nil || !strings.Contains(err.Error(), "line 2") {
+			t.Errorf("ReadFile of %s: %v, want an error on line 2", op, err)
+		}
+	}
+}
+
+// TestSidecarFields fails when Op, Value or Release gains or loses a
+// field: the binary form must then learn it (binaryFields, value, op), or
+// refuse ops that have it.
+func TestSidecarFields(t *testing.T) {
+	names := func(v any) []string {
+		var out []string
+		ty := reflect.TypeOf(v)
+		for i := range ty.NumField() {
+			out = append(out, ty.Field(i).Name)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		v    any
+		want []string
+	}{
+		{Op{}, []string{"Index", "Time", "Process", "Type", "F", "Key", "Value", "Error"}},
+		{Value{}, []string{"Token", "Owner", "Read", "Wrote", "Rejected", "MaxToken", "Released", "DeletedOwner", "Targets", "Nodes", "Duration",
+			"Detail", "Hit", "Release", "Backend"}},
+		{Release{}, []string{"How", "ServerTime", "At", "Lease", "Probe", "Lag"}},
+	} {
+		if got := names(c.v); !slices.Equal(got, c.want) {
+			t.Errorf("%T has fields %v; the sidecar knows %v", c.v, got, c.want)
+		}
+	}
+}
+
+// TestSidecarIgnoredWhenStale checks that a sidecar is not used when the
+// JSON file changed after it was written (the same size, one byte), when
+// it is damaged or cut short, of another version, or missing: then the
+// JSON file is what ReadFile reads.
+func TestSidecarIgnoredWhenStale(t *testing.T) {
+	h, err := ReadFile(goldenHistories(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	edits := []struct {
+		name string
+		edit func(t *testing.T, jsonPath, binPath string)
+	}{
+		{"the JSON edited in place", func(t *testing.T, jsonPath, _ string) {
+			b, _ := os.ReadFile(jsonPath)
+			i := bytes.Index(b, []byte(`"time":`)) + len(`"time":`)
+			b[i] = '0' + (b[i]-'0'+1)%10 // the first op's time, one digit on
+			if err := os.WriteFile(jsonPath, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"the JSON appended to", func(t *testing.T, jsonPath, _ string) {
+			f, _ := os.OpenFile(jsonPath, os.O_APPEND|os.O_WRONLY, 0)
+			defer f.Close()
+			_, _ = f.WriteString("\n")
+		}},
+		{"a byte of the sidecar flipped", func(t *testing.T, _, binPath string) {
+			b, _ := os.ReadFile(binPath)
+			b[len(b)-3] ^= 0x40
+			_ = os.WriteFile(binPath, b, 0o644)
+		}},
+		{"the sidecar cut short", func(t *testing.T, _, binPath string) {
+			b, _ := os.ReadFile(binPath)
+			_ = os.WriteFile(binPath, b[:len(b)/2], 0o644)
+		}},
+		{"another version", func(t *testing.T, _, binPath string) {
+			b, _ := os.ReadFile(binPath)
+			b[len(sidecarMagic)]++
+			_ = os.WriteFile(binPath, b, 0o644)
+		}},
+		{"no sidecar", func(t *testing.T, _, binPath string) { _ = os.Remove(binPath) }},
+	}
+	for _, e := range edits {
+		t.Run(e.name, func(t *testing.T) {
+			path := writeWithSidecar(t, h)
+			e.edit(t, path, filepath.Join(filepath.Dir(path), SidecarName))
+			if _, ok := readSidecar(path); ok {
+				t.Fatal("the sidecar was used")
+			}
+			got, err := ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := decodeJSONFile(t, path); !reflect.DeepEqual(got, want) {
+				t.Fatalf("ReadFile does not read the JSON:\n%s", firstDiff(got, want))
+			}
+		})
+	}
+}
+
+// TestSidecarWriteFails checks that a sidecar that cannot be written is an
+// error and leaves no file behind.
+func TestSidecarWriteFails(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteSidecar(filepath.Join(dir, "history.jsonl"), nil); err == nil {
+		t.Fatal("a sidecar of a missing file was written")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "history.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, SidecarName), 0o755); err != nil { // the name is taken by a directory
+		t.Fatal(err)
+	}
+	if err := WriteSidecar(filepath.Join(dir, "history.jsonl"), nil); err == nil {
+		t.Fatal("no error over a directory")
+	}
+	if _, err := os.Stat(filepath.Join(dir, SidecarName+".tmp")); !os.IsNotExist(err) {
+		t.Fatalf("the temporary file is left: %v", err)
+	}
+}
+
+// FuzzDecodeSidecar checks that no sidecar body, however damaged, makes
+// the decoder panic or allocate without bound, and that one it accepts
+// holds ops whose JSON decodes to the same ops.
+func FuzzDecodeSidecar(f *testing.F) {
+	for _, golden := range goldenHistories(f)[:4] {
+		h, err := ReadFile(golden)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := encodeSidecar(&buf, h, 0, 0); err != nil {
+			f.Fatal(err)
+		}
+		_, _, body, err := sidecarHeader(buf.Bytes())
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(body)
+	}
+	f.Add([]byte{})
+	f.Add([]byte{1, 1, 0})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		h, err := decodeSidecar(body)
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := Encode(&buf, h); err != nil {
+			t.Fatalf("accepted ops do not encode: %v", err)
+		}
+		if len(h) == 0 {
+			return
+		}
+		back, err := Decode(&buf)
+		if err != nil {
+			return // a binary op JSON cannot hold (a huge index, say) is not this decoder's to refuse
+		}
+		if len(back) != len(h) {
+			t.Fatalf("%d ops became %d", len(h), len(back))
+		}
+	})
+}
+
+// firstDiff describes the first op where a and b differ.
+func firstDiff(a, b History) string {
+	for i := range min(len(a), len(b)) {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			return a[i].String() + "\n" + b[i].String()
+		}
+	}
+	return "lengths differ"
+}
