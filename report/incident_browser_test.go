@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -165,6 +166,15 @@ func TestReportFirstScreen(t *testing.T) {
 	}
 	for _, s := range f.Stale { // the default run's first incident has none: its access failed
 		onScreen("the stale access", s)
+	}
+
+	// "show in timeline" zooms the full timeline to the incident, where
+	// the paused holder's bar carries its token.
+	must("zoom to the incident", chromedp.Do(tctx, chromedp.Click(chromedp.CSS("#incident a[data-t0]"))))
+	shown, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#tl-tok text')).map(t => t.textContent)`))
+	must("read the timeline's tokens", err)
+	if want := strconv.FormatInt(tokens[e.acquire], 10); !slices.Contains(shown, want) {
+		t.Errorf("zoomed to the incident, the timeline's bars show tokens %v, not the paused holder's %s", shown, want)
 	}
 
 	shots := os.Getenv("LOCKCHECK_SCREENSHOTS")

@@ -155,6 +155,11 @@ func build(in Input, dir string) page {
 	if in.Meta.Fencing {
 		p.Fencing = "fencing: on"
 	}
+	for _, r := range res.Results {
+		if r.Checker == "fencing" && r.NotUsed != "" {
+			p.Fencing = "fencing: not used" // asked for, but the resource took no tokens
+		}
+	}
 	if in.Meta.Nemesis == "" {
 		p.Meta.Nemesis = "none"
 	}

@@ -76,13 +76,14 @@ func TestReportWrite(t *testing.T) {
 			name: "valid", in: Input{Meta: Meta{Name: "control", Lock: "redis-set-px", Nemesis: "none", Workers: 3, Seed: 9,
 				Fencing: true, Duration: 3 * time.Second, Command: "check run --lock redis-set-px --seed 9 --fencing"},
 				History: clean, Result: valid},
-			verdict:   "valid",
-			want:      []string{"VALID", "fencing: on", "no anomalies", "The checkers found no anomalies."},
+			verdict: "valid",
+			// --fencing, but the synthetic resource took no tokens.
+			want:      []string{"VALID", "fencing: not used", "no anomalies", "The checkers found no anomalies."},
 			wantLinks: []string{"history.jsonl", "results.json"}, unwantLink: []string{"linearizability.html", "test.json"},
 		},
 		{
-			name: "unknown", in: Input{Meta: Meta{Name: "slow"}, History: clean, Result: unknown}, verdict: "unknown",
-			want:       []string{"UNKNOWN", "porcupine timed out after 60s", "nemesis <b>none</b>"},
+			name: "unknown", in: Input{Meta: Meta{Name: "slow", Fencing: true}, History: clean, Result: unknown}, verdict: "unknown",
+			want:       []string{"UNKNOWN", "porcupine timed out after 60s", "nemesis <b>none</b>", "fencing: on"},
 			unwantLink: []string{"linearizability.html"},
 		},
 		{

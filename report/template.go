@@ -72,6 +72,7 @@ ul.files li{margin:3px 0}
 footer{max-width:1260px;margin:24px auto;padding:8px 16px;color:#888;font-size:12px;border-top:1px solid #eee}
 .banner{padding:10px 24px}.banner .count{font-size:17px}.banner .count b{font-size:20px}
 #tl.noq .q{display:none}
+.toks text{font-size:9.5px;fill:#0d2b45;pointer-events:none}
 #tl-plot path.hp.nd{stroke:#7986cb;stroke-width:8}#tl-plot path.nr{stroke:#1a237e;stroke-width:2;stroke-linecap:butt}
 #tl-plot rect.lw{fill:rgba(198,40,40,.22);stroke:#c62828;stroke-dasharray:3 2}#tl-plot rect.srv{fill:#43a047}
 .sw.lw{background:rgba(198,40,40,.35);border:1px dashed #c62828}.sw.srv{background:#81c784}.sw.bel{background:#90caf9}.sw.stale{background:#d00000}
@@ -113,7 +114,16 @@ for(var t=Math.ceil(a/st-1e-9)*st;t<=b+1e-9;t+=st){
 var x=LX+(t-a)/(b-a)*PW;
 axis.appendChild(el('line',{x1:x,x2:x,y1:AH-4,y2:AH+PH}));
 var tx=el('text',{x:x,y:14});tx.textContent=lab(t,st);axis.appendChild(tx);}
-if(range)range.textContent=(v0<=0&&v1>=T)?'whole run':'showing '+lab(a,st/10)+' to '+lab(b,st/10);}
+if(range)range.textContent=(v0<=0&&v1>=T)?'whole run':'showing '+lab(a,st/10)+' to '+lab(b,st/10);
+toks();}
+var tokg=document.getElementById('tl-tok'),holds=null;
+function toks(){if(!tokg)return;while(tokg.firstChild)tokg.removeChild(tokg.firstChild);
+if(!holds){holds=[];plot.querySelectorAll('rect.h').forEach(function(r){var t=r.querySelector('title'),m=t&&/\((?:token|zxid) ([^)]+)\)/.exec(t.textContent);
+if(m)holds.push({x:+r.getAttribute('x'),w:+r.getAttribute('width'),y:+r.getAttribute('y'),l:m[1]});});}
+var k=PW/(v1-v0),n=0;
+for(var i=0;i<holds.length&&n<400;i++){var h=holds[i];if(h.x+h.w<v0||h.x>v1)continue;
+var x0=Math.max(h.x,v0),x1=Math.min(h.x+h.w,v1);if((x1-x0)*k<h.l.length*6+4)continue;
+var tx=el('text',{x:LX+(x0-v0)*k+2,y:AH+h.y+8.5});tx.textContent=h.l;tokg.appendChild(tx);n++;}}
 function zoom(a,b){var m=0.05;if(b-a<m){var c=(a+b)/2;a=c-m/2;b=c+m/2;}
 if(b-a>=T){a=0;b=T;}if(a<0){b-=a;a=0;}if(b>T){a-=b-T;b=T;}v0=Math.max(0,a);v1=b;draw();}
 function width(){return plot.getBoundingClientRect().width||1;}
@@ -183,7 +193,7 @@ const pageHTML = `<!doctype html>
 <section id="timeline">
 <h2>Timeline</h2>
 {{if .HistoryNote}}<p class="note">{{.HistoryNote}}</p>{{else}}
-<div class="controls"><button type="button" data-zoom="in">zoom in</button><button type="button" data-zoom="out">zoom out</button><button type="button" data-zoom="reset">whole run</button><label class="note"><input type="checkbox" id="tl-flight"{{if .ShowFlight}} checked{{end}}> acquires in flight</label><span id="tl-range" class="note"></span><span class="hint">wheel zooms, drag pans, double-click resets; hover a bar or a mark for details</span></div>
+<div class="controls"><button type="button" data-zoom="in">zoom in</button><button type="button" data-zoom="out">zoom out</button><button type="button" data-zoom="reset">whole run</button><label class="note"><input type="checkbox" id="tl-flight"{{if .ShowFlight}} checked{{end}}> acquires in flight</label><span id="tl-range" class="note"></span><span class="hint">wheel zooms, drag pans, double-click resets; hover a bar or a mark for details; zoomed in, the bars show their tokens</span></div>
 {{.Timeline.SVG}}
 <div class="legend"><span><i class="sw hold"></i>hold (acquire ok to release)</span><span><i class="sw holdx"></i>hold in a double holder</span><span><i class="sw dh"></i>double-holder window</span><span><i class="sw a"></i>acquire ok</span><span><i class="sw c"></i>cs ok</span><span><i class="sw r"></i>release ok</span><span><i class="sw f"></i>fail</span><span><i class="sw i"></i>info</span><span><i class="sw k"></i>crash</span><span><i class="sw e"></i>event the lock client reported</span><span><i class="sw srv"></i>the server holds it (observed)</span><span><i class="sw lw"></i>lost-lock window</span>{{range .FaultKinds}}<span><i class="sw fk-{{.Kind}}"></i>{{.Kind}}: {{.Words}}</span>{{end}}</div>
 <p class="caption">{{.Timeline.Lanes}} Each op is a mark from its invocation to its completion, in its lane's row for acquire (top), cs (middle) or release (bottom). {{.Timeline.Note}}</p>

@@ -540,7 +540,9 @@ func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faul
 		b.title(fmt.Sprintf("%s: processes %s, %s – %s", t, joinInts(a.Processes, ", "), secs(a.Start), secs(a.End)))
 		b.f(`</rect></a>`)
 	}
-	b.f(`</svg></svg>`)
+	// Tokens on the hold bars wide enough to carry one: the script writes
+	// them as the view zooms (the plot's own coordinates stretch text).
+	b.f(`</svg><g id="tl-tok" class="toks"></g></svg>`)
 	out.SVG = template.HTML(b.String())
 
 	var notes []string

@@ -2,10 +2,12 @@ package report
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
 )
 
@@ -150,6 +152,13 @@ func TestReportWords(t *testing.T) {
 		if !regexp.MustCompile(`<dt>[^<]*` + regexp.QuoteMeta(term)).MatchString(glossary) {
 			t.Errorf("the glossary does not define %q", term)
 		}
+	}
+	// Asked for, but the resource took no tokens: not used either.
+	noTokens := in
+	noTokens.Meta.Fencing = true
+	noTokens.Result.Results = append(slices.Clone(in.Result.Results), checker.Result{Checker: "fencing", NotUsed: "the resource took no tokens"})
+	if _, page := writeReport(t, noTokens); !strings.Contains(page, "fencing: not used") {
+		t.Error("a fenced run whose resource took no tokens does not say fencing: not used")
 	}
 	if _, page := writeReport(t, in); strings.Contains(page, `id="incident-lin"`) {
 		t.Error("the incident links linearizability.html, which is not there")
