@@ -198,4 +198,9 @@ func TestReportFirstScreen(t *testing.T) {
 	shot := filepath.Join(shots, "first-screen.png")
 	must("save the screenshot", os.WriteFile(shot, first.Bytes(), 0o644))
 	t.Logf("the first screen at 1280x800: %s", shot)
+	zoomed, err := chromedp.Run(tctx, chromedp.Screenshot(chromedp.CSS("#timeline")))
+	must("screenshot the timeline", err)
+	zshot := filepath.Join(shots, "incident-timeline.png")
+	must("save the screenshot", os.WriteFile(zshot, zoomed, 0o644))
+	t.Logf("the timeline zoomed to the first incident: %s", zshot)
 }
