@@ -82,6 +82,7 @@ FUZZN ?= 50000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZN) ./history/
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime $(FUZZN) ./history/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeSidecar -fuzztime $(FUZZN) ./history/
 	$(GO) test -run '^$$' -fuzz FuzzParseCell -fuzztime $(FUZZN) ./matrix/
 	$(GO) test -run '^$$' -fuzz FuzzParseSeeds -fuzztime $(FUZZN) ./matrix/
 	$(GO) test -run '^$$' -fuzz FuzzJudge -fuzztime $(FUZZN) ./conformance/

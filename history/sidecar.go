@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -28,6 +29,8 @@ import (
 //	"LCHB" version(1 byte) u:jsonl-size crc32c(4 bytes, little-endian)
 //	crc32c of the body (4 bytes), then the body:
 //	u:ops u:strings, each u:length and its bytes (string 0 is "")
+//	u:chunks, each u:length in bytes of its ops (sidecarChunk ops a
+//	chunk, the last one fewer), then the ops:
 //	per op: a byte, opJSON or opBinary;
 //	  opJSON: u:length and the op's JSON line, decoded as the file's is;
 //	  opBinary: u:index s:time s:process u:type u:f u:key u:error
@@ -40,6 +43,10 @@ import (
 
 // SidecarName is the sidecar's file name, beside history.jsonl.
 const SidecarName = "history.bin"
+
+// sidecarChunk is how many ops a chunk of the sidecar holds: the reader
+// decodes chunks in parallel, each from its own offset.
+const sidecarChunk = 1 << 16
 
 const (
 	sidecarMagic   = "LCHB"
@@ -138,7 +145,11 @@ func (w *sidecarWriter) str(s string) {
 // CRC-32C sum, to out.
 func encodeSidecar(out io.Writer, h History, size int64, sum uint32) error {
 	w := &sidecarWriter{strs: []string{""}, ids: map[string]uint64{"": 0}}
+	var chunks []uint64 // each chunk's length in bytes
 	for i := range h {
+		if i%sidecarChunk == 0 && i > 0 {
+			chunks = append(chunks, uint64(len(w.ops))-sum64(chunks))
+		}
 		op := &h[i]
 		fields, ok := binaryFields(op)
 		if !ok {
@@ -167,6 +178,13 @@ func encodeSidecar(out io.Writer, h History, size int64, sum uint32) error {
 	for _, s := range w.strs {
 		body = binary.AppendUvarint(body, uint64(len(s)))
 		body = append(body, s...)
+	}
+	if len(h) > 0 {
+		chunks = append(chunks, uint64(len(w.ops))-sum64(chunks))
+	}
+	body = binary.AppendUvarint(body, uint64(len(chunks)))
+	for _, n := range chunks {
+		body = binary.AppendUvarint(body, n)
 	}
 	body = append(body, w.ops...)
 	head := []byte(sidecarMagic)
@@ -452,11 +470,48 @@ func decodeSidecar(b []byte) (History, error) {
 	if r.strs[0] != "" {
 		return nil, errSidecar
 	}
-	h := make(History, 0, nops)
+	nchunks := r.u()
+	if r.err != nil || nchunks != (nops+sidecarChunk-1)/sidecarChunk {
+		return nil, errSidecar
+	}
+	lens = make([]uint64, nchunks)
+	for i := range lens {
+		lens[i] = r.u()
+	}
+	parts := make([][]byte, nchunks)
+	for i, n := range lens {
+		parts[i] = r.bytes(n)
+	}
+	if r.err != nil || len(r.b) != 0 {
+		return nil, errSidecar
+	}
+	h := make(History, nops)
+	errs := make([]error, nchunks)
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			from := uint64(i) * sidecarChunk
+			cr := &sidecarReader{b: part, strs: r.strs}
+			errs[i] = cr.ops(h[from:min(nops, from+sidecarChunk)])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// ops decodes len(h) ops into h, and must use up r's bytes.
+func (r *sidecarReader) ops(h History) error {
 	var in arena
-	for range nops {
+	for i := range h {
 		if len(r.b) == 0 {
-			return nil, errSidecar
+			return errSidecar
 		}
 		kind := r.b[0]
 		r.b = r.b[1:]
@@ -464,29 +519,29 @@ func decodeSidecar(b []byte) (History, error) {
 		case opJSON:
 			line := r.bytes(r.u())
 			if r.err != nil {
-				return nil, errSidecar
+				return errSidecar
 			}
 			op, err := decodeOp(line, &in)
 			if err != nil {
-				return nil, errSidecar
+				return errSidecar
 			}
-			h = append(h, op)
+			h[i] = op
 		case opBinary:
 			op, err := r.op(&in)
 			if err != nil || checkDecoded(&op) != nil {
 				// An op the JSON reader would refuse: it reads the file
 				// and says which line.
-				return nil, errSidecar
+				return errSidecar
 			}
-			h = append(h, op)
+			h[i] = op
 		default:
-			return nil, errSidecar
+			return errSidecar
 		}
 	}
 	if len(r.b) != 0 {
-		return nil, errSidecar
+		return errSidecar
 	}
-	return h, nil
+	return nil
 }
 
 // op reads a binary op.
@@ -558,4 +613,13 @@ func (r *sidecarReader) op(in *arena) (Op, error) {
 		return Op{}, errSidecar
 	}
 	return op, nil
+}
+
+// sum64 returns the sum of ns.
+func sum64(ns []uint64) uint64 {
+	t := uint64(0)
+	for _, n := range ns {
+		t += n
+	}
+	return t
 }

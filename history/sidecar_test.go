@@ -76,6 +76,58 @@ func TestSidecarReadsAsTheJSON(t *testing.T) {
 	}
 }
 
+// TestSidecarChunks checks a history of several chunks (decoded in
+// parallel) against its JSON, and that a chunk count or length that does
+// not add up is refused.
+func TestSidecarChunks(t *testing.T) {
+	h, err := Decode(bytes.NewReader(benchHistoryJSONL(2*sidecarChunk + 5)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeWithSidecar(t, h)
+	got, ok := readSidecar(path)
+	if !ok {
+		t.Fatal("the sidecar was not used")
+	}
+	if want := decodeJSONFile(t, path); !reflect.DeepEqual(got, want) {
+		t.Fatalf("sidecar and JSON differ:\n%s", firstDiff(got, want))
+	}
+	var buf bytes.Buffer
+	if err := encodeSidecar(&buf, h[:sidecarChunk+1], 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	_, _, body, err := sidecarHeader(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeSidecar(body); err != nil {
+		t.Fatalf("two chunks: %v", err)
+	}
+	// The chunk table follows the strings; find it by re-encoding the
+	// count and the first length, and move a byte from one to the other.
+	r := &sidecarReader{b: body}
+	r.u()
+	for range r.u() {
+		r.bytes(r.u())
+	}
+	table := len(body) - len(r.b)
+	if body[table] != 2 {
+		t.Fatalf("chunk count %d, want 2", body[table])
+	}
+	for _, bad := range []func([]byte){
+		func(b []byte) { b[table] = 1 },
+		func(b []byte) { b[table] = 3 },
+		func(b []byte) { b[table+1]-- },
+		func(b []byte) { b[table+1]++ },
+	} {
+		b := bytes.Clone(body)
+		bad(b)
+		if _, err := decodeSidecar(b); err == nil {
+			t.Errorf("a damaged chunk table was accepted")
+		}
+	}
+}
+
 // TestSidecarEdgeOps checks ops at the edges of the binary form against
 // what their JSON lines decode to: the sidecar must hold what the file
 // says, not what the recorder had in memory where the two differ.
