@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -67,6 +68,8 @@ const (
 	inLaneH  = 38 // a holder's lane
 	inMainH  = 68 // the lane of the holder the incident is about
 	inNodeH  = 18 // the lane of faults that struck no holder
+	// inNodeLaneH is the lane of a lock node (RedLock's lock0..lock4).
+	inNodeLaneH = 22
 )
 
 // kindWords names anomaly kinds in plain words, for the incident's facets.
@@ -286,7 +289,8 @@ func buildIncident(in Input, pairs []history.Pair, hs []holdIv, faults []history
 	if pairs == nil {
 		return out
 	}
-	d := incidentDrawing{meta: in.Meta, wins: lostWindows(res), faults: faults, end: end}
+	d := incidentDrawing{meta: in.Meta, wins: lostWindows(res), faults: faults, end: end,
+		nodes: lockNodes(pairs), rels: serverReleases(in.History)}
 	e, ok := subjectHold(head, hs)
 	if ok {
 		d.subject(e, overlappers(hs, e), pairs)
@@ -368,13 +372,19 @@ type incidentDrawing struct {
 	faults []history.Fault
 	end    time.Duration
 
-	lanes    []*inLane
-	server   []history.Fault // faults that struck no drawn holder
-	t0, t1   time.Duration
-	sentence string
-	stale    []access
-	failed   []access // the subject's accesses that failed after it lost the lock
-	first    *holdIv  // the first grant that overlapped the subject
+	lanes  []*inLane
+	server []history.Fault // faults that struck no drawn holder nor lock node
+	// nodes are the design's lock nodes when it takes its lock on
+	// several (RedLock): a lane each, as in Kleppmann's diagram; rels
+	// are their own releases, nodeFaults the faults that struck each.
+	nodes      []string
+	rels       []nodeRelease
+	nodeFaults map[string][]history.Fault
+	t0, t1     time.Duration
+	sentence   string
+	stale      []access
+	failed     []access // the subject's accesses that failed after it lost the lock
+	first      *holdIv  // the first grant that overlapped the subject
 }
 
 // laneOf returns the lane of process p, adding one.
@@ -523,7 +533,19 @@ func (d *incidentDrawing) placeFaults() {
 			}
 		}
 		if !hit && len(f.Targets) == 0 {
-			d.server = append(d.server, f)
+			onNode := false
+			for _, n := range f.Nodes {
+				if slices.Contains(d.nodes, n) {
+					if d.nodeFaults == nil {
+						d.nodeFaults = map[string][]history.Fault{}
+					}
+					d.nodeFaults[n] = append(d.nodeFaults[n], f)
+					onNode = true
+				}
+			}
+			if !onNode {
+				d.server = append(d.server, f)
+			}
 		}
 		if hit {
 			d.t0, d.t1 = min(d.t0, f.Start), max(d.t1, f.End)
@@ -564,8 +586,8 @@ func (d *incidentDrawing) story(e holdIv, later []holdIv, win *checker.Window) s
 	}
 	if hit != nil {
 		fmt.Fprintf(&b, " and %s at %s for %s", faultVerb(hit.F), secs2(hit.Start), secs2(hit.End-hit.Start))
-	} else if len(d.server) > 0 {
-		fmt.Fprintf(&b, " during a %s", describe(d.server[0]))
+	} else if f, ok := d.firstStruck(); ok {
+		fmt.Fprintf(&b, " during a %s", describe(f))
 	}
 	b.WriteString("; ")
 	if main.hasRel {
@@ -616,6 +638,19 @@ func (d *incidentDrawing) story(e holdIv, later []holdIv, win *checker.Window) s
 	return b.String()
 }
 
+// firstStruck returns the first fault that struck a server, a node or
+// the network rather than a holder, by start.
+func (d *incidentDrawing) firstStruck() (history.Fault, bool) {
+	fs := slices.Clone(d.server)
+	for _, n := range d.nodes {
+		fs = append(fs, d.nodeFaults[n]...)
+	}
+	if len(fs) == 0 {
+		return history.Fault{}, false
+	}
+	return slices.MinFunc(fs, func(a, b history.Fault) int { return cmp.Compare(a.Start, b.Start) }), true
+}
+
 // describe names a fault that struck no holder: "partition of lock1".
 func describe(f history.Fault) string {
 	s := f.F
@@ -652,6 +687,8 @@ func (d *incidentDrawing) render() (template.HTML, string, []int) {
 		}
 		y += l.h
 	}
+	nodesY := y
+	y += float64(len(d.nodes) * inNodeLaneH)
 	height := y + 4
 	tok := d.meta.Tokens
 	var b svgBuf
@@ -836,6 +873,7 @@ func (d *incidentDrawing) render() (template.HTML, string, []int) {
 		}
 		b.f(`</g>`)
 	}
+	d.renderNodes(&b, nodesY, x, t0, t1)
 	b.f(`</svg>`)
 	return template.HTML(b.String()), d.sentence, drawn
 }
@@ -860,4 +898,63 @@ func accessCount(n int) string {
 		return "1 access"
 	}
 	return fmt.Sprintf("%d accesses", n)
+}
+
+// renderNodes draws the lanes of the lock nodes, from y down: on each,
+// the grants of the drawn holders that the node made, from the grant to
+// the holder's release or the node's own release of its key, the node's
+// releases as ticks, and the faults that struck the node.
+func (d *incidentDrawing) renderNodes(b *svgBuf, y float64, x func(time.Duration) float64, t0, t1 time.Duration) {
+	relOf := map[string][]nodeRelease{} // owner -> its key's releases
+	for _, r := range d.rels {
+		relOf[r.owner] = append(relOf[r.owner], r)
+	}
+	for i, n := range d.nodes {
+		ly := y + float64(i*inNodeLaneH)
+		cls := "in-lane node"
+		if (len(d.lanes)+i)%2 == 1 {
+			cls += " odd"
+		}
+		b.f(`<g class="%s" data-node="%s">`, cls, n)
+		b.f(`<rect class="in-bg" x="0" y="%s" width="%d" height="%d"/>`, num(ly), inWidth, inNodeLaneH)
+		b.f(`<text class="in-name" x="%d" y="%s">node %s</text>`, inLabelW-8, num(ly+15), n)
+		for _, f := range d.nodeFaults[n] {
+			x0, x1 := x(f.Start), x(f.End)
+			b.f(`<rect class="in-fault fk-%s" x="%s" y="%s" width="%s" height="%d">`, f.F, num(x0), num(ly+1), num(max(x1-x0, 1)), inNodeLaneH-2)
+			b.title(faultText(f))
+			b.f(`</rect><text class="in-flabel" x="%s" y="%s">%s</text>`, num(x0+3), num(ly+9), template.HTMLEscapeString(f.F))
+		}
+		for _, l := range d.lanes {
+			for _, h := range l.holds {
+				if !slices.Contains(h.nodes, n) {
+					continue
+				}
+				end := h.end
+				for _, r := range relOf[h.owner] {
+					if at, _ := r.op.ReleaseAt(); r.node == n && at >= h.start && at < end {
+						end = at
+					}
+				}
+				xs, xe := x(h.start), x(end)
+				b.f(`<rect class="in-ngrant%s" x="%s" y="%s" width="%s" height="8">`, map[bool]string{true: " main", false: ""}[l.main],
+					num(xs), num(ly+10), num(max(xe-xs, 0.8)))
+				b.title(fmt.Sprintf("%s held %s for process %d from %s to %s", n, h.key, h.proc, secs(h.start), secs(end)))
+				b.f(`</rect>`)
+				if xe-xs > 30 {
+					b.f(`<text class="in-tok" x="%s" y="%s">p%d</text>`, num(xs+2), num(ly+17), h.proc)
+				}
+			}
+		}
+		for _, r := range d.rels {
+			at, _ := r.op.ReleaseAt()
+			if r.node != n || at < t0 || at > t1 {
+				continue
+			}
+			xr := x(at)
+			b.f(`<line class="in-nrel" x1="%s" x2="%s" y1="%s" y2="%s">`, num(xr), num(xr), num(ly+2), num(ly+inNodeLaneH-2))
+			b.title(fmt.Sprintf("%s %s key %s of %s at %s", n, r.op.Value.Release.How, r.op.Key, r.owner, secs(at)))
+			b.f(`</line>`)
+		}
+		b.f(`</g>`)
+	}
 }

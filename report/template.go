@@ -89,6 +89,7 @@ svg.incident{width:100%;height:auto;display:block;font-size:11px;border:1px soli
 .in-exp{stroke:#b71c1c;stroke-width:2}.in-exp.inferred{stroke-dasharray:4 3}.in-explabel{fill:#b71c1c;font-weight:600}
 .in-fault{stroke-width:1}.in-flabel{fill:#5d4037}
 .in-tok{fill:#0d2b45;font-size:10px}.in-tok.out{fill:#0d47a1}.in-wlabel{text-anchor:middle;fill:#b71c1c;font-size:10px}
+.in-ngrant{fill:#9fa8da}.in-ngrant.main{fill:#5c6bc0}.in-nrel{stroke:#1a237e;stroke-width:2}
 ol.incidents{margin:4px 0 8px;padding-left:22px;font-size:13px}
 dl.glossary dt{font-weight:650;margin-top:6px}dl.glossary dd{margin:0 0 0 18px}
 `

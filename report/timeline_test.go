@@ -127,6 +127,28 @@ func TestTimelineNodeLanes(t *testing.T) {
 	if len(bands) != 1 || bands[0][2] != "3" {
 		t.Errorf("clock-jump bands %q, want one on lock1's lane (3)", bands)
 	}
+	// The incident has the lock nodes' lanes too: the clock jump on
+	// lock1's, lock1's own release of o1's key, the grants of both.
+	svg := incidentSVG(t, page)
+	lanes := regexp.MustCompile(`(?s)<g class="in-lane node[^"]*" data-node="(lock\d)">(.*?)</g>`).FindAllStringSubmatch(svg, -1)
+	if len(lanes) != 5 {
+		t.Fatalf("the incident has %d node lanes, want 5", len(lanes))
+	}
+	for _, l := range lanes {
+		jump := strings.Contains(l[2], `class="in-fault fk-clock-jump"`)
+		if jump != (l[1] == "lock1") {
+			t.Errorf("node %s's lane has the clock jump: %v", l[1], jump)
+		}
+		if rel := strings.Contains(l[2], `class="in-nrel"`); rel != (l[1] == "lock1") {
+			t.Errorf("node %s's lane has a release: %v", l[1], rel)
+		}
+		if grants := strings.Count(l[2], `<rect class="in-ngrant`); grants != map[string]int{"lock1": 2, "lock2": 1}[l[1]]+map[string]int{"lock0": 1, "lock3": 1, "lock4": 1}[l[1]] {
+			t.Errorf("node %s's lane draws %d grants", l[1], grants)
+		}
+	}
+	if !strings.Contains(page, "during a clock-jump of lock1") {
+		t.Error("the incident's sentence does not name the clock jump of lock1")
+	}
 	// One lane per worker only, for a design of one node.
 	one := synthHistory(1, 3, 2*time.Second)
 	if _, page := writeReport(t, Input{Meta: Meta{Name: "one", Workers: 3}, History: one, Result: check(t, one, false)}); strings.Contains(page, ">node ") {
