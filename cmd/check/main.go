@@ -10,12 +10,14 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/heapbudget"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/workloads"
@@ -106,6 +108,11 @@ type errOutput struct {
 func dispatch(inv *invocation, args []string, stdout, stderr io.Writer) (int, error) {
 	var code int
 	var err error
+	if slices.Contains([]string{"run", "matrix", "repro"}, args[0]) {
+		// The commands that record histories keep their heap within a
+		// budget (a long run's history is most of a gigabyte).
+		defer heapbudget.Start()()
+	}
 	switch args[0] {
 	case "run":
 		code, err = cmdRun(args[1:], stdout, stderr)

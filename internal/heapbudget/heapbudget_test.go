@@ -1,0 +1,54 @@
+package heapbudget
+
+import (
+	"math"
+	"runtime/debug"
+	"testing"
+)
+
+// TestLimit checks the limit for what is live: the budget while it fits,
+// a quarter over what is live after.
+func TestLimit(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int64
+	}{
+		{0, Budget},
+		{100 << 20, Budget},
+		{720 << 20, Budget},            // 900 MiB exactly
+		{721 << 20, 901<<20 + 256<<10}, // a quarter over 721 MiB
+		{4 << 30, 5 << 30},
+		{math.MaxUint64, math.MaxInt64},
+	} {
+		if got := Limit(c.live); got != c.want {
+			t.Errorf("Limit(%d) = %d, want %d", c.live, got, c.want)
+		}
+	}
+}
+
+// TestStartSetsAndStopRemoves checks that Start sets the budget as Go's
+// soft memory limit and stop removes it; and that GOMEMLIMIT is left to
+// the user.
+func TestStartSetsAndStopRemoves(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	debug.SetMemoryLimit(math.MaxInt64)
+	stop := Start()
+	if got := debug.SetMemoryLimit(-1); got != Budget {
+		t.Errorf("limit %d after Start, want %d", got, Budget)
+	}
+	stop()
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("limit %d after stop, want none", got)
+	}
+
+	t.Setenv("GOMEMLIMIT", "2GiB")
+	debug.SetMemoryLimit(2 << 30)
+	stop = Start()
+	if got := debug.SetMemoryLimit(-1); got != 2<<30 {
+		t.Errorf("limit %d with GOMEMLIMIT set, want the user's %d", got, 2<<30)
+	}
+	stop()
+	if got := debug.SetMemoryLimit(-1); got != 2<<30 {
+		t.Errorf("stop changed the user's limit to %d", got)
+	}
+}
