@@ -224,11 +224,14 @@ func (a access) words() string {
 	if v != nil && v.Read != nil {
 		parts = append(parts, fmt.Sprintf("read %d", *v.Read))
 	}
-	if v != nil && v.Wrote != nil {
+	refused := v != nil && v.Rejected != ""
+	switch {
+	case v != nil && v.Wrote != nil && refused:
+		parts = append(parts, fmt.Sprintf("tried to write %d", *v.Wrote))
+	case v != nil && v.Wrote != nil:
 		parts = append(parts, fmt.Sprintf("wrote %d", *v.Wrote))
-	}
-	if v != nil && v.Rejected != "" {
-		parts = append(parts, "refused by the resource")
+	case refused:
+		parts = append(parts, "tried to access the resource")
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "accessed the resource")
@@ -835,6 +838,9 @@ func (d *incidentDrawing) render() (template.HTML, string, []int) {
 				label = "stale: " + named.words()
 				if tk := l.holds[0].token; tk != 0 {
 					label += " under " + tokenWords(tok, tk)
+				}
+				if v := named.pr.Value(); v != nil && v.Rejected != "" {
+					label += ", refused by the resource"
 				}
 			} else if len(d.failed) > 0 {
 				named = &d.failed[0]

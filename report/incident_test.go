@@ -406,3 +406,22 @@ func TestIncidentLeaseFromTestJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestAccessWords checks how the incident names an access.
+func TestAccessWords(t *testing.T) {
+	i := func(n int64) *int64 { return &n }
+	for _, tt := range []struct {
+		v    *history.Value
+		want string
+	}{
+		{&history.Value{Read: i(13), Wrote: i(14)}, "read 13 and wrote 14"},
+		{&history.Value{Read: i(244), Wrote: i(245), Rejected: "write", MaxToken: 300}, "read 244 and tried to write 245"},
+		{&history.Value{Rejected: "write"}, "tried to access the resource"},
+		{nil, "accessed the resource"},
+	} {
+		a := access{pr: history.Pair{Invoke: &history.Op{F: history.FCS}, Complete: &history.Op{F: history.FCS, Type: history.OK, Value: tt.v}}}
+		if got := a.words(); got != tt.want {
+			t.Errorf("words of %+v = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+}
