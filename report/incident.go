@@ -66,8 +66,12 @@ const (
 	inPlotW  = inWidth - inLabelW - 12
 	inAxisH  = 20
 	inLaneH  = 38 // a holder's lane
-	inMainH  = 68 // the lane of the holder the incident is about
-	inNodeH  = 18 // the lane of faults that struck no holder
+	// inLaneSmallH is a holder's lane when there are more than
+	// inRoomyLanes: ten workers' lanes still fit the first screen.
+	inLaneSmallH = 32
+	inRoomyLanes = 6
+	inMainH      = 68 // the lane of the holder the incident is about
+	inNodeH      = 18 // the lane of faults that struck no holder
 	// inNodeLaneH is the lane of a lock node (RedLock's lock0..lock4).
 	inNodeLaneH = 22
 )
@@ -685,6 +689,9 @@ func (d *incidentDrawing) render() (template.HTML, string, []int) {
 	for _, l := range d.lanes {
 		l.y = y
 		l.h = inLaneH
+		if len(d.lanes) > inRoomyLanes {
+			l.h = inLaneSmallH
+		}
 		if l.main {
 			l.h = inMainH
 		}
@@ -718,6 +725,9 @@ func (d *incidentDrawing) render() (template.HTML, string, []int) {
 	}
 	for i, l := range d.lanes {
 		bandS, bandB, rowA := l.y+4, l.y+15, l.y+29 // server band, belief band, accesses
+		if l.h == inLaneSmallH {
+			bandS, bandB, rowA = l.y+3, l.y+13, l.y+26
+		}
 		if l.main {
 			bandS, bandB, rowA = l.y+16, l.y+29, l.y+45
 		}
