@@ -139,6 +139,9 @@ type anomalyView struct {
 	T0, T1                               string // milliseconds, for the zoom link
 	Fenced                               bool
 	Explanation                          string
+	// Linearizability links linearizability.html from a nonlinearizable
+	// anomaly, when the file is there.
+	Linearizability bool
 }
 
 // link is one file the report links to.
@@ -176,6 +179,7 @@ func build(in Input, dir string) page {
 		p.Checkers = append(p.Checkers, row)
 	}
 
+	lin := exists(filepath.Join(dir, "linearizability.html"))
 	order := sortedOrder(res.Anomalies)
 	anomalies := make([]checker.Anomaly, len(order))
 	for i, j := range order {
@@ -207,7 +211,8 @@ func build(in Input, dir string) page {
 		ids[i] = id
 		g.Items = append(g.Items, anomalyView{ID: id, Kind: a.Kind, Key: a.Key, Fenced: a.Fenced,
 			Processes: joinInts(a.Processes, ", "), Start: secs(a.Start), End: secs(a.End),
-			T0: msNum(a.Start), T1: msNum(a.End), Explanation: a.Explanation})
+			T0: msNum(a.Start), T1: msNum(a.End), Explanation: a.Explanation,
+			Linearizability: a.Kind == "nonlinearizable" && lin})
 	}
 
 	if in.Meta.Lease == 0 {
@@ -230,7 +235,7 @@ func build(in Input, dir string) page {
 		}
 		hs := holds(pairs, end)
 		wins := lostWindows(res)
-		p.Incident = buildIncident(in, pairs, hs, faults, end, idOf, exists(filepath.Join(dir, "linearizability.html")))
+		p.Incident = buildIncident(in, pairs, hs, faults, end, idOf, lin)
 		p.Timeline = renderTimeline(in.Meta.Workers, pairs, events, faults, end, anomalies, ids, wins, in.Meta.Tokens, serverReleases(in.History))
 		p.FaultCSS, p.FaultKinds = faultStyles(faults)
 		p.ShowFlight = in.Meta.Workers <= maxFlightWorkers

@@ -186,7 +186,7 @@ const pageHTML = `<!doctype html>
 <h2>Anomalies</h2>
 {{if not .Groups}}<p>The checkers found no anomalies.</p>{{end}}
 {{range .Groups}}<h3>{{.Kind}} ({{.Count}})</h3>
-{{range .Items}}<p class="anomaly{{if .Fenced}} fenced{{end}}" id="{{.ID}}"><span class="tag k-{{kindClass .Kind}}">{{.Kind}}</span>{{if .Fenced}} <span class="tag fenced">fenced</span>{{end}} <span class="meta">{{if .Key}}lock {{.Key}} · {{end}}processes {{.Processes}} · spans {{.Start}} to {{.End}} · <a href="#timeline" data-t0="{{.T0}}" data-t1="{{.T1}}">show in timeline</a></span>
+{{range .Items}}<p class="anomaly{{if .Fenced}} fenced{{end}}" id="{{.ID}}"><span class="tag k-{{kindClass .Kind}}">{{.Kind}}</span>{{if .Fenced}} <span class="tag fenced">fenced</span>{{end}} <span class="meta">{{if .Key}}lock {{.Key}} · {{end}}processes {{.Processes}} · spans {{.Start}} to {{.End}} · <a href="#timeline" data-t0="{{.T0}}" data-t1="{{.T1}}">show in timeline</a>{{if .Linearizability}} · <a href="linearizability.html">linearizability.html</a>{{end}}</span>
 <span class="explanation">{{.Explanation}}</span></p>
 {{end}}{{end}}
 {{if .More}}<p class="more">… and {{.More}} more (not shown here; all of them are in <a href="results.json">results.json</a>).</p>{{end}}

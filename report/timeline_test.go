@@ -156,6 +156,29 @@ func TestTimelineNodeLanes(t *testing.T) {
 	}
 }
 
+// TestIncidentOther checks that an incident that is not a double holder
+// (a lock no one could take for too long) is drawn with the lanes of
+// the processes it names, over its span.
+func TestIncidentOther(t *testing.T) {
+	h := synthHistory(2, 3, 3*time.Second)
+	res := check(t, h, false)
+	res.Anomalies = append(res.Anomalies, checker.Anomaly{Kind: "stuck-lock", Key: "k0", Processes: []int{1, 2},
+		Start: time.Second, End: 2 * time.Second, Explanation: "no one held k0"})
+	res.Incidents = nil
+	_, page := writeReport(t, Input{Meta: Meta{Name: "stuck", Workers: 3}, History: h, Result: res})
+	svg := incidentSVG(t, page)
+	lanes := laneAttr.FindAllStringSubmatch(svg, -1)
+	if len(lanes) != 2 || lanes[0][1] != "1" || lanes[1][1] != "2" {
+		t.Errorf("incident lanes %v, want processes 1 and 2", lanes)
+	}
+	if !strings.Contains(page, `<b id="incident-count">1 incident</b>`) || !strings.Contains(page, "a stuck lock") {
+		t.Error("the page does not count one incident, a stuck lock")
+	}
+	if !strings.Contains(svg, `class="in-hold"`) {
+		t.Error("the incident draws no hold")
+	}
+}
+
 // TestReportWords checks the page's words: "fencing: not used" on an
 // unfenced run, a glossary entry for every term the incident uses, and
 // the incident's link to linearizability.html when it is there.
@@ -181,6 +204,9 @@ func TestReportWords(t *testing.T) {
 	noTokens.Result.Results = append(slices.Clone(in.Result.Results), checker.Result{Checker: "fencing", NotUsed: "the resource took no tokens"})
 	if _, page := writeReport(t, noTokens); !strings.Contains(page, "fencing: not used") {
 		t.Error("a fenced run whose resource took no tokens does not say fencing: not used")
+	}
+	if n := strings.Count(page, `show in timeline</a> · <a href="linearizability.html">`); n != 1 {
+		t.Errorf("%d anomaly paragraphs link linearizability.html, want the nonlinearizable one", n)
 	}
 	if _, page := writeReport(t, in); strings.Contains(page, `id="incident-lin"`) {
 		t.Error("the incident links linearizability.html, which is not there")
