@@ -23,12 +23,17 @@ const (
 
 // ObserveReleases implements ReleaseObserver for etcd: a watch on the lock
 // prefix from a client of the controller's own, dialled straight to every
-// member's client port. A lock key's deletion is a release; it went with
-// its lease (history.ReleaseLease) when the lease is gone by the time the
+// member's client port. The etcd designs lock with concurrency.Mutex: each
+// client that wants lock k puts a key of its own under "/lockcheck/k/", and
+// the one with the lowest create revision holds the lock while the others
+// wait. The deletion of the holder's key is a release; it went with its
+// lease (history.ReleaseLease) when the lease is gone by the time the
 // observer asks, else it was deleted (history.ReleaseDeleted: the holder's
-// own release). etcd's events carry no time: a release is placed where
-// the observer heard it, and the probe (a put of the probe key, heard
-// through the same watch) bounds how late that is.
+// own release). A waiter's key that goes (it gave up, or its lease ended)
+// released nothing and is not reported, nor asked about. etcd's events
+// carry no time: a release is placed where the observer heard it, and the
+// probe (a put of the probe key, heard through the same watch) bounds how
+// late that is.
 func (e *Etcd) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
 	var eps []string
 	for _, n := range e.Nodes() {
@@ -41,16 +46,19 @@ func (e *Etcd) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), 
 		return nil, fmt.Errorf("observe etcd: %w", err)
 	}
 	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	// The watch starts at the current revision, so that nothing between
-	// now and its first response is missed.
-	get, err := c.Get(ctx, etcdProbeKey)
+	// The keys already there, and the watch from the revision after them,
+	// so that nothing between now and its first response is missed.
+	get, err := c.Get(ctx, etcdLockRoot, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		cancel()
 		c.Close()
-		return nil, fmt.Errorf("observe etcd: read the revision: %w", err)
+		return nil, fmt.Errorf("observe etcd: read the lock keys: %w", err)
+	}
+	o := &etcdObserver{c: c, cfg: cfg, keys: keySet(cfg.Keys), sent: -1, queues: map[string]map[string]int64{}}
+	for _, kv := range get.Kvs {
+		o.created(string(kv.Key), kv.CreateRevision)
 	}
 	wch := c.Watch(ctx, etcdLockRoot, clientv3.WithPrefix(), clientv3.WithPrevKV(), clientv3.WithRev(get.Header.Revision+1))
-	o := &etcdObserver{c: c, cfg: cfg, keys: keySet(cfg.Keys), sent: -1}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -71,6 +79,41 @@ type etcdObserver struct {
 	keys map[string]bool
 	// sent is when the probe in flight was sent, -1 when none is.
 	sent time.Duration
+	// queues are, by lock, the keys under its prefix with their create
+	// revisions: the holder's and its waiters'.
+	queues map[string]map[string]int64
+}
+
+// created notes a new key under a lock's prefix (a client that wants the
+// lock), with its create revision.
+func (o *etcdObserver) created(key string, rev int64) {
+	lock, ok := etcdLockOf(key)
+	if !ok || !o.keys[lock] {
+		return
+	}
+	q := o.queues[lock]
+	if q == nil {
+		q = map[string]int64{}
+		o.queues[lock] = q
+	}
+	q[key] = rev
+}
+
+// deleted removes a deleted key from its lock's queue and reports whether
+// it was the holder's: no other key of that lock was created before it
+// (concurrency.Mutex grants the lock to the lowest create revision).
+func (o *etcdObserver) deleted(lock, key string, rev int64) bool {
+	q := o.queues[lock]
+	if r, ok := q[key]; ok {
+		rev = r
+	}
+	delete(q, key)
+	for _, r := range q {
+		if r < rev {
+			return false
+		}
+	}
+	return true
 }
 
 // run handles the watch's events until ctx ends, and sends a probe every
@@ -118,8 +161,22 @@ func (o *etcdObserver) event(ctx context.Context, ev *clientv3.Event) {
 		return
 	}
 	lock, ok := etcdLockOf(key)
-	if ev.Type != clientv3.EventTypeDelete || !ok || !o.keys[lock] {
+	if !ok || !o.keys[lock] {
 		return
+	}
+	if ev.IsCreate() {
+		o.created(key, ev.Kv.CreateRevision)
+		return
+	}
+	if ev.Type != clientv3.EventTypeDelete {
+		return
+	}
+	var rev int64
+	if ev.PrevKv != nil {
+		rev = ev.PrevKv.CreateRevision
+	}
+	if !o.deleted(lock, key, rev) {
+		return // a waiter's key: it never held the lock
 	}
 	v := &history.Value{Owner: key, Release: &history.Release{How: history.ReleaseDeleted}}
 	if p := ev.PrevKv; p != nil {

@@ -95,3 +95,103 @@ func TestEtcdObserver(t *testing.T) {
 		}
 	}
 }
+
+// TestEtcdQueue: of the keys under a lock's prefix, only the one with the
+// lowest create revision is the holder's (concurrency.Mutex's layout);
+// a waiter's key that goes is none, and the next becomes the holder.
+func TestEtcdQueue(t *testing.T) {
+	type step struct {
+		put        bool
+		key        string
+		rev        int64
+		wantHolder bool
+	}
+	for _, tt := range []struct {
+		name  string
+		steps []step
+	}{
+		{"the holder's own key", []step{{true, "/lockcheck/k0/a", 5, false}, {false, "/lockcheck/k0/a", 5, true}}},
+		{"a waiter gives up, then the holder lets go", []step{
+			{true, "/lockcheck/k0/a", 5, false}, {true, "/lockcheck/k0/b", 6, false}, {true, "/lockcheck/k0/c", 7, false},
+			{false, "/lockcheck/k0/b", 6, false}, {false, "/lockcheck/k0/a", 5, true}, {false, "/lockcheck/k0/c", 7, true}}},
+		{"the last waiter goes first", []step{
+			{true, "/lockcheck/k0/a", 5, false}, {true, "/lockcheck/k0/b", 6, false},
+			{false, "/lockcheck/k0/b", 6, false}, {false, "/lockcheck/k0/a", 5, true}}},
+		{"another lock's keys are another queue", []step{
+			{true, "/lockcheck/k0/a", 5, false}, {true, "/lockcheck/k1/b", 6, false}, {false, "/lockcheck/k1/b", 6, true}}},
+		{"a key never seen created is placed by its revision", []step{
+			{true, "/lockcheck/k0/a", 5, false}, {false, "/lockcheck/k0/z", 9, false}, {false, "/lockcheck/k0/y", 3, true}}},
+		{"a key of no revision is the holder's", []step{{true, "/lockcheck/k0/a", 5, false}, {false, "/lockcheck/k0/z", 0, true}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := &etcdObserver{keys: keySet([]string{"k0", "k1"}), queues: map[string]map[string]int64{}}
+			for i, s := range tt.steps {
+				if s.put {
+					o.created(s.key, s.rev)
+					continue
+				}
+				lock, _ := etcdLockOf(s.key)
+				if got := o.deleted(lock, s.key, s.rev); got != s.wantHolder {
+					t.Fatalf("step %d: deleting %s (revision %d): holder %v, want %v", i, s.key, s.rev, got, s.wantHolder)
+				}
+			}
+		})
+	}
+}
+
+// TestEtcdObserverWaiters locks k0 the way concurrency.Mutex does (a key
+// per client under /lockcheck/k0/, the lowest create revision holds it)
+// on a real etcd member, one key before the observer starts: a waiter's
+// key that is deleted (it gave up) or whose lease ends makes no
+// server-release, the holder's does, and so does the next holder's.
+func TestEtcdObserverWaiters(t *testing.T) {
+	if _, err := LookEtcd(); err != nil {
+		t.Fatalf("%v (make test installs it)", err)
+	}
+	ctx := context.Background()
+	e := NewEtcd(EtcdConfig{Members: 1, Workers: 1, LogDir: t.TempDir()})
+	if err := e.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Teardown(ctx)
+	c, err := clientv3.New(clientv3.Config{Endpoints: e.LockAddrs(0), DialTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	lock := func(key string) clientv3.LeaseID {
+		t.Helper()
+		l, err := c.Grant(ctx, 60)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Put(ctx, key, "", clientv3.WithLease(l.ID)); err != nil {
+			t.Fatal(err)
+		}
+		return l.ID
+	}
+	lock("/lockcheck/k0/a") // the holder, before the observer
+	got, _, _ := watchReleases(t, e, "k0")
+	probes := 0
+	lock("/lockcheck/k0/b")
+	waiter := lock("/lockcheck/k0/c")
+	if _, err := c.Revoke(ctx, waiter); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Delete(ctx, "/lockcheck/k0/b"); err != nil {
+		t.Fatal(err)
+	}
+	next := lock("/lockcheck/k0/d")
+	if _, err := c.Delete(ctx, "/lockcheck/k0/a"); err != nil {
+		t.Fatal(err)
+	}
+	if o := nextRelease(t, got, "k0", &probes); o.v.Owner != "/lockcheck/k0/a" || o.v.Release.How != history.ReleaseDeleted {
+		t.Fatalf("first release observed: %+v %+v, want the holder's deletion of /lockcheck/k0/a", *o.v, *o.v.Release)
+	}
+	if _, err := c.Revoke(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if o := nextRelease(t, got, "k0", &probes); o.v.Owner != "/lockcheck/k0/d" || o.v.Release.How != history.ReleaseLease {
+		t.Fatalf("second release observed: %+v %+v, want the next holder's lease-ended /lockcheck/k0/d", *o.v, *o.v.Release)
+	}
+}
