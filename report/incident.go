@@ -45,10 +45,6 @@ type incidentOut struct {
 	Linearizability bool
 	// Others lists every incident, one line each, the first included.
 	Others []incidentLine
-
-	// drawn are the history indices of the acquires of the grants drawn,
-	// in drawing order (for tests).
-	drawn []int
 }
 
 // incidentLine is one incident in the list under the drawing.
@@ -304,7 +300,7 @@ func buildIncident(in Input, pairs []history.Pair, hs []holdIv, faults []history
 	} else {
 		d.generic(first, hs, pairs)
 	}
-	out.SVG, out.Sentence, out.drawn = d.render()
+	out.SVG, out.Sentence = d.render()
 	if out.Sentence == "" {
 		out.Sentence = capitalize(out.Facets) + "."
 	}
@@ -667,11 +663,12 @@ func describe(f history.Fault) string {
 	return s
 }
 
-// render draws the incident and returns the SVG, the sentence and the
-// acquires of the grants drawn.
-func (d *incidentDrawing) render() (template.HTML, string, []int) {
+// render draws the incident and returns the SVG and the sentence. Each
+// hold bar carries its acquire's history index (data-acquire), each
+// access its invoke's (data-op), each fault its start op's (data-fault).
+func (d *incidentDrawing) render() (template.HTML, string) {
 	if len(d.lanes) == 0 {
-		return "", d.sentence, nil
+		return "", d.sentence
 	}
 	if d.t1 <= d.t0 {
 		d.t1 = d.t0 + time.Millisecond
@@ -702,7 +699,6 @@ func (d *incidentDrawing) render() (template.HTML, string, []int) {
 	height := y + 4
 	tok := d.meta.Tokens
 	var b svgBuf
-	var drawn []int
 	b.f(`<svg id="incident-svg" class="incident" viewBox="0 0 %d %s" role="img" aria-label="the first incident, to time scale">`, inWidth, num(height))
 	// Time axis.
 	step := niceStep((t1 - t0).Seconds(), 10)
@@ -763,7 +759,6 @@ func (d *incidentDrawing) render() (template.HTML, string, []int) {
 		lastLabel := 0.0
 		var labels svgBuf // the tokens, drawn over every bar of the lane
 		for _, h := range l.holds {
-			drawn = append(drawn, h.acquire)
 			srvEnd, believeEnd := h.end, h.end
 			var w *checker.Window
 			if ww, ok := d.wins[h.acquire]; ok {
@@ -891,7 +886,7 @@ func (d *incidentDrawing) render() (template.HTML, string, []int) {
 	}
 	d.renderNodes(&b, nodesY, x, t0, t1)
 	b.f(`</svg>`)
-	return template.HTML(b.String()), d.sentence, drawn
+	return template.HTML(b.String()), d.sentence
 }
 
 // windowAccesses names the accesses of l's holder between from and to.
