@@ -290,6 +290,7 @@ func buildIncident(in Input, pairs []history.Pair, hs []holdIv, faults []history
 		head = res.Anomalies[first.Anomalies[0]]
 	}
 	if pairs == nil {
+		out.Sentence = capitalize(out.Facets) + "."
 		return out
 	}
 	d := incidentDrawing{meta: in.Meta, wins: lostWindows(res), faults: faults, end: end,
