@@ -68,6 +68,9 @@ type Window struct {
 	// lease or session the key went with, when it had one.
 	How   string `json:"how"`
 	Lease string `json:"lease,omitempty"`
+	// Backend is the database session the lock went with, when the
+	// observer named it (history.Value.Backend).
+	Backend int64 `json:"backend,omitempty"`
 	// Released is when the server released it; Heard when the observer
 	// heard of that.
 	Released float64 `json:"released_s"`
@@ -98,6 +101,7 @@ type lostWindow struct {
 	nodes    []string
 	how      string
 	lease    string
+	backend  int64
 	released time.Duration
 	heard    time.Duration
 	learned  time.Duration // -1: never told
@@ -112,12 +116,13 @@ type lostWindow struct {
 
 // serverRelease is one observed release of a lock key.
 type serverRelease struct {
-	op    *history.Op
-	key   string
-	owner string
-	token int64
-	node  string
-	at    time.Duration
+	op      *history.Op
+	key     string
+	owner   string
+	token   int64
+	backend int64
+	node    string
+	at      time.Duration
 }
 
 // checkAnalysis implements analyzer.
@@ -151,7 +156,7 @@ func (c windows) checkAnalysis(_ context.Context, a *analysis) Result {
 
 // export renders w for results.json.
 func (w lostWindow) export() Window {
-	out := Window{Key: w.hold.key, Process: w.hold.proc, Owner: w.hold.owner, Token: w.hold.token, Nodes: w.nodes, How: w.how, Lease: w.lease,
+	out := Window{Key: w.hold.key, Process: w.hold.proc, Owner: w.hold.owner, Token: w.hold.token, Nodes: w.nodes, How: w.how, Lease: w.lease, Backend: w.backend,
 		Released: seconds(w.released), Heard: seconds(w.heard), LearnedBy: w.by, Length: seconds(w.end - w.released),
 		Accesses: w.accesses, Refused: w.refused, After: w.after, Class: w.class, Ops: w.ops}
 	if w.learned >= 0 {
@@ -195,6 +200,7 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	var rels []serverRelease
 	var lags []time.Duration
 	observed := 0
+	sessions := false // a release names a database session
 	nodes := map[string]bool{}
 	for i := range a.h {
 		op := &a.h[i]
@@ -222,7 +228,8 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 			// and placed by time it might fall in the next one's.
 			continue
 		}
-		rels = append(rels, serverRelease{op: op, key: op.Key, owner: v.Owner, token: v.Token, node: node, at: at})
+		rels = append(rels, serverRelease{op: op, key: op.Key, owner: v.Owner, token: v.Token, backend: v.Backend, node: node, at: at})
+		sessions = sessions || v.Backend != 0
 	}
 	if len(rels) == 0 {
 		return nil, lags, observed
@@ -247,16 +254,38 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 			byToken[k] = append(byToken[k], i)
 		}
 	}
+	// A database release names the session that held the lock, not the
+	// grant's owner, which the server never sees; the session-lock
+	// designs record the session on their grants.
+	var bySession map[sessionKey][]int
+	var keyed map[string]bool // keys whose grants name their session
+	if sessions {
+		bySession, keyed = map[sessionKey][]int{}, map[string]bool{}
+		for i, hd := range holds {
+			if b := acquireBackend(a, hd); b != 0 {
+				k := sessionKey{hd.key, b}
+				bySession[k] = append(bySession[k], i)
+				keyed[hd.key] = true
+			}
+		}
+	}
 	// Each hold's releases, by node: the first one each node made.
 	got := map[int]map[string]serverRelease{}
 	for _, rel := range rels {
 		// A release of an owner no grant had is of no grant: RedLock's
 		// cleanup after a failed acquire, a waiter's node or key.
 		idx := byKey[rel.key]
-		if rel.owner != "" {
+		var i int
+		var ok bool
+		switch {
+		case rel.owner != "":
 			idx = byOwner[ownerKey{rel.key, rel.owner}]
+			i, ok = grantAt(holds, idx, byToken[tokenKey{rel.key, rel.token}], rel)
+		case rel.backend != 0 && keyed[rel.key]:
+			i, ok = sessionGrant(holds, bySession[sessionKey{rel.key, rel.backend}], &rel)
+		default:
+			i, ok = grantAt(holds, idx, byToken[tokenKey{rel.key, rel.token}], rel)
 		}
-		i, ok := grantAt(holds, idx, byToken[tokenKey{rel.key, rel.token}], rel)
 		if !ok {
 			continue
 		}
@@ -293,8 +322,8 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 		if !ok || rel.at >= hd.end {
 			continue
 		}
-		w := lostWindow{hold: hd, how: rel.op.Value.Release.How, lease: rel.op.Value.Release.Lease, released: rel.at, heard: rel.op.Time, learned: -1,
-			ops: []int{hd.acquire, rel.op.Index}}
+		w := lostWindow{hold: hd, how: rel.op.Value.Release.How, lease: rel.op.Value.Release.Lease, backend: rel.backend,
+			released: rel.at, heard: rel.op.Time, learned: -1, ops: []int{hd.acquire, rel.op.Index}}
 		for _, r := range per {
 			if r.at <= rel.at && r.node != "" {
 				w.nodes = append(w.nodes, r.node)
@@ -319,6 +348,31 @@ type tokenKey struct {
 
 // ownerKey keys the holds of a key with an owner.
 type ownerKey struct{ key, owner string }
+
+// sessionKey keys the holds of a key granted to a database session.
+type sessionKey struct {
+	key     string
+	session int64
+}
+
+// sessionGrant returns the hold among idx (the holds of rel's key granted
+// to rel's database session, in order of grant) that rel ended: the one
+// granted last before the observer heard of the release. A session holds
+// one grant of a key at a time, and a session the server ended is granted
+// nothing after. A sampling observer may place the release a little
+// before the grant's ok reached the history (it saw the lock held before
+// the holder heard it had it); such a release is moved to the grant, as
+// the server cannot have let go before it granted.
+func sessionGrant(holds []hold, idx []int, rel *serverRelease) (int, bool) {
+	heard := max(rel.at, rel.op.Time)
+	p := sort.Search(len(idx), func(p int) bool { return holds[idx[p]].start > heard })
+	if p == 0 {
+		return 0, false
+	}
+	i := idx[p-1]
+	rel.at = max(rel.at, holds[i].start)
+	return i, true
+}
 
 // grantAt returns the hold among idx (rel's key's or its owner's, in order
 // of grant) that rel ended: the one with rel's token when the observer
@@ -543,25 +597,7 @@ func windowStories(a *analysis) map[int]string {
 // found the lock gone, and accessed the resource once in between, before
 // it could know."
 func (w lostWindow) sentence() string {
-	verb := map[string]string{history.ReleaseExpired: "expired", history.ReleaseDeleted: "deleted",
-		history.ReleaseLease: "deleted"}[w.how]
-	if verb == "" {
-		verb = "released"
-	}
-	server := "the server"
-	if len(w.nodes) > 0 {
-		server = joinAnd(w.nodes)
-	}
-	with := ""
-	if w.how == history.ReleaseLease {
-		with = " with its ended lease"
-		if w.lease != "" {
-			with = " with its ended " + w.lease
-		}
-	} else if w.lease != "" {
-		with = " (" + w.lease + ")"
-	}
-	s := fmt.Sprintf("The server's side: %s %s key %s%s at %s", server, verb, w.hold.key, with, secs(w.released))
+	s := "The server's side: " + w.releaseWords() + " at " + secs(w.released)
 	if secs(w.heard) != secs(w.released) {
 		s += fmt.Sprintf(" (the observer heard it at %s)", secs(w.heard))
 	}
@@ -585,6 +621,50 @@ func (w lostWindow) sentence() string {
 		s += fmt.Sprintf(" (the fenced resource refused %d)", w.refused)
 	}
 	return s + "."
+}
+
+// releaseWords says what the server did, without the time: "lock0
+// expired key k0", "the server deleted key k0 with its ended lease
+// 0x69", "pg0 ended session 7363 and its lock on key k0", "the promoted
+// replica redis1 did not have key k0".
+func (w lostWindow) releaseWords() string {
+	server := "the server"
+	if len(w.nodes) > 0 {
+		server = joinAnd(w.nodes)
+	}
+	key := w.hold.key
+	switch w.how {
+	case history.ReleaseSessionEnded:
+		session := w.lease
+		if session == "" && w.backend != 0 {
+			session = fmt.Sprintf("session %d", w.backend)
+		}
+		if session == "" {
+			return fmt.Sprintf("%s ended the session that held key %s", server, key)
+		}
+		return fmt.Sprintf("%s ended %s and its lock on key %s", server, session, key)
+	case history.ReleaseFailoverLost:
+		replica := "the promoted replica"
+		if len(w.nodes) > 0 {
+			replica += " " + joinAnd(w.nodes)
+		}
+		return fmt.Sprintf("%s did not have key %s", replica, key)
+	}
+	verb := map[string]string{history.ReleaseExpired: "expired", history.ReleaseDeleted: "deleted",
+		history.ReleaseLease: "deleted"}[w.how]
+	if verb == "" {
+		verb = "released"
+	}
+	with := ""
+	if w.how == history.ReleaseLease {
+		with = " with its ended lease"
+		if w.lease != "" {
+			with = " with its ended " + w.lease
+		}
+	} else if w.lease != "" {
+		with = " (" + w.lease + ")"
+	}
+	return fmt.Sprintf("%s %s key %s%s", server, verb, key, with)
 }
 
 // times renders a count of times: "once", "twice", "3 times".

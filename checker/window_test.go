@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -460,6 +461,132 @@ func TestObservationsDoNotChangeVerdicts(t *testing.T) {
 				a, b := with.Anomalies[i], without.Anomalies[i]
 				if a.Kind != b.Kind || a.Start != b.Start || a.End != b.End || !strings.HasPrefix(a.Explanation, b.Explanation) {
 					t.Errorf("anomaly %d differs:\n with    %s\n without %s", i, a.Explanation, b.Explanation)
+				}
+			}
+		})
+	}
+}
+
+// acquireSession adds a grant of a database session lock that names the
+// session (history.Value.Backend) that took it.
+func (b *builder) acquireSession(p int, t0, t1 float64, owner string, session int64) *builder {
+	return b.pair(p, history.FAcquire, "k", t0, t1, history.OK, nil, &history.Value{Owner: owner, Backend: session})
+}
+
+// observedSession adds a database observer's release of key k by session
+// (0: none named), heard at heard and placed at at, on node pg0.
+func (b *builder) observedSession(heard, at float64, how string, session int64) *builder {
+	rel := &history.Release{How: how, At: at2(at)}
+	if session != 0 {
+		rel.Lease = "session " + strconv.FormatInt(session, 10)
+	}
+	return b.add(heard, history.NemesisProcess, history.Info, history.FServerRelease, "k",
+		&history.Value{Nodes: []string{"pg0"}, Backend: session, Release: rel})
+}
+
+// TestWindowsBySession: a database release names the session that held
+// the lock, and where the grants name theirs, it ends that session's
+// grant, not whichever was granted last before it.
+func TestWindowsBySession(t *testing.T) {
+	type want struct {
+		proc     int
+		released float64
+		backend  int64
+	}
+	tests := []struct {
+		name string
+		h    *builder
+		want []want
+	}{
+		{"the session's grant, though placed in the grant before",
+			// Sampled: placed at the start of the sample that saw
+			// session 12 hold it, before its grant's ok and before
+			// process 0's release; by time it would be process 0's.
+			new(builder).acquireSession(0, 1, 1.01, "a", 11).release(0, 2, 2.01, true, "a").acquireSession(1, 1.5, 2.03, "b", 12).
+				observedSession(2.1, 1.99, history.ReleaseSessionEnded, 12).release(1, 2.6, 2.61, false, "b"),
+			[]want{{1, 2.03, 12}}},
+		{"a session ended inside its grant",
+			new(builder).acquireSession(0, 1, 1.01, "a", 11).observedSession(2.1, 2.05, history.ReleaseSessionEnded, 11).
+				release(0, 2.6, 2.61, false, "a"),
+			[]want{{0, 2.05, 11}}},
+		{"a session that held no grant of the key ended none",
+			new(builder).acquireSession(0, 1, 1.01, "a", 11).observedSession(2.1, 2.05, history.ReleaseSessionEnded, 99).
+				release(0, 2.6, 2.61, false, "a"),
+			nil},
+		{"a session granted the key twice: its grant before the release was heard",
+			new(builder).acquireSession(0, 1, 1.01, "a", 11).release(0, 1.5, 1.51, true, "a").acquireSession(0, 1.9, 2.02, "c", 11).
+				observedSession(2.1, 1.99, history.ReleaseSessionEnded, 11).crash(0, 2.5),
+			[]want{{0, 2.02, 11}}},
+		{"its earlier grant, let go before, is no window",
+			new(builder).acquireSession(0, 1, 1.01, "a", 11).release(0, 1.5, 1.51, true, "a").
+				observedSession(2.1, 2.05, history.ReleaseSessionEnded, 11).acquireSession(0, 2.5, 2.52, "c", 11).crash(0, 3),
+			nil},
+		{"grants that name no session: by time",
+			new(builder).acquire(0, 1, 1.01, 0, "a").observedSession(2.1, 2.05, history.ReleaseSessionEnded, 99).
+				release(0, 2.6, 2.61, false, "a"),
+			[]want{{0, 2.05, 99}}},
+		{"a deletion by a session is none: its placement may be early",
+			new(builder).acquireSession(0, 1, 1.01, "a", 11).observedSession(2.1, 1.99, history.ReleaseDeleted, 11).
+				release(0, 2, 2.01, true, "a"),
+			nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := tt.h.build()
+			if err := history.Validate(h); err != nil {
+				t.Fatalf("test history: %v", err)
+			}
+			ws, _, _ := lostWindows(newAnalysis(h))
+			if len(ws) != len(tt.want) {
+				t.Fatalf("%d windows, want %d: %+v", len(ws), len(tt.want), ws)
+			}
+			for i, w := range ws {
+				e := w.export()
+				if x := tt.want[i]; e.Process != x.proc || !near(e.Released, x.released) || e.Backend != x.backend {
+					t.Errorf("window %d: process %d released %v session %d, want %+v", i, e.Process, e.Released, e.Backend, x)
+				}
+			}
+		})
+	}
+}
+
+// TestWindowSentenceHow: the words of each way a server lets go.
+func TestWindowSentenceHow(t *testing.T) {
+	failover := func(nodes ...string) *builder {
+		return new(builder).acquire(0, 1, 1.01, 0, "a").add(2.05, history.NemesisProcess, history.Info, history.FServerRelease, "k",
+			&history.Value{Owner: "a", Nodes: nodes, Detail: "redis1 was promoted without redis0's key",
+				Release: &history.Release{How: history.ReleaseFailoverLost, At: at(2.05)}}).crash(0, 2.8)
+	}
+	for _, tt := range []struct {
+		name string
+		h    *builder
+		want string
+	}{
+		{"session-ended, the session named",
+			new(builder).acquireSession(0, 1, 1.01, "a", 7363).observedSession(2.05, 2.01, history.ReleaseSessionEnded, 7363).crash(0, 2.8),
+			"The server's side: pg0 ended session 7363 and its lock on key k at 2.01 s (the observer heard it at 2.05 s); process 0 was never told"},
+		{"session-ended, the session by its id alone",
+			new(builder).acquireSession(0, 1, 1.01, "a", 12).add(2.05, history.NemesisProcess, history.Info, history.FServerRelease, "k",
+				&history.Value{Backend: 12, Release: &history.Release{How: history.ReleaseSessionEnded, At: at(2.05)}}).crash(0, 2.8),
+			"The server's side: the server ended session 12 and its lock on key k at 2.05 s; process 0 was never told"},
+		{"session-ended, no session named",
+			new(builder).acquire(0, 1, 1.01, 0, "a").observedSession(2.05, 2.05, history.ReleaseSessionEnded, 0).crash(0, 2.8),
+			"The server's side: pg0 ended the session that held key k at 2.05 s; process 0 was never told"},
+		{"failover-lost on the promoted node",
+			failover("redis1"),
+			"The server's side: the promoted replica redis1 did not have key k at 2.05 s; process 0 was never told"},
+		{"failover-lost, no node named",
+			failover(),
+			"The server's side: the promoted replica did not have key k at 2.05 s; process 0 was never told"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := windowStories(newAnalysis(tt.h.build()))
+			if len(s) != 1 {
+				t.Fatalf("stories %v", s)
+			}
+			for _, got := range s {
+				if !strings.HasPrefix(got, tt.want) {
+					t.Fatalf("sentence\n got %s\nwant %s...", got, tt.want)
 				}
 			}
 		})

@@ -68,7 +68,8 @@ func sqlReleases(h history.History) int {
 // TestObserverSessionKill runs the session lock designs under session-kill
 // until a double holder whose story has the server's side: the window's
 // release is the killed session's (session-ended), observed while the
-// session-kill op that ended it ran, and the window is classed.
+// session-kill op that ended it ran, and the window is classed; the story
+// says the server ended the session.
 func TestObserverSessionKill(t *testing.T) {
 	for _, lock := range []string{"pg-advisory", "mysql-get-lock"} {
 		t.Run(lock, func(t *testing.T) {
@@ -114,7 +115,7 @@ func TestObserverSessionKill(t *testing.T) {
 			told := false
 			for _, a := range out.Result.Anomalies {
 				if a.Kind == "double-holder" && strings.Contains(a.Explanation, "The server's side: ") &&
-					strings.Contains(a.Explanation, "(session ") {
+					strings.Contains(a.Explanation, " ended session ") {
 					told = true
 				}
 			}
