@@ -224,24 +224,26 @@ const maxVisualized = 4
 
 // verbose re-checks failing chunks with Porcupine's verbose search, for the
 // visualization and the narrative. Processes are renumbered to rows 0..n-1
-// (descriptions keep the real numbers), and faults become annotations.
+// (descriptions and inputs keep the real numbers, and the page labels each
+// row with its process: see linviz.go); faults become annotations, and so
+// does a time axis in the run's seconds.
 func verbose(model porcupine.Model, chunks []chunk, faults []history.Fault, budget time.Duration) (porcupine.LinearizationInfo, [][]porcupine.Operation) {
 	parts := make([][]porcupine.Operation, len(chunks))
 	rows := make(map[int]int)
-	var procs []int
+	var ids []int
 	from, to := chunks[0].from, chunks[0].to
 	for i, c := range chunks {
 		parts[i] = c.operations(nil)
 		for _, op := range parts[i] {
 			if _, ok := rows[op.ClientId]; !ok {
 				rows[op.ClientId] = 0
-				procs = append(procs, op.ClientId)
+				ids = append(ids, op.ClientId)
 			}
 		}
 		from, to = min(from, c.from), max(to, c.to)
 	}
-	sort.Ints(procs)
-	for i, p := range procs {
+	sort.Ints(ids)
+	for i, p := range ids {
 		rows[p] = i
 	}
 	for _, part := range parts {
@@ -253,15 +255,20 @@ func verbose(model porcupine.Model, chunks []chunk, faults []history.Fault, budg
 	_, info := porcupine.CheckOperationsVerbose(model, nil, budget)
 	var notes []porcupine.Annotation
 	for _, f := range faultsDuring(faults, from, to) {
+		what := f.F
+		if len(f.Targets) > 0 {
+			what += " of " + procs(f.Targets)
+		}
 		notes = append(notes, porcupine.Annotation{
 			Tag:             "nemesis",
 			Start:           int64(f.Start),
 			End:             int64(f.End),
-			Description:     f.F,
+			Description:     what,
 			Details:         describeFault(f),
 			BackgroundColor: "#fbe3d6",
 		})
 	}
+	notes = append(notes, timeAxis(from, to)...)
 	info.AddAnnotations(notes)
 	return info, parts
 }
@@ -270,7 +277,11 @@ func verbose(model porcupine.Model, chunks []chunk, faults []history.Fault, budg
 func visualizer(model porcupine.Model, parts [][]porcupine.Operation, info porcupine.LinearizationInfo) func(io.Writer) error {
 	model.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return parts }
 	return func(w io.Writer) error {
-		if err := porcupine.Visualize(model, info, w); err != nil {
+		page, err := writeDressed(model, info, parts)
+		if err != nil {
+			return fmt.Errorf("write porcupine visualization: %w", err)
+		}
+		if _, err := w.Write(page); err != nil {
 			return fmt.Errorf("write porcupine visualization: %w", err)
 		}
 		return nil
