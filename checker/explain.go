@@ -373,3 +373,40 @@ func sentences(parts ...string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// heldBoth tells the story of two holds of lock key that no order of the
+// lock's operations can separate (the direct decision's conflict, see
+// lockorder.go): whenever each operation took effect within the time it
+// was in flight, the holder e still held the lock when later's acquire was
+// answered. more is how many further grants e's hold overlapped; tokens
+// says how to print the grants' tokens.
+func heldBoth(key string, e, later *lockHold, more int, tokens TokenKind) string {
+	s := fmt.Sprintf("No order of these operations fits a lock: whenever each one took effect, between when it was sent and when its answer came, "+
+		"processes %d and %d both held lock %s at %s. Process %d asked for it at %s, was granted it at %s%s and %s; "+
+		"process %d asked for it at %s and was granted it at %s%s.",
+		e.proc, later.proc, key, secs(later.ar),
+		e.proc, secs(e.ac), secs(e.ar), tokens.with(e.acq.token), holdEnd(e),
+		later.proc, secs(later.ac), secs(later.ar), tokens.with(later.acq.token))
+	if more > 0 {
+		s += fmt.Sprintf(" Before process %d gave it up, the lock was granted %s more.", e.proc, plural(more, "time", "times"))
+	}
+	return s + " The overlap checker tells who held the lock when."
+}
+
+// holdEnd says what is certain about the end of a hold, as the overlap
+// checker's stories say it: "did not start its release until 5.60 s".
+func holdEnd(h *lockHold) string {
+	switch {
+	case h.end == nil:
+		return "never released it"
+	case h.end.kind == mCrash:
+		return "was not retired until " + secs(h.ec)
+	case h.end.abandon:
+		return "started its release at " + secs(h.ec) + ", which failed"
+	}
+	return "did not start its release until " + secs(h.ec)
+}
+
+// registerNoOrder ends the story of a key of the protected register that
+// the direct decision found no order for (regorder.go).
+const registerNoOrder = "no order of the critical sections fits a register that each one read and then wrote, whenever each one took effect between when it began and when its answer came"
