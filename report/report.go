@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -235,12 +236,27 @@ func build(in Input, dir string) page {
 		}
 		hs := holds(pairs, end)
 		wins := lostWindows(res)
-		p.Incident = buildIncident(in, pairs, hs, faults, end, idOf, lin)
-		p.Timeline = renderTimeline(in.Meta.Workers, pairs, events, faults, end, anomalies, ids, wins, in.Meta.Tokens, serverReleases(in.History))
+		// The drawings read the history and write their own parts of the
+		// page: each on a goroutine (a long run's timeline alone is a
+		// second of work).
+		var wg sync.WaitGroup
+		for _, draw := range []func(){
+			func() { p.Incident = buildIncident(in, pairs, hs, faults, end, idOf, lin) },
+			func() {
+				p.Timeline = renderTimeline(in.Meta.Workers, pairs, events, faults, end, anomalies, ids, wins, in.Meta.Tokens, serverReleases(in.History))
+			},
+			func() { p.Latency = renderLatency(pairs, faults, end) },
+			func() { p.Throughput = renderThroughput(pairs, faults, end) },
+		} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				draw()
+			}()
+		}
+		wg.Wait()
 		p.FaultCSS, p.FaultKinds = faultStyles(faults)
 		p.ShowFlight = in.Meta.Workers <= maxFlightWorkers
-		p.Latency = renderLatency(pairs, faults, end)
-		p.Throughput = renderThroughput(pairs, faults, end)
 	}
 	p.Stats = statsOf(res, in.History)
 
