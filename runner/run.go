@@ -474,6 +474,12 @@ func (p *Plan) WriteReport(dir string, h history.History, res checker.Result) er
 	if d.Name != "" && !d.Tokens {
 		meta.NoTokens = true
 	}
+	if d.Name != "" {
+		meta.Lease = d.EffectiveLease(t.Lease)
+	}
+	if d.ZxidTokens {
+		meta.Tokens = checker.ZxidTokens
+	}
 	return report.Write(filepath.Join(dir, "report.html"), report.Input{Meta: meta, History: h, Result: res})
 }
 

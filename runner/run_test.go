@@ -355,6 +355,11 @@ func TestRunZooKeeperSessionExpiry(t *testing.T) {
 			case !strings.Contains(story, "ZooKeeper session 0x") || !strings.Contains(story, "expired"):
 				t.Errorf("the double-holder story does not name the expired session: %s", story)
 			}
+			// The report draws the tokens as the stories name them, zxids
+			// as epoch:counter (the plan tells it the design's kind).
+			if page, err := os.ReadFile(filepath.Join(out.Dir, "report.html")); !fencing && (err != nil || !strings.Contains(string(page), " held lock k0 (zxid ")) {
+				t.Errorf("the report's incident names no zxid (%v)", err)
+			}
 			assertNoChildren(t)
 		})
 	}

@@ -136,7 +136,11 @@ func TestRunSQLDesigns(t *testing.T) {
 					// acquire for 500 ms, and a 1 s lease made a real
 					// double holder with no fault.
 					tt.Time, tt.Lease = 3*time.Second, safeLease
+					tt.Until = untilGrants(20) // 3 s is the bound, 20 grants enough
 				}
+				// An unsafe cell ends at its first double holder, what it
+				// asserts.
+				tt.StopOnAnomaly = c.want == checker.Invalid
 				if c.nemesis == "session-kill" {
 					// Session timeouts of 2 x lease that a loaded machine
 					// cannot outrun, so the double holder is the kill's.
