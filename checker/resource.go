@@ -64,7 +64,10 @@ const (
 
 // csOp is the input of one register model operation.
 type csOp struct {
-	kind        csKind
+	kind csKind
+	// zxid says token is a ZooKeeper zxid, described as epoch:counter
+	// (beside kind, it takes no room).
+	zxid        bool
 	key         string
 	proc        int
 	read, wrote int64
@@ -79,6 +82,14 @@ type csOp struct {
 // operation implements linInput.
 func (in *csOp) operation() porcupine.Operation {
 	return porcupine.Operation{ClientId: in.proc, Input: in, Call: int64(in.call), Return: int64(in.ret)}
+}
+
+// tokens says what the op's token is, for its description.
+func (in *csOp) tokens() TokenKind {
+	if in.zxid {
+		return ZxidTokens
+	}
+	return NumberTokens
 }
 
 // regState is the register's value and the number of pending blind
@@ -138,13 +149,13 @@ func registerModel() porcupine.Model {
 			case rStart:
 				return "start: " + in.start.String()
 			case rRMW:
-				return fmt.Sprintf("%d cs %d→%d%s", in.proc, in.read, in.wrote, withToken(in.token))
+				return fmt.Sprintf("%d cs %d→%d%s", in.proc, in.read, in.wrote, in.tokens().with(in.token))
 			case rIncr:
-				return fmt.Sprintf("%d cs +1%s", in.proc, withToken(in.token))
+				return fmt.Sprintf("%d cs +1%s", in.proc, in.tokens().with(in.token))
 			case rMaybe:
-				return fmt.Sprintf("%d cs %d→%d (info)%s", in.proc, in.read, in.wrote, withToken(in.token))
+				return fmt.Sprintf("%d cs %d→%d (info)%s", in.proc, in.read, in.wrote, in.tokens().with(in.token))
 			case rCredit:
-				return fmt.Sprintf("%d cs +1 (info)%s", in.proc, withToken(in.token))
+				return fmt.Sprintf("%d cs +1 (info)%s", in.proc, in.tokens().with(in.token))
 			}
 			return "?"
 		},
@@ -223,7 +234,7 @@ func (c *resource) checkAnalysis(ctx context.Context, a *analysis) Result {
 		if v == nil {
 			v = &history.Value{}
 		}
-		op.token = v.Token
+		op.token, op.zxid = v.Token, c.opts.Tokens == ZxidTokens
 		if v.Read != nil {
 			op.read = *v.Read
 			op.wrote = op.read + 1
