@@ -30,11 +30,13 @@ const zkObserveSession = 10 * time.Second
 // watches on each lock path. A lock path that is an ephemeral node is the
 // lock (zk-ephemeral); one that is a persistent node is the parent of the
 // sequential nodes that queue for it, whose deletions the observer sees as
-// changes of its children. A deleted lock node is a release (deleted),
-// with its data (the designs' owner), its czxid (their token) and the
-// session that owned it. ZooKeeper's watch events carry no time: a
-// release is placed where it was heard, and the probe (a node created
-// under a watch) bounds how late that is.
+// changes of its children. A deleted lock node is a release, with its
+// data (the designs' owner), its czxid (their token) and the session that
+// owned it: history.ReleaseLease when a server's log says it expired that
+// session (the node went with it), else history.ReleaseDeleted (its holder
+// deleted it, or closed its session). ZooKeeper's watch events carry no
+// time: a release is placed where it was heard, and the probe (a node
+// created under a watch) bounds how late that is.
 func (z *ZooKeeper) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
 	var addrs []string
 	for _, n := range z.Nodes() {
@@ -50,10 +52,15 @@ func (z *ZooKeeper) ObserveReleases(ctx context.Context, cfg ObserveConfig) (fun
 		conn.Close()
 		return nil, fmt.Errorf("observe zookeeper: %w", err)
 	}
+	var logs []string
+	for _, n := range z.nodes {
+		logs = append(logs, n.logPath)
+	}
+	expiries := newZKExpiries(logs)
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for _, key := range cfg.Keys {
-		o := &zkKeyObserver{conn: conn, cfg: cfg, key: key, path: path.Join(zkLockRoot, key), known: map[string]zkNodeSeen{}}
+		o := &zkKeyObserver{conn: conn, cfg: cfg, key: key, path: path.Join(zkLockRoot, key), known: map[string]zkNodeSeen{}, expiries: expiries}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -110,6 +117,8 @@ type zkKeyObserver struct {
 	key   string
 	path  string
 	known map[string]zkNodeSeen // lock node path -> what was read of it
+	// expiries tells the sessions the servers expired.
+	expiries *zkExpiries
 }
 
 // run watches the lock path until ctx ends: a bounded wait per round, so
@@ -195,6 +204,9 @@ func (o *zkKeyObserver) report(seen zkNodeSeen) {
 	v := &history.Value{Owner: seen.owner, Token: seen.czxid, Release: &history.Release{How: history.ReleaseDeleted}}
 	if seen.session != 0 {
 		v.Release.Lease = fmt.Sprintf("session 0x%x", seen.session)
+		if o.expiries.has(seen.session) {
+			v.Release.How = history.ReleaseLease
+		}
 	}
 	o.cfg.Report(o.key, v)
 }
