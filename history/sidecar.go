@@ -107,9 +107,7 @@ func WriteSidecar(path string, h History) error {
 	if err == nil {
 		err = w.Flush()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err = errors.Join(err, f.Close())
 	if err == nil {
 		err = os.Rename(tmp, out)
 	}

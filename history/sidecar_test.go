@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -315,6 +316,63 @@ func TestSidecarWriteFails(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, SidecarName+".tmp")); !os.IsNotExist(err) {
 		t.Fatalf("the temporary file is left: %v", err)
+	}
+}
+
+// TestSidecarEmpty checks an empty history's sidecar (no chunk).
+func TestSidecarEmpty(t *testing.T) {
+	path := writeWithSidecar(t, History{})
+	got, ok := readSidecar(path)
+	if !ok || len(got) != 0 {
+		t.Fatalf("empty history: %d ops, used %v", len(got), ok)
+	}
+}
+
+// TestSidecarTruncated checks that a header or body cut anywhere is
+// refused, never read short and never a panic: the body's own CRC guards
+// a file, so this is what stands behind it.
+func TestSidecarTruncated(t *testing.T) {
+	h, err := ReadFile(goldenHistories(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := encodeSidecar(&buf, h, 7, 9); err != nil {
+		t.Fatal(err)
+	}
+	whole := buf.Bytes()
+	size, sum, body, err := sidecarHeader(whole)
+	if err != nil || size != 7 || sum != 9 {
+		t.Fatalf("header: %d %d %v", size, sum, err)
+	}
+	for i := range len(whole) - len(body) {
+		if _, _, _, err := sidecarHeader(whole[:i]); err == nil {
+			t.Fatalf("a header cut to %d bytes was read", i)
+		}
+	}
+	for i := range body {
+		if _, err := decodeSidecar(body[:i]); err == nil {
+			t.Fatalf("a body cut to %d of %d bytes was read", i, len(body))
+		}
+	}
+}
+
+// TestSidecarStringNumbers checks that a string number past the table is
+// an error, not a panic, and the last one is read.
+func TestSidecarStringNumbers(t *testing.T) {
+	for _, c := range []struct {
+		id   uint64
+		want string
+		ok   bool
+	}{{0, "", true}, {1, "a", true}, {2, "", false}, {1 << 40, "", false}} {
+		r := &sidecarReader{b: binary.AppendUvarint(nil, c.id), strs: []string{"", "a"}}
+		if got := r.str(); got != c.want || (r.err == nil) != c.ok {
+			t.Errorf("string %d: %q, error %v", c.id, got, r.err)
+		}
+	}
+	r := &sidecarReader{strs: []string{"", "a"}, err: errSidecar, b: binary.AppendUvarint(nil, 1)}
+	if got := r.str(); got != "" {
+		t.Errorf("a reader with an error read %q", got)
 	}
 }
 
