@@ -85,13 +85,16 @@ func TestSidecarChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := writeWithSidecar(t, h)
-	got, ok := readSidecar(path)
-	if !ok {
-		t.Fatal("the sidecar was not used")
-	}
-	if want := decodeJSONFile(t, path); !reflect.DeepEqual(got, want) {
-		t.Fatalf("sidecar and JSON differ:\n%s", firstDiff(got, want))
+	// Chunks with a short last one, and whole chunks only.
+	for _, n := range []int{len(h), 2 * sidecarChunk} {
+		path := writeWithSidecar(t, h[:n])
+		got, ok := readSidecar(path)
+		if !ok {
+			t.Fatalf("%d ops: the sidecar was not used", n)
+		}
+		if want := decodeJSONFile(t, path); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%d ops: sidecar and JSON differ:\n%s", n, firstDiff(got, want))
+		}
 	}
 	var buf bytes.Buffer
 	if err := encodeSidecar(&buf, h[:sidecarChunk+1], 0, 0); err != nil {
