@@ -49,7 +49,7 @@ func cmdList(args []string, stdout, stderr io.Writer) (int, error) {
 }
 
 // printList prints the plain list: a section for each registry, one line
-// for each entry.
+// for each entry, and a legend of the mechanisms the entries cite.
 func printList(stdout io.Writer) error {
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	row := func(name, text string) { fmt.Fprintf(w, "  %s\t%s\n", name, text) }
@@ -88,6 +88,10 @@ func printList(stdout io.Writer) error {
 	row("none", noneSummary)
 	for _, k := range nemesis.Kinds() {
 		row(k.Name, k.Summary)
+	}
+	fmt.Fprintln(w, "mechanisms (the M codes above; docs/concepts.md tells each in full):")
+	for _, m := range mechanisms {
+		row(m.code, m.what)
 	}
 	return w.Flush()
 }
