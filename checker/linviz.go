@@ -206,7 +206,7 @@ func dress(page []byte, rows []vizRow, keys []string, register bool) []byte {
 	b.WriteString(`<div id="lockcheck" style="font-family:sans-serif;font-size:14px;max-width:62em;margin:45px 0 0">` + "\n")
 	fmt.Fprintf(&b, "<h1 style=\"font-size:18px\">%s</h1>\n", html.EscapeString(title))
 	b.WriteString("<p>Porcupine's drawing of lockcheck's linearizability check. Each row is a process of the run; each box is one of its operations, from when it was sent to when its answer came (a box that runs to the right edge was never answered). " +
-		"Porcupine tried every order of the operations, with each one taking effect at some instant within its box, and found none that fits " + fits + ": " +
+		"Porcupine tried every order of the operations, with each one taking effect at some moment within its box, and found none that fits " + fits + ": " +
 		"it shows the longest orders it found (click a box to follow one) and where they got stuck.</p>\n")
 	fmt.Fprintf(&b, "<p>The boxes are spaced to be readable, not to time scale. The <b>%s</b> row at the bottom marks the run's clock, in the seconds the report uses: "+
 		"a box above the one labelled \"a–b s\" was in flight between a and b seconds into the run. Hover a box for its times.</p>\n", html.EscapeString(timeTag))
