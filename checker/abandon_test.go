@@ -51,13 +51,13 @@ func TestFailedReleaseEndsTheHold(t *testing.T) {
 			b.acquire(0, 0.1, 0.11, 1, "o0").cs(0, 0.12, 0.13, 0, 0)
 			b.acquire(1, 0.14, 0.15, 2, "o1")
 			b.releaseFail(0, 0.2, 0.21).crash(0, 1.0)
-		}, Invalid, "its release, invoked at 0.20 s, failed"},
+		}, Invalid, "started its release at 0.20 s, which failed"},
 		{"retry finds the key still its own", func(b *builder) {
 			// The service granted a lock its owner still held.
 			b.acquire(0, 0.1, 0.11, 1, "o0").releaseFail(0, 0.2, 0.21)
 			b.acquire(1, 0.3, 0.31, 2, "o1")
 			b.release(0, 0.5, 0.51, true, "o0")
-		}, Invalid, "did not invoke its release until 0.50 s"},
+		}, Invalid, "did not start its release until 0.50 s"},
 		{"retry that does not say ends the hold too", func(b *builder) {
 			b.acquire(0, 0.1, 0.11, 1, "o0").releaseFail(0, 0.2, 0.21)
 			b.acquire(1, 0.3, 0.31, 2, "o1")

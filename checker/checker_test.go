@@ -90,8 +90,8 @@ func TestMutex(t *testing.T) {
 				if !slices.Contains(a.Processes, 1) || !slices.Contains(a.Processes, 3) {
 					t.Errorf("processes = %v, want 3 and 1", a.Processes)
 				}
-				if !strings.Contains(a.Explanation, "Processes 3 and 1 both held lock k at 3.35 s") ||
-					!strings.Contains(a.Explanation, "3's acquire (2.30 s–2.31 s) returned at 2.31 s (token 42) and it did not invoke its release until 5.60 s") {
+				if !strings.Contains(a.Explanation, "processes 3 and 1 both held lock k at 3.35 s") ||
+					!strings.Contains(a.Explanation, "Process 3 asked for it at 2.30 s, was granted it at 2.31 s (token 42) and did not start its release until 5.60 s") {
 					t.Errorf("explanation does not name the holder: %s", a.Explanation)
 				}
 				if r.Visualize == nil {

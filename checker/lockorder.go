@@ -2,7 +2,6 @@ package checker
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"time"
 )
@@ -156,8 +155,8 @@ func (c lockConflict) witness() []linInput {
 	return out
 }
 
-// explainConflict tells the story of a conflict in terms of the ops' real
-// intervals.
+// explainConflict tells the story of a conflict: which two holds no order
+// of the ops can separate (see heldBoth).
 func (c *mutex) explainConflict(key string, cf lockConflict) Anomaly {
 	an := Anomaly{Kind: "nonlinearizable", Key: key, Fenced: c.opts.Fenced}
 	addOps := func(h *lockHold) {
@@ -175,37 +174,17 @@ func (c *mutex) explainConflict(key string, cf lockConflict) Anomaly {
 	an.Start, an.End = l.ar, min(e.ec, l.ec)
 	addOps(e)
 	addOps(l)
-	more := ""
-	if len(cf.more) > 0 {
-		more = fmt.Sprintf(" Before %d gave it up, the lock was granted %s more.", e.proc, plural(len(cf.more), "time", "times"))
-		for _, m := range cf.more {
-			if len(an.Ops) < maxOps {
-				addOps(m)
-			}
-			an.End = max(an.End, min(e.ec, m.ec))
+	for _, m := range cf.more {
+		if len(an.Ops) < maxOps {
+			addOps(m)
 		}
+		an.End = max(an.End, min(e.ec, m.ec))
 	}
 	if an.End == forever {
 		an.End = an.Start
 	}
-	an.Explanation = fmt.Sprintf("Processes %d and %d both held lock %s at %s, whatever instants within their real intervals their operations took effect at: %d's acquire (%s) returned at %s%s and %s; %d's acquire (%s) returned at %s%s.%s The overlap checker tells who held the lock when.",
-		e.proc, l.proc, key, secs(l.ar), e.proc, span(e.ac, e.ar), secs(e.ar), c.opts.Tokens.with(e.acq.token), endClause(e),
-		l.proc, span(l.ac, l.ar), secs(l.ar), c.opts.Tokens.with(l.acq.token), more)
+	an.Explanation = heldBoth(key, e, l, len(cf.more), c.opts.Tokens)
 	return an
-}
-
-// endClause says what is certain about the end of a hold: "it did not
-// invoke its release until 5.60 s".
-func endClause(h *lockHold) string {
-	switch {
-	case h.end == nil:
-		return "it never released it"
-	case h.end.kind == mCrash:
-		return "it was not retired until " + secs(h.ec)
-	case h.end.abandon:
-		return "its release, invoked at " + secs(h.ec) + ", failed"
-	}
-	return "it did not invoke its release until " + secs(h.ec)
 }
 
 // sortStable sorts s stably by c, skipping the sort when s is already in

@@ -1535,7 +1535,7 @@ func TestDirectConflictStory(t *testing.T) {
 		t.Fatalf("%v %+v", r.Stats, r.Anomalies)
 	}
 	an := r.Anomalies[0]
-	if an.Start != sec(2) || an.End != sec(3) || strings.Contains(an.Explanation, "Before 0 gave it up") {
+	if an.Start != sec(2) || an.End != sec(3) || strings.Contains(an.Explanation, "Before process 0 gave it up") {
 		t.Fatalf("%+v", an)
 	}
 	// Neither lets go: the window is the later grant's instant.
@@ -1566,6 +1566,7 @@ func TestMutexModelDescriptions(t *testing.T) {
 	}{
 		{&mutexOp{kind: mStart, holder: 2}, "start: held by 1"},
 		{&mutexOp{kind: mAcquire, proc: 3, token: 9}, "3 acquire (token 9)"},
+		{&mutexOp{kind: mAcquire, proc: 3, token: 1<<32 | 797, zxid: true}, "3 acquire (zxid 1:797)"},
 		{&mutexOp{kind: mAcquire, proc: 3, info: true}, "3 acquire (info)"},
 		{&mutexOp{kind: mRelease, proc: 3}, "3 release"},
 		{&mutexOp{kind: mCrash, proc: 3, info: true}, "3 crash"},

@@ -81,6 +81,9 @@ const (
 // mutexOp is the input of one mutex model operation.
 type mutexOp struct {
 	kind mutexKind
+	// zxid says token is a ZooKeeper zxid, described as epoch:counter
+	// (beside kind, it takes no room).
+	zxid bool
 	key  string
 	proc int
 	// holder is the start state of an mStart op: holding process + 1, or 0.
@@ -100,6 +103,14 @@ type mutexOp struct {
 // operation implements linInput.
 func (in *mutexOp) operation() porcupine.Operation {
 	return porcupine.Operation{ClientId: in.proc, Input: in, Call: int64(in.call), Return: int64(in.ret)}
+}
+
+// tokens says what the op's token is, for its description.
+func (in *mutexOp) tokens() TokenKind {
+	if in.zxid {
+		return ZxidTokens
+	}
+	return NumberTokens
 }
 
 // mutexState renders a state (holding process + 1, 0 when free).
@@ -167,7 +178,7 @@ func mutexModel() porcupine.Model {
 			case mStart:
 				return "start: " + mutexState(in.holder)
 			case mAcquire:
-				s = fmt.Sprintf("%d acquire%s", in.proc, withToken(in.token))
+				s = fmt.Sprintf("%d acquire%s", in.proc, in.tokens().with(in.token))
 			case mRelease:
 				s = fmt.Sprintf("%d release", in.proc)
 				if in.abandon {
@@ -287,7 +298,7 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) (res Result) {
 			}
 			op.kind = mAcquire
 			if v := pr.Value(); v != nil {
-				op.token = v.Token
+				op.token, op.zxid = v.Token, c.opts.Tokens == ZxidTokens
 			}
 		case history.FRelease:
 			op.kind = mRelease

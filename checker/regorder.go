@@ -164,7 +164,7 @@ func (d regOrder) explain(key string) Anomaly {
 				before, cur.read, secs(d.at), cur.proc)
 		}
 	}
-	an.Explanation = what + ", " + why + ": no order of the critical sections within their real intervals fits a register that each one read and then wrote."
+	an.Explanation = what + ", " + why + ": " + registerNoOrder + "."
 	return an
 }
 
