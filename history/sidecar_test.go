@@ -150,6 +150,7 @@ func TestSidecarEdgeOps(t *testing.T) {
 		{"every binary field", &Value{Token: 7, Owner: "p1-x", Read: Int64(-4), Wrote: Int64(5), Released: no, Nodes: []string{"lock0", "lock2"},
 			Release: &Release{How: ReleaseExpired, At: time.Second, Lease: "694d", Probe: true, Lag: time.Millisecond}, Backend: 99}, true, nil},
 		{"a release with how only", &Value{Release: &Release{How: ReleaseDeleted}}, true, nil},
+		{"nodes last", &Value{Nodes: []string{"lock0", "lock1"}}, true, nil}, // the list ends the chunk
 		{"empty nodes", &Value{Nodes: []string{}}, false, nil},
 		{"bad UTF-8 owner", &Value{Owner: "p\xff"}, false, nil},
 		{"bad UTF-8 node", &Value{Nodes: []string{"n\xfe"}}, false, nil},
@@ -376,6 +377,36 @@ func TestSidecarStringNumbers(t *testing.T) {
 	r := &sidecarReader{strs: []string{"", "a"}, err: errSidecar, b: binary.AppendUvarint(nil, 1)}
 	if got := r.str(); got != "" {
 		t.Errorf("a reader with an error read %q", got)
+	}
+}
+
+// TestSidecarOpFields checks that an op naming a value field the format
+// does not have, or a field of a release with no release, is refused.
+func TestSidecarOpFields(t *testing.T) {
+	op := func(fields uint64) []byte {
+		b := binary.AppendUvarint(nil, 0) // index
+		b = binary.AppendVarint(b, 1)     // time
+		b = binary.AppendVarint(b, 0)     // process
+		for _, id := range []uint64{1, 2, 0, 0} {
+			b = binary.AppendUvarint(b, id) // type, f, key, error
+		}
+		return binary.AppendUvarint(b, fields)
+	}
+	strs := []string{"", string(OK), FAcquire}
+	for _, c := range []struct {
+		fields uint64
+		ok     bool
+	}{
+		{0, true}, {vEmpty, true}, {vEmpty << 1, false}, {vEmpty | vToken, false}, {vTrue, false}, {vAt, false}, {vProbe, false},
+	} {
+		b := op(c.fields)
+		if c.fields&vToken != 0 {
+			b = binary.AppendVarint(b, 5)
+		}
+		r := &sidecarReader{b: b, strs: strs}
+		if _, err := r.op(&arena{}); (err == nil) != c.ok {
+			t.Errorf("fields %b: error %v, want ok %v", c.fields, err, c.ok)
+		}
 	}
 }
 
