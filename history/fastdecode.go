@@ -298,12 +298,8 @@ func (in *arena) bool(t bool) *bool {
 	if in == nil {
 		return Bool(t)
 	}
-	if len(in.bools) == 0 {
-		in.bools = make([]bool, slabLen)
-	}
-	p := &in.bools[0]
+	p := take(&in.bools)
 	*p = t
-	in.bools = in.bools[1:]
 	return p
 }
 
@@ -337,12 +333,7 @@ func (in *arena) value() *Value {
 	if in == nil {
 		return &Value{}
 	}
-	if len(in.values) == 0 {
-		in.values = make([]Value, slabLen)
-	}
-	v := &in.values[0]
-	in.values = in.values[1:]
-	return v
+	return take(&in.values)
 }
 
 // int64 returns a pointer to n (from a slab unless in is nil).
@@ -350,11 +341,18 @@ func (in *arena) int64(n int64) *int64 {
 	if in == nil {
 		return Int64(n)
 	}
-	if len(in.ints) == 0 {
-		in.ints = make([]int64, slabLen)
-	}
-	p := &in.ints[0]
+	p := take(&in.ints)
 	*p = n
-	in.ints = in.ints[1:]
+	return p
+}
+
+// take cuts the next element off *slab, a new slab of slabLen when it is
+// used up.
+func take[T any](slab *[]T) *T {
+	if len(*slab) == 0 {
+		*slab = make([]T, slabLen)
+	}
+	p := &(*slab)[0]
+	*slab = (*slab)[1:]
 	return p
 }

@@ -373,24 +373,15 @@ type sidecarReader struct {
 	err  error
 }
 
-func (r *sidecarReader) u() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	n, k := binary.Uvarint(r.b)
-	if k <= 0 {
-		r.err = errSidecar
-		return 0
-	}
-	r.b = r.b[k:]
-	return n
-}
+func (r *sidecarReader) u() uint64 { return varint(r, binary.Uvarint) }
+func (r *sidecarReader) s() int64  { return varint(r, binary.Varint) }
 
-func (r *sidecarReader) s() int64 {
+// varint reads one varint with read (binary.Uvarint or binary.Varint).
+func varint[T uint64 | int64](r *sidecarReader, read func([]byte) (T, int)) T {
 	if r.err != nil {
 		return 0
 	}
-	n, k := binary.Varint(r.b)
+	n, k := read(r.b)
 	if k <= 0 {
 		r.err = errSidecar
 		return 0
