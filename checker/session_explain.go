@@ -19,9 +19,14 @@ func sessionKillSentence(faults []history.Fault, stale int, heldUntil time.Durat
 		if f.F != history.FSessionKill || !targets(f, stale) || f.Start > heldUntil {
 			continue
 		}
-		return fmt.Sprintf("Process %d's database session was terminated at %s; the server released its lock with the session; "+
+		// The kill came between the op's invocation and its completion.
+		when := "at " + secs(f.Start)
+		if secs(f.Done) > secs(f.Start) {
+			when = fmt.Sprintf("between %s and %s", secs(f.Start), secs(f.Done))
+		}
+		return fmt.Sprintf("Process %d's database session was terminated %s; the server released its lock with the session; "+
 			"the client noticed nothing, went on and wrote by %s, after another process had been granted the lock.",
-			stale, secs(f.Start), secs(heldUntil))
+			stale, when, secs(heldUntil))
 	}
 	return ""
 }

@@ -14,7 +14,7 @@ import (
 // that the server released the lock, and when the client wrote anyway.
 func TestSessionKillStory(t *testing.T) {
 	assertGoldenStory(t, "session-kill-double-holder", "double-holder",
-		"Process 1's database session was terminated at 4.20 s",
+		"Process 1's database session was terminated between 1.00 s and 4.20 s",
 		"the server released its lock",
 		"wrote by 5.10 s")
 }
@@ -22,6 +22,7 @@ func TestSessionKillStory(t *testing.T) {
 // TestSessionKillSentence is a table test of the sentence alone.
 func TestSessionKillSentence(t *testing.T) {
 	kill := history.Fault{F: history.FSessionKill, Start: 4200e6, End: 7200e6, Targets: []int{1}}
+	aimed := history.Fault{F: history.FSessionKill, Start: 3000e6, Done: 4200e6, End: 7200e6, Targets: []int{1}}
 	pause := history.Fault{F: history.FPause, Start: 4200e6, End: 7200e6, Targets: []int{1}}
 	cases := []struct {
 		name   string
@@ -31,6 +32,7 @@ func TestSessionKillSentence(t *testing.T) {
 		want   string
 	}{
 		{"kill of the stale holder", []history.Fault{kill}, 1, 5100e6, "terminated at 4.20 s"},
+		{"a kill aimed for a while: between its invocation and completion", []history.Fault{aimed}, 1, 5100e6, "terminated between 3.00 s and 4.20 s;"},
 		{"kill of another process", []history.Fault{kill}, 2, 5100e6, ""},
 		{"kill after the hold", []history.Fault{kill}, 1, 4000e6, ""},
 		{"a pause is not a kill", []history.Fault{pause}, 1, 5100e6, ""},

@@ -30,7 +30,9 @@ type FaultOps struct {
 	Start, End string
 	// FromInvoke says the fault is in force from its start op's
 	// invocation, not its completion: a failover cuts the master off when
-	// it is invoked and completes once a replica is promoted.
+	// it is invoked and completes once a replica is promoted; a
+	// session-kill ends a session and completes after the server let its
+	// locks go.
 	FromInvoke bool
 	// Class is what the fault does (ClassProcess, ...); "" is ClassOther.
 	Class string
@@ -140,7 +142,10 @@ func init() {
 		{Start: FSkew, End: FUnskew, Class: ClassClock},
 		{Start: FFailover, End: FHeal, FromInvoke: true, Class: ClassNetwork},
 		{Start: FClockJump, End: FClockReset, Class: ClassClock},
-		{Start: FSessionKill, End: FReconnect, Class: ClassNode},
+		// A session-kill aims at a holder, ends its session, and
+		// completes once another worker was granted the lock: the
+		// server let go before the completion.
+		{Start: FSessionKill, End: FReconnect, FromInvoke: true, Class: ClassNode},
 	} {
 		RegisterFaultOps(f)
 	}

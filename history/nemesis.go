@@ -44,6 +44,11 @@ type Fault struct {
 	// Start is when the fault took effect; End when it was undone, or the end
 	// of the history when it never was.
 	Start, End time.Duration
+	// Done is when its start op completed: the same as Start but for a
+	// fault in force from its invocation (FaultOps.FromInvoke), which
+	// took effect somewhere between Start and Done (a session-kill ends
+	// the session, and the server its locks, before it completes).
+	Done time.Duration
 	// Targets and Nodes are what the fault acted on.
 	Targets []int
 	Nodes   []string
@@ -77,11 +82,12 @@ func (h History) Faults() []Fault {
 			if op.Error != "" {
 				continue
 			}
-			f := Fault{F: op.F, Start: op.Time, End: -1, Ops: []int{op.Index}}
+			f := Fault{F: op.F, Start: op.Time, Done: op.Time, End: -1, Ops: []int{op.Index}}
 			if t, ok := invoked[op.F]; ok && fromInvoke(op.F) {
 				// A failover cuts the master off (or kills it) when it is
 				// invoked and completes once a replica is promoted: the
-				// split brain is in force from the invoke.
+				// split brain is in force from the invoke. A session-kill
+				// completes after the server let the session's locks go.
 				f.Start = t
 			}
 			if v := op.Value; v != nil {
