@@ -252,7 +252,7 @@ const pageHTML = `<!doctype html>
 <dt>double holder</dt><dd>Two processes held the lock at the same time.</dd>
 <dt>access, stale access</dt><dd>A critical section: a read and a write of the protected resource. A stale access is one made after the server gave the lock to someone else.</dd>
 <dt>lost update</dt><dd>A write that a later write overwrote without having read it: the resource lost it.</dd>
-<dt>not linearizable (nonlinearizable)</dt><dd>The lock's operations cannot be put in one order that a correct lock allows: whenever each one took effect, between when it was sent and when its answer came, two processes held the lock at once (or the register read a value it could not have held).</dd>
+<dt>not linearizable (nonlinearizable)</dt><dd>The lock's operations cannot be put in one order that a correct lock would permit: whenever each one took effect, between when it was sent and when its answer came, two processes held the lock at once (or the register read a value it could not have held).</dd>
 <dt>in flight</dt><dd>An operation invoked and not yet answered: an acquire that waits for the lock is in flight until it is granted or fails.</dd>
 <dt>ok, fail, info</dt><dd>How an operation ended: it happened, it certainly did not, or it is in doubt (a timeout: it may have happened).</dd>
 <dt>pause, partition, kill, clock jump</dt><dd>Faults: a process stopped (SIGSTOP) and resumed, links cut and healed, a server killed and restarted, a clock moved.</dd>
