@@ -162,7 +162,7 @@ func TestRunSQLDesigns(t *testing.T) {
 				}
 				if got.Valid == checker.Invalid && kinds(got, false)[c.mustFind] > 0 {
 					if c.nemesis == "session-kill" {
-						assertStory(t, got, "double-holder", "database session was terminated at")
+						assertStory(t, got, "double-holder", "database session was terminated ")
 					}
 					break
 				}
