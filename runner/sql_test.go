@@ -138,9 +138,16 @@ func TestRunSQLDesigns(t *testing.T) {
 					tt.Time, tt.Lease = 3*time.Second, safeLease
 					tt.Until = untilGrants(20) // 3 s is the bound, 20 grants enough
 				}
-				// An unsafe cell ends at its first double holder, what it
-				// asserts.
-				tt.StopOnAnomaly = c.want == checker.Invalid
+				// An unsafe cell ends at what it asserts: its first double
+				// holder, or under session-kill the first whose story names
+				// the ended session (the kill's op must have completed for
+				// the story to tell it).
+				switch {
+				case c.nemesis == "session-kill":
+					tt.Until = untilAnomaly(checker.NewOverlap(checker.Options{}), c.mustFind, "database session was terminated ")
+				case c.want == checker.Invalid:
+					tt.StopOnAnomaly = true
+				}
 				if c.nemesis == "session-kill" {
 					// Session timeouts of 2 x lease that a loaded machine
 					// cannot outrun, so the double holder is the kill's.
