@@ -80,12 +80,12 @@ vet:
 # to race; a busy machine only makes it slower. FUZZN overrides the count.
 FUZZN ?= 50000x
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZN) ./history/
-	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime $(FUZZN) ./history/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeSidecar -fuzztime $(FUZZN) ./history/
-	$(GO) test -run '^$$' -fuzz FuzzParseCell -fuzztime $(FUZZN) ./matrix/
-	$(GO) test -run '^$$' -fuzz FuzzParseSeeds -fuzztime $(FUZZN) ./matrix/
-	$(GO) test -run '^$$' -fuzz FuzzJudge -fuzztime $(FUZZN) ./conformance/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZN) ./history/
+	$(GO) test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZN) ./history/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSidecar$$' -fuzztime $(FUZZN) ./history/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCell$$' -fuzztime $(FUZZN) ./matrix/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSeeds$$' -fuzztime $(FUZZN) ./matrix/
+	$(GO) test -run '^$$' -fuzz '^FuzzJudge$$' -fuzztime $(FUZZN) ./conformance/
 
 test: deps vet shim
 	GO=$(GO) bash scripts/test.sh
