@@ -33,15 +33,8 @@ func TestEtcdLockOf(t *testing.T) {
 // an ended lease, each with its owner (the key), token (create revision)
 // and lease, nothing for keys of other locks, and probes with their lag.
 func TestEtcdObserver(t *testing.T) {
-	if _, err := LookEtcd(); err != nil {
-		t.Fatalf("%v (make test installs it)", err)
-	}
 	ctx := context.Background()
-	e := NewEtcd(EtcdConfig{Members: 1, Workers: 1, LogDir: t.TempDir()})
-	if err := e.Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer e.Teardown(ctx)
+	e := oneEtcdMember(t)
 	got, _, _ := watchReleases(t, e, "k0")
 	c, err := clientv3.New(clientv3.Config{Endpoints: e.LockAddrs(0), DialTimeout: 2 * time.Second})
 	if err != nil {
@@ -145,15 +138,8 @@ func TestEtcdQueue(t *testing.T) {
 // key that is deleted (it gave up) or whose lease ends makes no
 // server-release, the holder's does, and so does the next holder's.
 func TestEtcdObserverWaiters(t *testing.T) {
-	if _, err := LookEtcd(); err != nil {
-		t.Fatalf("%v (make test installs it)", err)
-	}
 	ctx := context.Background()
-	e := NewEtcd(EtcdConfig{Members: 1, Workers: 1, LogDir: t.TempDir()})
-	if err := e.Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer e.Teardown(ctx)
+	e := oneEtcdMember(t)
 	c, err := clientv3.New(clientv3.Config{Endpoints: e.LockAddrs(0), DialTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -194,4 +180,19 @@ func TestEtcdObserverWaiters(t *testing.T) {
 	if o := nextRelease(t, got, "k0", &probes); o.v.Owner != "/lockcheck/k0/d" || o.v.Release.How != history.ReleaseLease {
 		t.Fatalf("second release observed: %+v %+v, want the next holder's lease-ended /lockcheck/k0/d", *o.v, *o.v.Release)
 	}
+}
+
+// oneEtcdMember starts a one-member etcd for an observer test; the test's
+// cleanup tears it down.
+func oneEtcdMember(t *testing.T) *Etcd {
+	t.Helper()
+	if _, err := LookEtcd(); err != nil {
+		t.Fatalf("%v (make test installs it)", err)
+	}
+	e := NewEtcd(EtcdConfig{Members: 1, Workers: 1, LogDir: t.TempDir()})
+	if err := e.Setup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Teardown(context.Background()) })
+	return e
 }

@@ -133,15 +133,7 @@ func overlappers(hs []holdIv, e holdIv) []holdIv {
 			out = append(out, h)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b holdIv) int {
-		switch {
-		case a.start < b.start:
-			return -1
-		case a.start > b.start:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b holdIv) int { return cmp.Compare(a.start, b.start) })
 	return out
 }
 
