@@ -116,14 +116,19 @@ type lostWindow struct {
 
 // serverRelease is one observed release of a lock key.
 type serverRelease struct {
-	op      *history.Op
-	key     string
-	owner   string
-	token   int64
-	backend int64
-	node    string
-	at      time.Duration
+	op   *history.Op
+	node string
+	at   time.Duration
 }
+
+// The release's lock key, and what the observer knew of its grant: the
+// owner, the token and the database session. They are read from the op:
+// a long run observes hundreds of thousands of releases, and a copy of
+// each field in each would be most of what the windows allocate.
+func (r serverRelease) key() string    { return r.op.Key }
+func (r serverRelease) owner() string  { return r.op.Value.Owner }
+func (r serverRelease) token() int64   { return r.op.Value.Token }
+func (r serverRelease) backend() int64 { return r.op.Value.Backend }
 
 // checkAnalysis implements analyzer.
 func (c windows) checkAnalysis(_ context.Context, a *analysis) Result {
@@ -197,7 +202,13 @@ func lostWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 
 // findWindows implements lostWindows.
 func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
-	var rels []serverRelease
+	n := 0
+	for i := range a.h {
+		if a.h[i].F == history.FServerRelease {
+			n++
+		}
+	}
+	rels := make([]serverRelease, 0, n)
 	var lags []time.Duration
 	observed := 0
 	sessions := false // a release names a database session
@@ -228,7 +239,7 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 			// and placed by time it might fall in the next one's.
 			continue
 		}
-		rels = append(rels, serverRelease{op: op, key: op.Key, owner: v.Owner, token: v.Token, backend: v.Backend, node: node, at: at})
+		rels = append(rels, serverRelease{op: op, node: node, at: at})
 		sessions = sessions || v.Backend != 0
 	}
 	if len(rels) == 0 {
@@ -274,17 +285,17 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	for _, rel := range rels {
 		// A release of an owner no grant had is of no grant: RedLock's
 		// cleanup after a failed acquire, a waiter's node or key.
-		idx := byKey[rel.key]
+		idx := byKey[rel.key()]
 		var i int
 		var ok bool
 		switch {
-		case rel.owner != "":
-			idx = byOwner[ownerKey{rel.key, rel.owner}]
-			i, ok = grantAt(holds, idx, byToken[tokenKey{rel.key, rel.token}], rel)
-		case rel.backend != 0 && keyed[rel.key]:
-			i, ok = sessionGrant(holds, bySession[sessionKey{rel.key, rel.backend}], &rel)
+		case rel.owner() != "":
+			idx = byOwner[ownerKey{rel.key(), rel.owner()}]
+			i, ok = grantAt(holds, idx, byToken[tokenKey{rel.key(), rel.token()}], rel)
+		case rel.backend() != 0 && keyed[rel.key()]:
+			i, ok = sessionGrant(holds, bySession[sessionKey{rel.key(), rel.backend()}], &rel)
 		default:
-			i, ok = grantAt(holds, idx, byToken[tokenKey{rel.key, rel.token}], rel)
+			i, ok = grantAt(holds, idx, byToken[tokenKey{rel.key(), rel.token()}], rel)
 		}
 		if !ok {
 			continue
@@ -322,7 +333,7 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 		if !ok || rel.at >= hd.end {
 			continue
 		}
-		w := lostWindow{hold: hd, how: rel.op.Value.Release.How, lease: rel.op.Value.Release.Lease, backend: rel.backend,
+		w := lostWindow{hold: hd, how: rel.op.Value.Release.How, lease: rel.op.Value.Release.Lease, backend: rel.backend(),
 			released: rel.at, heard: rel.op.Time, learned: -1, ops: []int{hd.acquire, rel.op.Index}}
 		for _, r := range per {
 			if r.at <= rel.at && r.node != "" {
@@ -382,13 +393,13 @@ func sessionGrant(holds []hold, idx []int, rel *serverRelease) (int, bool) {
 // among an owner's holds. The holds of idx start in order, so the search
 // by time is a binary one: a long run has hundreds of thousands.
 func grantAt(holds []hold, idx, withToken []int, rel serverRelease) (int, bool) {
-	if rel.token != 0 {
+	if rel.token() != 0 {
 		for _, i := range withToken {
-			if rel.owner == "" || holds[i].owner == rel.owner {
+			if rel.owner() == "" || holds[i].owner == rel.owner() {
 				return i, true
 			}
 		}
-		if rel.owner == "" {
+		if rel.owner() == "" {
 			return 0, false
 		}
 	}

@@ -40,35 +40,49 @@ type overlapShade struct {
 // a shade per grant (tens of thousands in a long run) would add bytes and
 // nothing to see.
 func doubleHolds(anomalies []checker.Anomaly, hs []holdIv) (map[int]bool, []overlapShade) {
-	byAcquire := make(map[int]int, len(hs))
+	// Only the holds the anomalies name are looked up, and each key's
+	// holds are sorted as indices: a long run has hundreds of thousands,
+	// and a map or a copy of them all would be most of what this costs.
+	byAcquire := map[int]int{}
+	for _, a := range anomalies {
+		if a.Kind == "double-holder" && len(a.Ops) > 0 {
+			byAcquire[a.Ops[0]] = -1
+		}
+	}
 	for i, h := range hs {
-		byAcquire[h.acquire] = i
+		if _, ok := byAcquire[h.acquire]; ok {
+			byAcquire[h.acquire] = i
+		}
 	}
 	dh := make(map[int]bool)
 	var out []overlapShade
-	byKey := map[string][]holdIv{} // each key's holds by start
-	for _, h := range hs {
-		byKey[h.key] = append(byKey[h.key], h)
+	byKey := map[string][]int32{} // each key's holds by start
+	for i, h := range hs {
+		byKey[h.key] = append(byKey[h.key], int32(i))
 	}
 	for _, ks := range byKey {
-		slices.SortStableFunc(ks, func(a, b holdIv) int { return cmp.Compare(a.start, b.start) })
+		slices.SortStableFunc(ks, func(a, b int32) int { return cmp.Compare(hs[a].start, hs[b].start) })
 	}
 	done := make(map[int]bool)
 	for _, a := range anomalies {
 		if a.Kind != "double-holder" || len(a.Ops) == 0 {
 			continue
 		}
-		i, ok := byAcquire[a.Ops[0]]
-		if !ok || done[i] {
+		i := byAcquire[a.Ops[0]]
+		if i < 0 || done[i] {
 			continue
 		}
 		done[i] = true
 		e := hs[i]
 		dh[e.acquire] = true
 		ks := byKey[e.key]
-		lo := sort.Search(len(ks), func(i int) bool { return ks[i].start >= e.start })
-		hi := lo + sort.Search(len(ks)-lo, func(i int) bool { return ks[lo+i].start >= e.end })
-		later := overlappers(ks[lo:hi], e)
+		lo := sort.Search(len(ks), func(i int) bool { return hs[ks[i]].start >= e.start })
+		hi := lo + sort.Search(len(ks)-lo, func(i int) bool { return hs[ks[lo+i]].start >= e.end })
+		between := make([]holdIv, hi-lo)
+		for j, k := range ks[lo:hi] {
+			between[j] = hs[k]
+		}
+		later := overlappers(between, e)
 		if len(later) == 0 {
 			continue
 		}

@@ -243,7 +243,7 @@ func build(in Input, dir string) page {
 		for _, draw := range []func(){
 			func() { p.Incident = buildIncident(in, pairs, hs, faults, end, idOf, lin) },
 			func() {
-				p.Timeline = renderTimeline(in.Meta.Workers, pairs, events, faults, end, anomalies, ids, wins, in.Meta.Tokens, serverReleases(in.History))
+				p.Timeline = renderTimeline(in.Meta.Workers, pairs, hs, events, faults, end, anomalies, ids, wins, in.Meta.Tokens, serverReleases(in.History))
 			},
 			func() { p.Latency = renderLatency(pairs, faults, end) },
 			func() { p.Throughput = renderThroughput(pairs, faults, end) },

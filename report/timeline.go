@@ -64,7 +64,13 @@ type holdIv struct {
 
 // holds computes the hold intervals of pairs (in invocation order).
 func holds(pairs []history.Pair, end time.Duration) []holdIv {
-	var out []holdIv
+	n := 0
+	for _, pr := range pairs {
+		if pr.Invoke.F == history.FAcquire && pr.Type() == history.OK {
+			n++
+		}
+	}
+	out := make([]holdIv, 0, n)
 	open := make(map[int][]int) // process -> indices into out
 	closeHolds := func(p int, key string, at time.Duration, by string) {
 		keep := open[p][:0]
@@ -229,10 +235,9 @@ func opTitle(pr history.Pair) string {
 // windows as bands across all lanes, and anomalies in a lane of their own,
 // with double holders highlighted on the lanes of their processes.
 // anomalies are in page order; ids maps their positions to paragraph ids.
-func renderTimeline(workers int, pairs []history.Pair, events []history.Op, faults []history.Fault, end time.Duration,
+func renderTimeline(workers int, pairs []history.Pair, hs []holdIv, events []history.Op, faults []history.Fault, end time.Duration,
 	anomalies []checker.Anomaly, ids map[int]string, wins map[int]checker.Window, tokens checker.TokenKind, rels []nodeRelease) timelineOut {
 	lm := newLaneMap(workers, pairs)
-	hs := holds(pairs, end)
 	nodes := lockNodes(pairs) // a lane each, under the workers'
 	firstNode := len(lm.procs)
 	var out timelineOut

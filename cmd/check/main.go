@@ -423,7 +423,9 @@ func cmdAnalyze(inv *invocation, args []string, stdout, stderr io.Writer) (int, 
 	case out == "":
 		out = filepath.Join(dir, "analysis")
 	}
-	h, torn, err := history.ReadFileTorn(path)
+	var h history.History
+	var torn *history.TornLine
+	heapbudget.Retained(func() { h, torn, err = history.ReadFileTorn(path) })
 	if err != nil {
 		return exitError, err
 	}

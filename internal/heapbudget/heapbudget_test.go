@@ -52,3 +52,29 @@ func TestStartSetsAndStopRemoves(t *testing.T) {
 		t.Errorf("stop changed the user's limit to %d", got)
 	}
 }
+
+// TestRetained checks that Retained runs f with the collector off and
+// gives the collector back its setting after, also when f panics.
+func TestRetained(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(150))
+	ran := false
+	Retained(func() {
+		ran = true
+		if got := debug.SetGCPercent(-1); got != -1 {
+			t.Errorf("GC percent %d inside Retained, want -1 (off)", got)
+		}
+	})
+	if !ran {
+		t.Fatal("Retained did not run f")
+	}
+	if got := debug.SetGCPercent(150); got != 150 {
+		t.Errorf("GC percent %d after Retained, want 150 back", got)
+	}
+	func() {
+		defer func() { _ = recover() }()
+		Retained(func() { panic("decode") })
+	}()
+	if got := debug.SetGCPercent(150); got != 150 {
+		t.Errorf("GC percent %d after a panic in Retained, want 150 back", got)
+	}
+}
