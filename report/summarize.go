@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -166,29 +167,37 @@ func planSummary(pairs []history.Pair, hs []holdIv, faults []history.Fault, anom
 		}
 		return mergeIntervals(ivs)
 	}
-	cost := func(d intervals) int {
-		n := 0
-		for _, pr := range pairs {
-			if pr.Type() == history.OK && d.overlaps(pr.Invoke.Time, pr.Returned()) {
-				n++
-			}
-		}
-		for _, h := range hs {
-			if d.overlaps(h.start, h.end) {
-				n++
-			}
-		}
-		return n
+	// An op or hold from a to b is drawn in full at margin m when a point
+	// (an anomaly's start or end, a fault's edge) lies within m of it, so
+	// one pass finds each one's distance to the nearest point and counts,
+	// for every margin at once, what it would draw. The widest margin
+	// that fits is taken; the narrowest (0) is taken whatever it costs.
+	points := make([]time.Duration, 0, len(cores)+len(edges))
+	for _, v := range append(slices.Clip(cores), edges...) {
+		points = append(points, v.from)
 	}
-	// The cost falls as the margin shrinks: the widest that fits, found
-	// by bisection; the narrowest (0) is taken whatever it costs.
-	lo, hi := 0, len(margins)-1
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if cost(plan(margins[mid])) <= maxDetail {
-			hi = mid
-		} else {
-			lo = mid + 1
+	slices.Sort(points)
+	fits := make([]int, len(margins)) // fits[k]: items whose distance is at most margins[k] and more than margins[k+1]
+	add := func(a, b time.Duration) {
+		if d, ok := nearest(points, a, b); ok {
+			if k := narrowestWithin(d); k >= 0 {
+				fits[k]++
+			}
+		}
+	}
+	for _, pr := range pairs {
+		if pr.Type() == history.OK {
+			add(pr.Invoke.Time, pr.Returned())
+		}
+	}
+	for _, h := range hs {
+		add(h.start, h.end)
+	}
+	lo, cost := len(margins)-1, 0
+	for k := len(margins) - 1; k >= 0; k-- {
+		cost += fits[k]
+		if cost <= maxDetail {
+			lo = k
 		}
 	}
 	s.margin = margins[lo]
@@ -208,6 +217,29 @@ func planSummary(pairs []history.Pair, hs []holdIv, faults []history.Fault, anom
 		s.lanes[i] = make([]bandCount, n)
 	}
 	return s
+}
+
+// narrowestWithin returns the index of the narrowest margin at least d,
+// -1 when d is wider than every margin.
+func narrowestWithin(d time.Duration) int {
+	return sort.Search(len(margins), func(k int) bool { return margins[k] < d }) - 1
+}
+
+// nearest returns the distance from [a, b] to the nearest of points
+// (sorted), 0 when one lies in it; false when there are none.
+func nearest(points []time.Duration, a, b time.Duration) (time.Duration, bool) {
+	if len(points) == 0 {
+		return 0, false
+	}
+	i := sort.Search(len(points), func(i int) bool { return points[i] >= a })
+	d := time.Duration(math.MaxInt64)
+	if i < len(points) {
+		d = max(points[i]-b, 0)
+	}
+	if i > 0 {
+		d = min(d, a-points[i-1])
+	}
+	return d, true
 }
 
 // opDetailed reports whether a plain ok op from a to b is drawn in full.

@@ -1,12 +1,15 @@
 package report
 
 import (
+	"cmp"
+	"math/rand"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
 )
 
@@ -142,5 +145,126 @@ func TestReportSummarized(t *testing.T) {
 	}
 	if n := len(regexp.MustCompile(`<path class="[fi]( q)?" d=`).FindAllString(page, -1)); n != fails || fails == 0 {
 		t.Errorf("%d fail/info marks with tooltips, want %d", n, fails)
+	}
+}
+
+// TestPlanSummaryMargin checks the margin planSummary picks against the
+// plain search: the widest margin whose intervals around the points meet
+// at most maxDetail ok ops and holds, found by testing every op and hold
+// against the merged intervals of each margin.
+func TestPlanSummaryMargin(t *testing.T) {
+	for seed := int64(1); seed <= 12; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		// Ops of 0.2-2 ms, one after another on four processes, over a
+		// minute: about 80,000 ok ops, some failed.
+		var h history.History
+		for p := 0; p < 4; p++ {
+			for at := time.Duration(rng.Intn(1000)) * time.Microsecond; at < time.Minute; {
+				d := time.Duration(200+rng.Intn(1800)) * time.Microsecond
+				typ := history.OK
+				if rng.Intn(10) == 0 {
+					typ = history.Fail
+				}
+				h = append(h, history.Op{Time: at, Process: p, Type: history.Invoke, F: history.FCS, Key: "k0"},
+					history.Op{Time: at + d, Process: p, Type: typ, F: history.FCS, Key: "k0"})
+				at += d + time.Duration(rng.Intn(3000))*time.Microsecond
+			}
+		}
+		slices.SortStableFunc(h, func(a, b history.Op) int { return cmp.Compare(a.Time, b.Time) })
+		for i := range h {
+			h[i].Index = i
+		}
+		pairs, err := h.Pairs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hs []holdIv
+		for i := 0; i < 3000; i++ {
+			a := time.Duration(rng.Int63n(int64(time.Minute)))
+			hs = append(hs, holdIv{proc: rng.Intn(4), start: a, end: a + time.Duration(rng.Intn(5000))*time.Microsecond})
+		}
+		// From none to many points: the margin runs from the widest to 0.
+		var anomalies []checker.Anomaly
+		for i := 0; i < int(seed*seed*seed); i++ {
+			a := time.Duration(rng.Int63n(int64(time.Minute)))
+			anomalies = append(anomalies, checker.Anomaly{Kind: "double-holder", Start: a, End: a + time.Duration(rng.Intn(100))*time.Millisecond})
+		}
+		var faults []history.Fault
+		for i := 0; i < int(seed); i++ {
+			a := time.Duration(rng.Int63n(int64(time.Minute)))
+			faults = append(faults, history.Fault{F: "pause", Start: a, End: a + 3*time.Second})
+		}
+		sm := planSummary(pairs, hs, faults, anomalies, map[int]bool{}, 4, time.Minute)
+
+		want := len(margins) - 1
+		for k, m := range margins {
+			var ivs []interval
+			for _, a := range anomalies {
+				ivs = append(ivs, interval{max(a.Start-m, 0), a.Start + m}, interval{max(a.End-m, 0), a.End + m})
+			}
+			for _, f := range faults {
+				ivs = append(ivs, interval{max(f.Start-m, 0), f.Start + m}, interval{max(f.End-m, 0), f.End + m})
+			}
+			d := mergeIntervals(ivs)
+			n := 0
+			for _, pr := range pairs {
+				if pr.Type() == history.OK && d.overlaps(pr.Invoke.Time, pr.Returned()) {
+					n++
+				}
+			}
+			for _, x := range hs {
+				if d.overlaps(x.start, x.end) {
+					n++
+				}
+			}
+			if n <= maxDetail {
+				want = k
+				break
+			}
+		}
+		if sm.margin != margins[want] {
+			t.Errorf("seed %d (%d anomalies, %d faults): margin %s, want %s", seed, len(anomalies), len(faults), sm.margin, margins[want])
+		}
+	}
+}
+
+// TestNearestAndNarrowestWithin checks the distance from a span to the
+// nearest point, and the margins a distance fits, at their edges.
+func TestNearestAndNarrowestWithin(t *testing.T) {
+	ms := time.Millisecond
+	points := []time.Duration{10 * ms, 20 * ms, 40 * ms}
+	for _, c := range []struct {
+		a, b, want time.Duration
+	}{
+		{0, 1 * ms, 9 * ms},        // before the first point
+		{0, 10 * ms, 0},            // touching it
+		{12 * ms, 13 * ms, 2 * ms}, // nearer the point before
+		{17 * ms, 18 * ms, 2 * ms}, // nearer the point after
+		{11 * ms, 39 * ms, 0},      // around a point
+		{45 * ms, 50 * ms, 5 * ms}, // after the last
+		{40 * ms, 40 * ms, 0},      // on it
+	} {
+		if got, ok := nearest(points, c.a, c.b); !ok || got != c.want {
+			t.Errorf("nearest(%s, %s) = %s, %v; want %s", c.a, c.b, got, ok, c.want)
+		}
+	}
+	if _, ok := nearest(nil, 0, ms); ok {
+		t.Error("nearest of no points is a distance")
+	}
+	last := len(margins) - 1
+	for _, c := range []struct {
+		d    time.Duration
+		want int
+	}{
+		{0, last},
+		{1, last - 1},
+		{margins[3], 3},
+		{margins[3] + 1, 2},
+		{margins[0], 0},
+		{margins[0] + 1, -1},
+	} {
+		if got := narrowestWithin(c.d); got != c.want {
+			t.Errorf("narrowestWithin(%s) = %d, want %d", c.d, got, c.want)
+		}
 	}
 }
