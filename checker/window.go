@@ -319,20 +319,33 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 		return nil, lags, observed
 	}
 	quorum := len(nodes)/2 + 1
-	byProc := opsByProcess(a.h)
-	sections := map[int][]pair{} // each process's critical sections
-	for _, pr := range a.pairs {
-		if pr.Invoke.F == history.FCS {
-			sections[pr.Invoke.Process] = append(sections[pr.Invoke.Process], pr)
-		}
+	type lost struct {
+		i   int
+		rel serverRelease
 	}
-	var out []lostWindow
+	var found []lost
+	procs := map[int]bool{} // the holders of the windows
 	for i, per := range got {
 		hd := holds[i]
 		rel, ok := lostAt(hd, per, quorum)
 		if !ok || rel.at >= hd.end {
 			continue
 		}
+		found = append(found, lost{i, rel})
+		procs[hd.proc] = true
+	}
+	// The holders' ops and critical sections only: a long run has
+	// millions of ops and a few windows.
+	byProc := opsByProcess(a.h, procs)
+	sections := map[int][]pair{} // each holder's critical sections
+	for _, pr := range a.pairs {
+		if pr.Invoke.F == history.FCS && procs[pr.Invoke.Process] {
+			sections[pr.Invoke.Process] = append(sections[pr.Invoke.Process], pr)
+		}
+	}
+	var out []lostWindow
+	for _, f := range found {
+		hd, rel, per := holds[f.i], f.rel, got[f.i]
 		w := lostWindow{hold: hd, how: rel.op.Value.Release.How, lease: rel.op.Value.Release.Lease, backend: rel.backend(),
 			released: rel.at, heard: rel.op.Time, learned: -1, ops: []int{hd.acquire, rel.op.Index}}
 		for _, r := range per {
@@ -447,11 +460,21 @@ func lostAt(hd hold, per map[string]serverRelease, quorum int) (serverRelease, b
 	return rs[need-1], true
 }
 
-// opsByProcess returns each worker process's ops, in history order.
-func opsByProcess(h history.History) map[int][]*history.Op {
-	out := map[int][]*history.Op{}
+// opsByProcess returns the ops of each worker process of procs, in
+// history order, each list allocated once at its size.
+func opsByProcess(h history.History, procs map[int]bool) map[int][]*history.Op {
+	n := map[int]int{}
 	for i := range h {
-		if op := &h[i]; !op.IsNemesis() {
+		if op := &h[i]; procs[op.Process] && !op.IsNemesis() {
+			n[op.Process]++
+		}
+	}
+	out := make(map[int][]*history.Op, len(n))
+	for p, c := range n {
+		out[p] = make([]*history.Op, 0, c)
+	}
+	for i := range h {
+		if op := &h[i]; procs[op.Process] && !op.IsNemesis() {
 			out[op.Process] = append(out[op.Process], op)
 		}
 	}

@@ -235,7 +235,7 @@ func (a access) words() string {
 // anomalies are res.Anomalies (the incidents' indices point into them);
 // idOf gives the paragraph id of an anomaly by that index.
 func buildIncident(in Input, pairs []history.Pair, hs []holdIv, faults []history.Fault, end time.Duration,
-	idOf func(int) string, linearizability bool) *incidentOut {
+	idOf func(int) string, linearizability bool, nodes []string, rels []nodeRelease) *incidentOut {
 	res := in.Result
 	incs := res.Incidents
 	if len(incs) == 0 && len(res.Anomalies) > 0 {
@@ -286,7 +286,7 @@ func buildIncident(in Input, pairs []history.Pair, hs []holdIv, faults []history
 		return out
 	}
 	d := incidentDrawing{meta: in.Meta, wins: lostWindows(res), faults: faults, end: end,
-		nodes: lockNodes(pairs), rels: serverReleases(in.History)}
+		nodes: nodes, rels: rels}
 	e, ok := subjectHold(head, hs)
 	if ok {
 		d.subject(e, overlappers(hs, e), pairs)
@@ -909,10 +909,15 @@ func accessCount(n int) string {
 // the holder's release or the node's own release of its key, the node's
 // releases as ticks, and the faults that struck the node.
 func (d *incidentDrawing) renderNodes(b *svgBuf, y float64, x func(time.Duration) float64, t0, t1 time.Duration) {
-	relOf := map[string][]nodeRelease{} // owner -> its key's releases
-	for _, r := range d.rels {
-		relOf[r.owner] = append(relOf[r.owner], r)
-	}
+	relOf := releasesOf(d.rels, func(yield func(holdIv) bool) { // owner -> its key's releases
+		for _, l := range d.lanes {
+			for _, h := range l.holds {
+				if !yield(h) {
+					return
+				}
+			}
+		}
+	})
 	for i, n := range d.nodes {
 		ly := y + float64(i*inNodeLaneH)
 		cls := "in-lane node"

@@ -52,13 +52,35 @@ type nodeRelease struct {
 
 // serverReleases returns the observed releases of lock keys, by node.
 func serverReleases(h history.History) []nodeRelease {
-	var out []nodeRelease
+	n := 0
+	for i := range h {
+		if h[i].F == history.FServerRelease {
+			n++
+		}
+	}
+	out := make([]nodeRelease, 0, n)
 	for i := range h {
 		op := &h[i]
 		if _, ok := op.ReleaseAt(); !ok || op.Key == "" || op.Value.Release.Probe || len(op.Value.Nodes) == 0 {
 			continue
 		}
 		out = append(out, nodeRelease{op: op, node: op.Value.Nodes[0], owner: op.Value.Owner})
+	}
+	return out
+}
+
+// releasesOf returns the releases of rels by owner, for the owners of
+// the holds of each only: a long run observes hundreds of thousands of
+// releases, and draws the node lanes of a few of its holds.
+func releasesOf(rels []nodeRelease, each func(yield func(holdIv) bool)) map[string][]nodeRelease {
+	out := map[string][]nodeRelease{}
+	for h := range each {
+		out[h.owner] = nil
+	}
+	for _, r := range rels {
+		if rs, ok := out[r.owner]; ok {
+			out[r.owner] = append(rs, r)
+		}
 	}
 	return out
 }
@@ -72,10 +94,13 @@ func renderNodeLanes(b *svgBuf, nodes []string, first int, hs []holdIv, drawn fu
 		return
 	}
 	lane := func(n string) int { return first + slices.Index(nodes, n) }
-	relAt := map[string][]nodeRelease{} // owner -> its releases
-	for _, r := range rels {
-		relAt[r.owner] = append(relAt[r.owner], r)
-	}
+	relAt := releasesOf(rels, func(yield func(holdIv) bool) {
+		for _, h := range hs {
+			if len(h.nodes) > 0 && drawn(h) && !yield(h) {
+				return
+			}
+		}
+	})
 	var path relPath
 	b.f(`<g class="nodes">`)
 	for _, h := range hs {

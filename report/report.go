@@ -224,7 +224,7 @@ func build(in Input, dir string) page {
 	pairs, err := in.History.Pairs()
 	if err != nil {
 		p.HistoryNote = fmt.Sprintf("The history is malformed (%v): no timeline or plots.", err)
-		p.Incident = buildIncident(in, nil, nil, nil, 0, idOf, false)
+		p.Incident = buildIncident(in, nil, nil, nil, 0, idOf, false, nil, nil)
 	} else {
 		end := historyEnd(in.History)
 		faults := in.History.Faults()
@@ -235,15 +235,22 @@ func build(in Input, dir string) page {
 			}
 		}
 		hs := holds(pairs, end)
+		// The lock nodes' lanes (RedLock's) and the releases they draw:
+		// a design that takes its lock on one node has neither.
+		nodes := lockNodes(pairs)
+		var rels []nodeRelease
+		if len(nodes) > 0 {
+			rels = serverReleases(in.History)
+		}
 		wins := lostWindows(res)
 		// The drawings read the history and write their own parts of the
 		// page: each on a goroutine (a long run's timeline alone is a
 		// second of work).
 		var wg sync.WaitGroup
 		for _, draw := range []func(){
-			func() { p.Incident = buildIncident(in, pairs, hs, faults, end, idOf, lin) },
+			func() { p.Incident = buildIncident(in, pairs, hs, faults, end, idOf, lin, nodes, rels) },
 			func() {
-				p.Timeline = renderTimeline(in.Meta.Workers, pairs, hs, events, faults, end, anomalies, ids, wins, in.Meta.Tokens, serverReleases(in.History))
+				p.Timeline = renderTimeline(in.Meta.Workers, pairs, hs, events, faults, end, anomalies, ids, wins, in.Meta.Tokens, nodes, rels)
 			},
 			func() { p.Latency = renderLatency(pairs, faults, end) },
 			func() { p.Throughput = renderThroughput(pairs, faults, end) },

@@ -236,9 +236,8 @@ func opTitle(pr history.Pair) string {
 // with double holders highlighted on the lanes of their processes.
 // anomalies are in page order; ids maps their positions to paragraph ids.
 func renderTimeline(workers int, pairs []history.Pair, hs []holdIv, events []history.Op, faults []history.Fault, end time.Duration,
-	anomalies []checker.Anomaly, ids map[int]string, wins map[int]checker.Window, tokens checker.TokenKind, rels []nodeRelease) timelineOut {
+	anomalies []checker.Anomaly, ids map[int]string, wins map[int]checker.Window, tokens checker.TokenKind, nodes []string, rels []nodeRelease) timelineOut {
 	lm := newLaneMap(workers, pairs)
-	nodes := lockNodes(pairs) // a lane each, under the workers'
 	firstNode := len(lm.procs)
 	var out timelineOut
 	if workers > 0 {
