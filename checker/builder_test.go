@@ -12,6 +12,15 @@ import (
 // them by time and numbers them.
 type builder struct {
 	ops history.History
+	// asWritten keeps the ops in the order they were added, not sorted by
+	// time: a history written by hand whose times go back.
+	asWritten bool
+}
+
+// written keeps b's ops in the order they were added.
+func (b *builder) written() *builder {
+	b.asWritten = true
+	return b
 }
 
 // at converts seconds to a history time.
@@ -101,7 +110,9 @@ func (b *builder) cycles(n int, t float64, token, read int64, fenced bool) *buil
 
 func (b *builder) build() history.History {
 	h := append(history.History(nil), b.ops...)
-	sort.SliceStable(h, func(i, j int) bool { return h[i].Time < h[j].Time })
+	if !b.asWritten {
+		sort.SliceStable(h, func(i, j int) bool { return h[i].Time < h[j].Time })
+	}
 	for i := range h {
 		h[i].Index = i
 	}

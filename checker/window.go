@@ -251,18 +251,16 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	// holds, the token or the time picks one.
 	// The maps are keyed by structs, not joined strings: a long run has
 	// hundreds of thousands of holds, and a joined key is an allocation.
-	byOwner := make(map[ownerKey][]int, len(holds))
+	byOwner := newHoldsBy[ownerKey](len(holds))
 	byKey := map[string][]int{}
-	byToken := make(map[tokenKey][]int, len(holds))
+	byToken := newHoldsBy[tokenKey](len(holds))
 	for i, hd := range holds {
 		if hd.owner != "" {
-			k := ownerKey{hd.key, hd.owner}
-			byOwner[k] = append(byOwner[k], i)
+			byOwner.add(ownerKey{hd.key, hd.owner}, i)
 		}
 		byKey[hd.key] = append(byKey[hd.key], i)
 		if hd.token != 0 {
-			k := tokenKey{hd.key, hd.token}
-			byToken[k] = append(byToken[k], i)
+			byToken.add(tokenKey{hd.key, hd.token}, i)
 		}
 	}
 	// A database release names the session that held the lock, not the
@@ -282,6 +280,7 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	}
 	// Each hold's releases, by node: the first one each node made.
 	got := map[int]map[string]serverRelease{}
+	var ownerBuf, tokenBuf [1]int
 	for _, rel := range rels {
 		// A release of an owner no grant had is of no grant: RedLock's
 		// cleanup after a failed acquire, a waiter's node or key.
@@ -290,12 +289,12 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 		var ok bool
 		switch {
 		case rel.owner() != "":
-			idx = byOwner[ownerKey{rel.key(), rel.owner()}]
-			i, ok = grantAt(holds, idx, byToken[tokenKey{rel.key(), rel.token()}], rel)
+			idx = byOwner.get(ownerKey{rel.key(), rel.owner()}, &ownerBuf)
+			i, ok = grantAt(holds, idx, byToken.get(tokenKey{rel.key(), rel.token()}, &tokenBuf), rel)
 		case rel.backend() != 0 && keyed[rel.key()]:
 			i, ok = sessionGrant(holds, bySession[sessionKey{rel.key(), rel.backend()}], &rel)
 		default:
-			i, ok = grantAt(holds, idx, byToken[tokenKey{rel.key(), rel.token()}], rel)
+			i, ok = grantAt(holds, idx, byToken.get(tokenKey{rel.key(), rel.token()}, &tokenBuf), rel)
 		}
 		if !ok {
 			continue
@@ -343,6 +342,12 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 			sections[pr.Invoke.Process] = append(sections[pr.Invoke.Process], pr)
 		}
 	}
+	byInvoke := func(x, y pair) int { return cmp.Compare(x.Invoke.Time, y.Invoke.Time) }
+	for _, ss := range sections {
+		if !slices.IsSortedFunc(ss, byInvoke) { // a history written by hand
+			slices.SortStableFunc(ss, byInvoke)
+		}
+	}
 	var out []lostWindow
 	for _, f := range found {
 		hd, rel, per := holds[f.i], f.rel, got[f.i]
@@ -362,6 +367,46 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 		return cmp.Or(cmp.Compare(x.released, y.released), cmp.Compare(x.hold.acquire, y.hold.acquire))
 	})
 	return out, lags, observed
+}
+
+// holdsBy indexes holds by a key of theirs: each key's holds, in order.
+// Most keys (an owner, a token) name one hold, so a key's first hold is
+// an int in a map and only a key with more has a list: a long run has
+// hundreds of thousands of holds, and a list each is an allocation each.
+type holdsBy[K comparable] struct {
+	first map[K]int
+	more  map[K][]int
+}
+
+// newHoldsBy returns an empty index sized for n holds.
+func newHoldsBy[K comparable](n int) holdsBy[K] {
+	return holdsBy[K]{first: make(map[K]int, n), more: map[K][]int{}}
+}
+
+// add appends hold i to k's holds.
+func (m holdsBy[K]) add(k K, i int) {
+	j, ok := m.first[k]
+	if !ok {
+		m.first[k] = i
+		return
+	}
+	s, ok := m.more[k]
+	if !ok {
+		s = []int{j}
+	}
+	m.more[k] = append(s, i)
+}
+
+// get returns k's holds, in buf when there is one.
+func (m holdsBy[K]) get(k K, buf *[1]int) []int {
+	if s, ok := m.more[k]; ok {
+		return s
+	}
+	if j, ok := m.first[k]; ok {
+		buf[0] = j
+		return buf[:]
+	}
+	return nil
 }
 
 // tokenKey keys the holds of a key with a token.
@@ -583,7 +628,9 @@ func untilWords(hd hold) string {
 // it still believed it held the lock; and sets the class.
 func (w *lostWindow) access(pairs []pair) {
 	hd := w.hold
-	for _, pr := range pairs {
+	// pairs are sorted by invocation time: start at the hold's.
+	from := sort.Search(len(pairs), func(i int) bool { return pairs[i].Invoke.Time >= hd.start })
+	for _, pr := range pairs[from:] {
 		inv := pr.Invoke
 		if inv.F != history.FCS || inv.Process != hd.proc || inv.Key != hd.key || inv.Time < hd.start || inv.Time >= hd.end {
 			continue

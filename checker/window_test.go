@@ -101,6 +101,10 @@ func TestWindows(t *testing.T) {
 			new(builder).acquire(0, 1, 1.01, 1, "a").cs(0, 1.02, 4, 0, 0).observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
 				acquire(1, 1.5, 2.02, 2, "b").release(0, 4.01, 4.02, false, "a"),
 			[]wantWindow{{0, 2.01, 4.02, 2.01, ClassBeforeKnown, 1, 0, 0, "its release found the lock gone"}}, 1},
+		{"a hand-written history whose critical sections go back in time",
+			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+				cs(0, 2.6, 2.7, 0, 0).cs(0, 0.2, 0.3, 1, 0).cs(0, 2.75, 2.78, 2, 0).release(0, 2.8, 2.81, false, "a").written(),
+			[]wantWindow{{0, 2.01, 2.81, 0.8, ClassBeforeKnown, 2, 0, 0, "its release found the lock gone"}}, 1},
 		{"told by an event, then wrote",
 			new(builder).acquire(0, 1, 1.01, 1, "a").cs(0, 1.02, 1.1, 0, 0).observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
 				event(2.5, 0, "lease 0x1 expired: lock lost").cs(0, 2.6, 2.7, 1, 0).release(0, 2.8, 2.81, false, "a"),
@@ -590,5 +594,31 @@ func TestWindowSentenceHow(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHoldsBy checks the index of holds by a key: a key's holds in the
+// order added, one or many, and none for a key never added.
+func TestHoldsBy(t *testing.T) {
+	m := newHoldsBy[string](4)
+	m.add("a", 3)
+	m.add("b", 1)
+	m.add("b", 5)
+	m.add("b", 2)
+	var buf [1]int
+	for _, c := range []struct {
+		k    string
+		want []int
+	}{{"a", []int{3}}, {"b", []int{1, 5, 2}}, {"c", nil}} {
+		got := m.get(c.k, &buf)
+		if len(got) != len(c.want) {
+			t.Errorf("get(%q) = %v, want %v", c.k, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("get(%q) = %v, want %v", c.k, got, c.want)
+			}
+		}
 	}
 }
