@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -519,18 +521,20 @@ func TestCompose(t *testing.T) {
 		{"nested", []Checker{Compose("inner", fixed{"a", Valid}, fixed{"b", Invalid})}, Invalid},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := Compose("top", tt.cs...).Check(ctx, history.History{})
-			if r.Valid != tt.want {
-				t.Fatalf("valid = %v, want %v", r.Valid, tt.want)
-			}
-			if len(r.Results) != len(tt.cs) {
-				t.Errorf("%d results, want %d", len(r.Results), len(tt.cs))
-			}
-			if r.Anomalies == nil {
-				t.Error("nil anomalies")
-			}
-		})
+		for _, compose := range []func(string, ...Checker) Checker{Compose, ComposeInOrder} {
+			t.Run(tt.name, func(t *testing.T) {
+				r := compose("top", tt.cs...).Check(ctx, history.History{})
+				if r.Valid != tt.want {
+					t.Fatalf("valid = %v, want %v", r.Valid, tt.want)
+				}
+				if len(r.Results) != len(tt.cs) {
+					t.Errorf("%d results, want %d", len(r.Results), len(tt.cs))
+				}
+				if r.Anomalies == nil {
+					t.Error("nil anomalies")
+				}
+			})
+		}
 	}
 	r := Compose("top", fixed{"a", Valid}, panicker{}).Check(ctx, nil)
 	if p := r.Results[1]; p.Checker != "panicker" || p.Valid != Unknown || !strings.Contains(p.Error, "boom") {
@@ -722,4 +726,59 @@ func withServerExit(h history.History, t float64) history.History {
 	b.add(t, history.NemesisProcess, history.Info, history.FServerExit, "",
 		&history.Value{Nodes: []string{"lock0"}, Detail: "pid 7, signal: killed"})
 	return b.build()
+}
+
+// inOrderProbe records when it runs, and how many probes ran at once.
+type inOrderProbe struct {
+	name    string
+	mu      *sync.Mutex
+	order   *[]string
+	running *atomic.Int32
+	most    *atomic.Int32
+}
+
+func (p inOrderProbe) Name() string { return p.name }
+func (p inOrderProbe) Check(context.Context, history.History) Result {
+	n := p.running.Add(1)
+	defer p.running.Add(-1)
+	for {
+		m := p.most.Load()
+		if n <= m || p.most.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	time.Sleep(time.Millisecond) // overlap with the others, if they run side by side
+	p.mu.Lock()
+	*p.order = append(*p.order, p.name)
+	p.mu.Unlock()
+	return Result{Checker: p.name, Valid: Valid}
+}
+
+// TestComposeInOrder checks that ComposeInOrder runs its checkers one at a
+// time in the order given, and that Default with OneAtATime judges a
+// history as Default does.
+func TestComposeInOrder(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	var running, most atomic.Int32
+	var cs []Checker
+	for _, n := range []string{"a", "b", "c", "d"} {
+		cs = append(cs, inOrderProbe{n, &mu, &order, &running, &most})
+	}
+	ComposeInOrder("top", cs...).Check(context.Background(), nil)
+	if got := strings.Join(order, ""); got != "abcd" {
+		t.Errorf("ran in order %q, want abcd", got)
+	}
+	if most.Load() != 1 {
+		t.Errorf("%d checkers ran at once, want 1", most.Load())
+	}
+
+	for seed := range uint64(20) {
+		h := simulate(seed, 0.3)
+		side := Default(Options{Lease: time.Second}).Check(context.Background(), h)
+		one := Default(Options{Lease: time.Second, OneAtATime: true}).Check(context.Background(), h)
+		if side.Valid != one.Valid || dump(side.Anomalies) != dump(one.Anomalies) {
+			t.Fatalf("seed %d: side by side %v %s, one at a time %v %s", seed, side.Valid, dump(side.Anomalies), one.Valid, dump(one.Anomalies))
+		}
+	}
 }

@@ -20,10 +20,17 @@ func Compose(name string, cs ...Checker) Checker {
 	return &compose{name: name, cs: cs}
 }
 
-// compose implements Compose.
+// ComposeInOrder is Compose, but runs the checkers one after another, in
+// the order of cs.
+func ComposeInOrder(name string, cs ...Checker) Checker {
+	return &compose{name: name, cs: cs, inOrder: true}
+}
+
+// compose implements Compose and ComposeInOrder.
 type compose struct {
-	name string
-	cs   []Checker
+	name    string
+	cs      []Checker
+	inOrder bool
 }
 
 // Name returns the name given to Compose.
@@ -61,6 +68,10 @@ func (c *compose) run(ctx context.Context, h history.History, a *analysis) Resul
 	results := make([]Result, len(cs))
 	var wg sync.WaitGroup
 	for i, sub := range cs {
+		if c.inOrder {
+			results[i] = safeCheck(ctx, sub, h, shared)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -172,6 +183,9 @@ func Default(opts Options) Checker {
 	cs := []Checker{mutex, NewResource(opts), NewInventory(), NewFencingFor(opts), overlap, NewLiveness(opts), NewStats(), NewExercise(opts), NewWindows()}
 	if opts.NoLock {
 		cs = []Checker{NewResource(opts), NewInventory(), NewFencingFor(opts), NewLiveness(opts), NewStats(), NewExercise(opts)}
+	}
+	if opts.OneAtATime {
+		return liftNotExercised(ComposeInOrder("lockcheck", cs...))
 	}
 	return liftNotExercised(Compose("lockcheck", cs...))
 }

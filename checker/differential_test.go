@@ -326,8 +326,13 @@ func TestCutsAndRewritesPreserveVerdicts(t *testing.T) {
 				t.Fatalf("seed %d %s: literal check timed out", seed, tc.name)
 			}
 			parts[tc.name] += cut.Stats["partitions"].(int)
+			parts[tc.name+" searched"] += cut.Stats["partitions"].(int)
 			if n, ok := cut.Stats["keys_decided_directly"].(int); ok {
 				parts[tc.name] += n
+			}
+			if n, ok := cut.Stats["partitions_decided_directly"].(int); ok {
+				parts[tc.name] += n
+				parts[tc.name+" chunks ordered directly"] += n
 			}
 			if cut.Valid != want || one.Valid != want {
 				var buf []byte
@@ -344,11 +349,17 @@ func TestCutsAndRewritesPreserveVerdicts(t *testing.T) {
 		t.Errorf("the random histories are all of one verdict: %v", agree)
 	}
 	t.Logf("verdicts: %d valid, %d invalid; partitions: %v", agree[true], agree[false], parts)
-	for name, n := range parts {
+	for _, name := range []string{"mutex", "resource"} {
 		// The mutex checker decides these keys directly (one count per
 		// history); the resource checker cuts them.
-		if want := map[string]int{"mutex": seeds, "resource": seeds + seeds/2}[name]; n < want {
+		if want, n := map[string]int{"mutex": seeds, "resource": seeds + seeds/2}[name], parts[name]; n < want {
 			t.Errorf("%s: only %d partitions over %d histories: the cuts are not exercised", name, n, seeds)
+		}
+	}
+	// The resource checker orders some chunks directly and searches others.
+	for _, part := range []string{"resource searched", "resource chunks ordered directly"} {
+		if parts[part] < seeds/4 {
+			t.Errorf("%s: %d over %d histories: that path is not exercised", part, parts[part], seeds)
 		}
 	}
 }

@@ -61,9 +61,18 @@ type regOrder struct {
 }
 
 // decideRegister decides one key's register ops (in any order) directly.
-func decideRegister(ops []linInput) regOrder {
+func decideRegister(ops []linInput) regOrder { return decideRegisterFrom(ops, regState{}) }
+
+// decideRegisterFrom decides register ops directly from the state init:
+// the register holds init.v and init.c increments left in doubt before
+// them are pending, to be drawn on from the start or never (a chunk cut
+// from a key Porcupine searches starts so).
+func decideRegisterFrom(ops []linInput, init regState) regOrder {
 	rmws := make([]*csOp, 0, len(ops))
-	var credits []*csOp
+	credits := make([]*csOp, 0, init.c)
+	for range init.c {
+		credits = append(credits, &csOp{kind: rCredit, proc: -1, inv: -1, done: -1, call: -1 << 63, ret: forever})
+	}
 	for _, in := range ops {
 		op := in.(*csOp)
 		switch {
@@ -83,11 +92,11 @@ func decideRegister(ops []linInput) regOrder {
 	})
 	sortStable(credits, func(a, b *csOp) int { return cmp.Compare(a.call, b.call) })
 	out := regOrder{simple: true}
-	v := int64(0)
+	v := init.v
 	at := time.Duration(-1 << 63)
 	used := 0 // credits drawn so far: the earliest invoked
 	var prev *csOp
-	prevUsed, prevV := 0, int64(0)
+	prevUsed, prevV := 0, init.v
 	for _, cur := range rmws {
 		p, fromPrev := at, true
 		if cur.call > p {

@@ -204,6 +204,11 @@ type Options struct {
 	// prints them in the form the lock's users know (a ZooKeeper zxid as
 	// "zxid 1:797"); the zero value prints them as plain numbers.
 	Tokens TokenKind
+	// OneAtATime runs Default's checkers one after another instead of
+	// side by side: a long run's check then holds one checker's working
+	// memory at a time beside the history, at the cost of using one
+	// processor. The verdict and anomalies are the same.
+	OneAtATime bool
 }
 
 // TokenKind says what a lock design's fencing tokens are.

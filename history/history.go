@@ -63,22 +63,22 @@ func (h History) Pairs() ([]Pair, error) {
 	// About one pair for every two ops: a capacity hint, which no result
 	// depends on.
 	pairs := make([]Pair, 0, len(h)>>1)
-	open := make(map[int]int) // process -> index in pairs
+	open := newOpenPairs() // process -> index in pairs
 	for i := range h {
 		op := &h[i]
 		if op.IsLone() {
 			continue
 		}
 		if op.Type == Invoke {
-			if j, ok := open[op.Process]; ok {
+			if j, ok := open.get(op.Process); ok {
 				return nil, fmt.Errorf("op %d: process %d invokes %s while op %d (%s) is open",
 					op.Index, op.Process, op.F, pairs[j].Invoke.Index, pairs[j].Invoke.F)
 			}
-			open[op.Process] = len(pairs)
+			open.set(op.Process, len(pairs))
 			pairs = append(pairs, Pair{Invoke: op})
 			continue
 		}
-		j, ok := open[op.Process]
+		j, ok := open.get(op.Process)
 		if !ok {
 			return nil, fmt.Errorf("op %d: process %d completes %s with no open invocation", op.Index, op.Process, op.F)
 		}
@@ -90,9 +90,55 @@ func (h History) Pairs() ([]Pair, error) {
 				op.Index, op.Process, op.F, op.Time, inv.Index, inv.Time)
 		}
 		pairs[j].Complete = op
-		delete(open, op.Process)
+		open.clear(op.Process)
 	}
 	return pairs, nil
+}
+
+// openPairs maps a process to the index of its open invocation among the
+// pairs. Processes are small numbers (the nemesis's -1, the workers from
+// 0), held in a slice; any other in a map: a long run's millions of ops
+// would spend most of Pairs in the map.
+type openPairs struct {
+	dense []int // process+1 -> index+1; 0: none open
+	other map[int]int
+}
+
+// maxDenseProcess bounds the processes openPairs keeps in its slice.
+const maxDenseProcess = 1 << 16
+
+func newOpenPairs() *openPairs { return &openPairs{other: map[int]int{}} }
+
+func (o *openPairs) get(p int) (int, bool) {
+	if p >= -1 && p < maxDenseProcess {
+		if p+1 < len(o.dense) && o.dense[p+1] > 0 {
+			return o.dense[p+1] - 1, true
+		}
+		return 0, false
+	}
+	j, ok := o.other[p]
+	return j, ok
+}
+
+func (o *openPairs) set(p, j int) {
+	if p >= -1 && p < maxDenseProcess {
+		if p+1 >= len(o.dense) {
+			o.dense = append(o.dense, make([]int, p+2-len(o.dense))...)
+		}
+		o.dense[p+1] = j + 1
+		return
+	}
+	o.other[p] = j
+}
+
+func (o *openPairs) clear(p int) {
+	if p >= -1 && p < maxDenseProcess {
+		if p+1 < len(o.dense) {
+			o.dense[p+1] = 0
+		}
+		return
+	}
+	delete(o.other, p)
 }
 
 // Keys returns the distinct non-empty lock keys in order of first appearance.

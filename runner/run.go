@@ -280,7 +280,13 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 		}
 	}
 	checkStart := time.Now()
-	res, err := Check(context.WithoutCancel(ctx), dir, h, p.CheckOptions())
+	// The run checks its checkers one at a time: beside a long run's
+	// history (a heap budget holds the process within), side by side they
+	// would need their working memory all at once. check analyze, which
+	// has no budget, runs them side by side.
+	opts := p.CheckOptions()
+	opts.OneAtATime = true
+	res, err := Check(context.WithoutCancel(ctx), dir, h, opts)
 	runStats(&res, setup, stoppedAt, stopped, workloadEnd, healed, r.rec.Now())
 	res.Stats["check_s"] = seconds(time.Since(checkStart))
 	out := Outcome{Dir: dir, Result: res, Interrupted: interrupted, Ops: len(h), Stopped: stopped,
