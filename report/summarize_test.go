@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math/rand"
 	"regexp"
+	"strconv"
 	"slices"
 	"strings"
 	"testing"
@@ -266,5 +267,45 @@ func TestNearestAndNarrowestWithin(t *testing.T) {
 		if got := narrowestWithin(c.d); got != c.want {
 			t.Errorf("narrowestWithin(%s) = %d, want %d", c.d, got, c.want)
 		}
+	}
+}
+
+// TestSegmentsPath checks that the holds' path, drawn lane by lane, has
+// each segment where it was given (to the path's two decimals), and moves
+// along a lane between two segments of it.
+func TestSegmentsPath(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	var segs []segment
+	want := map[[3]float64]int{}
+	for range 500 {
+		s := segment{x: round2(rng.Float64() * 5000), y: float64(rng.Intn(8)*28 + 14), w: round2(rng.Float64()*3 + 0.01)}
+		segs = append(segs, s)
+		want[[3]float64{s.x, s.y, s.w}]++
+	}
+	d := segmentsPath(slices.Clone(segs))
+	re := regexp.MustCompile(`m(-?\d*\.?\d+) ?(-?\d*\.?\d+)h(-?\d*\.?\d+)`)
+	ms := re.FindAllStringSubmatch(d, -1)
+	if len(ms) != len(segs) || strings.Join(re.Split(d, -1), "") != "" {
+		t.Fatalf("%d segments parsed from a path of %d, or text between them", len(ms), len(segs))
+	}
+	x, y := 0.0, 0.0
+	moves := 0
+	for _, m := range ms {
+		dx, _ := strconv.ParseFloat(m[1], 64)
+		dy, _ := strconv.ParseFloat(m[2], 64)
+		w, _ := strconv.ParseFloat(m[3], 64)
+		x, y = round2(x+dx), y+dy
+		if dy != 0 {
+			moves++
+		}
+		k := [3]float64{x, y, w}
+		if want[k] == 0 {
+			t.Fatalf("segment %v was not given", k)
+		}
+		want[k]--
+		x = round2(x + w)
+	}
+	if moves > 8 {
+		t.Errorf("%d moves across lanes for 8 lanes: not drawn lane by lane", moves)
 	}
 }

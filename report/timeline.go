@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"slices"
@@ -383,7 +384,7 @@ func renderTimeline(workers int, pairs []history.Pair, hs []holdIv, events []his
 		}
 	}
 	// Holds.
-	var holdPath [2]relPath // normal, double holder
+	var holdSegs [2][]segment // normal, double holder
 	holdTitled := 0
 	for i, h := range hs {
 		l := lm.lane(h.proc)
@@ -416,14 +417,12 @@ func renderTimeline(workers int, pairs []history.Pair, hs []holdIv, events []his
 		if cls != "" {
 			k = 1
 		}
-		holdPath[k].move(x, y+5)
-		holdPath[k].hline(w)
+		holdSegs[k] = append(holdSegs[k], segment{x, y + 5, w})
 	}
-	if holdPath[0].Len() > 0 {
-		b.f(`<path class="hp" d="%s"/>`, holdPath[0].String())
-	}
-	if holdPath[1].Len() > 0 {
-		b.f(`<path class="hp x" d="%s"/>`, holdPath[1].String())
+	for k, cls := range []string{"hp", "hp x"} {
+		if len(holdSegs[k]) > 0 {
+			b.f(`<path class="%s" d="%s"/>`, cls, segmentsPath(holdSegs[k]))
+		}
 	}
 	renderWindows(&b, lm, hs, wins, pairs)
 	renderNodeLanes(&b, nodes, firstNode, hs, func(h holdIv) bool { return sm == nil || sm.holdDetailed(h) }, rels)
@@ -649,4 +648,21 @@ func kindClass(kind string) string {
 		return "lost-update" // what the inventory lost, coloured as a lost update
 	}
 	return "other"
+}
+
+// segment is a horizontal line from (x, y), w long.
+type segment struct{ x, y, w float64 }
+
+// segmentsPath returns the path of segs, drawn lane by lane from left to
+// right: each then moves a short way along its lane (m1.2 0) instead of
+// across the lanes, which is about a third fewer bytes in a long run's
+// tens of thousands of holds.
+func segmentsPath(segs []segment) string {
+	slices.SortStableFunc(segs, func(a, b segment) int { return cmp.Or(cmp.Compare(a.y, b.y), cmp.Compare(a.x, b.x)) })
+	var p relPath
+	for _, s := range segs {
+		p.move(s.x, s.y)
+		p.hline(s.w)
+	}
+	return p.String()
 }
