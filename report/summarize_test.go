@@ -2,10 +2,11 @@ package report
 
 import (
 	"cmp"
+	"math"
 	"math/rand"
 	"regexp"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -271,41 +272,57 @@ func TestNearestAndNarrowestWithin(t *testing.T) {
 }
 
 // TestSegmentsPath checks that the holds' path, drawn lane by lane, has
-// each segment where it was given (to the path's two decimals), and moves
-// along a lane between two segments of it.
+// each segment where it was given (to a tenth, a width at least that),
+// and moves along a lane between two segments of it.
 func TestSegmentsPath(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	var segs []segment
-	want := map[[3]float64]int{}
-	for range 500 {
-		s := segment{x: round2(rng.Float64() * 5000), y: float64(rng.Intn(8)*28 + 14), w: round2(rng.Float64()*3 + 0.01)}
+	want := map[[3]int64]int{}
+	for i := range 500 {
+		s := segment{x: rng.Float64() * 5000, y: float64(rng.Intn(8)*28 + 14), w: rng.Float64()*3 + 0.01}
+		if i%50 == 0 {
+			s.x, s.w = float64(i), 0.01 // a bar narrower than a tenth, at a whole millisecond
+		}
 		segs = append(segs, s)
-		want[[3]float64{s.x, s.y, s.w}]++
+		want[[3]int64{int64(math.Round(s.x * 10)), int64(s.y), max(int64(math.Round(s.w*10)), 1)}]++
 	}
 	d := segmentsPath(slices.Clone(segs))
-	re := regexp.MustCompile(`m(-?\d*\.?\d+) ?(-?\d*\.?\d+)h(-?\d*\.?\d+)`)
+	re := regexp.MustCompile(`m(-?\d*\.?\d+) ?(-?\d*\.?\d+)h(\d*\.?\d+)`)
 	ms := re.FindAllStringSubmatch(d, -1)
 	if len(ms) != len(segs) || strings.Join(re.Split(d, -1), "") != "" {
 		t.Fatalf("%d segments parsed from a path of %d, or text between them", len(ms), len(segs))
 	}
-	x, y := 0.0, 0.0
+	tenth := func(s string) int64 {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int64(math.Round(f * 10))
+	}
+	x, y := int64(0), 0.0
 	moves := 0
 	for _, m := range ms {
-		dx, _ := strconv.ParseFloat(m[1], 64)
 		dy, _ := strconv.ParseFloat(m[2], 64)
-		w, _ := strconv.ParseFloat(m[3], 64)
-		x, y = round2(x+dx), y+dy
+		x, y = x+tenth(m[1]), y+dy
 		if dy != 0 {
 			moves++
 		}
-		k := [3]float64{x, y, w}
+		k := [3]int64{x, int64(y), tenth(m[3])}
 		if want[k] == 0 {
-			t.Fatalf("segment %v was not given", k)
+			t.Fatalf("segment %v (tenths) was not given", k)
 		}
 		want[k]--
-		x = round2(x + w)
+		x += k[2]
 	}
 	if moves > 8 {
 		t.Errorf("%d moves across lanes for 8 lanes: not drawn lane by lane", moves)
+	}
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{0, "0"}, {3, ".3"}, {-3, "-.3"}, {12, "1.2"}, {-12, "-1.2"}, {20, "2"}, {-20, "-2"}, {105, "10.5"}} {
+		if got := tenths(c.n); got != c.want {
+			t.Errorf("tenths(%d) = %q, want %q", c.n, got, c.want)
+		}
 	}
 }
