@@ -564,9 +564,13 @@ func (p *Plan) sessionTimeout() *checker.SessionTimeout {
 // Check runs the default checkers on h and stores results.json (and the
 // Porcupine visualization, when a linearizability check failed) in dir. The
 // result's Stats hold first_anomaly_s, when the first double holder or
-// accepted stale write was recorded (checker.FirstAnomaly), if any.
-func Check(ctx context.Context, dir string, h history.History, opts checker.Options) (checker.Result, error) {
-	res := checker.Default(opts).Check(ctx, h)
+// accepted stale write was recorded (checker.FirstAnomaly), if any. The
+// result it returns has no Visualize: the drawing is in the file, and what
+// it would draw from (the checkers' inputs, hundreds of megabytes in a
+// long run) is let go before the report is written.
+func Check(ctx context.Context, dir string, h history.History, opts checker.Options) (res checker.Result, err error) {
+	defer forgetVisualize(&res)
+	res = checker.Default(opts).Check(ctx, h)
 	firstAnomalyStat(&res, h, opts)
 	if err := writeJSON(filepath.Join(dir, "results.json"), res); err != nil {
 		return res, err
@@ -596,4 +600,12 @@ func Check(ctx context.Context, dir string, h history.History, opts checker.Opti
 		return res, err
 	}
 	return res, nil
+}
+
+// forgetVisualize drops the Visualize of r and of every result under it.
+func forgetVisualize(r *checker.Result) {
+	r.Visualize = nil
+	for i := range r.Results {
+		forgetVisualize(&r.Results[i])
+	}
 }
