@@ -83,3 +83,35 @@ func TestChunkOrderedMatchesPorcupine(t *testing.T) {
 		t.Errorf("the chunks are nearly all of one kind: %d ordered, %d not", ordered, not)
 	}
 }
+
+// TestDecideRegisterFromStateWitness checks the part of a chunk the direct
+// decision names when it finds no order from a state with increments
+// pending: the state before the critical section it placed last keeps the
+// pending increments not drawn on before it, the witness holds the
+// increments in doubt invoked in time, and Porcupine finds no order for it.
+func TestDecideRegisterFromStateWitness(t *testing.T) {
+	ms := time.Millisecond
+	first := &csOp{kind: rRMW, proc: 1, read: 6, wrote: 7, call: ms, ret: 2 * ms}
+	second := &csOp{kind: rRMW, proc: 2, read: 9, wrote: 10, call: 3 * ms, ret: 4 * ms}
+	late := &csOp{kind: rCredit, proc: 3, call: 500 * time.Microsecond, ret: forever}
+	for _, c := range []struct {
+		name    string
+		ops     []linInput
+		credits int
+		witness int
+	}{
+		{"no increment in doubt but the pending one", []linInput{first, second}, 0, 2},
+		{"one more in doubt, still one short", []linInput{late, first, second}, 1, 3},
+	} {
+		d := decideRegisterFrom(c.ops, regState{v: 5, c: 1})
+		if d.fail != regShort || d.cur != second || d.prev != first {
+			t.Fatalf("%s: fail %v at %v after %v, want regShort at the second after the first", c.name, d.fail, d.cur, d.prev)
+		}
+		if d.start != (regState{v: 5, c: 1}) || d.credits != c.credits || len(d.witness) != c.witness {
+			t.Errorf("%s: start %v, credits %d, witness of %d; want {5 1}, %d, %d", c.name, d.start, d.credits, len(d.witness), c.credits, c.witness)
+		}
+		if _, ok := d.witnessChunk("k"); !ok {
+			t.Errorf("%s: Porcupine orders the witness", c.name)
+		}
+	}
+}

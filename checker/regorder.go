@@ -69,9 +69,15 @@ func decideRegister(ops []linInput) regOrder { return decideRegisterFrom(ops, re
 // from a key Porcupine searches starts so).
 func decideRegisterFrom(ops []linInput, init regState) regOrder {
 	rmws := make([]*csOp, 0, len(ops))
-	credits := make([]*csOp, 0, init.c)
-	for range init.c {
-		credits = append(credits, &csOp{kind: rCredit, proc: -1, inv: -1, done: -1, call: -1 << 63, ret: forever})
+	var credits []*csOp
+	// The pending increments come first in order of invocation (before
+	// every op here): credit k is pending for k < pre, else credits[k-pre].
+	pre := int(init.c)
+	callOf := func(k int) time.Duration {
+		if k < pre {
+			return -1 << 63
+		}
+		return credits[k-pre].call
 	}
 	for _, in := range ops {
 		op := in.(*csOp)
@@ -108,11 +114,11 @@ func decideRegisterFrom(ops []linInput, init regState) regOrder {
 		case need < 0:
 			fail = regBack
 		case need > 0:
-			if int64(len(credits)-used) < need {
+			if int64(pre+len(credits)-used) < need {
 				fail = regShort
 				break
 			}
-			if t := credits[used+int(need)-1].call; t > p {
+			if t := callOf(used + int(need) - 1); t > p {
 				p, fromPrev = t, false
 			}
 		}
@@ -120,18 +126,19 @@ func decideRegisterFrom(ops []linInput, init regState) regOrder {
 			fail = regLate
 		}
 		if fail != regOK {
-			n := sort.Search(len(credits), func(i int) bool { return credits[i].call > cur.ret })
+			n := pre + sort.Search(len(credits), func(i int) bool { return credits[i].call > cur.ret })
 			out.fail, out.cur, out.prev, out.held, out.at, out.fromPrev = fail, cur, prev, v, p, fromPrev
 			out.credits = max(0, n-used)
 			// The witness: prev and cur from the state before prev, with
-			// the increments not drawn on before prev.
-			out.start = regState{v: prevV}
+			// the increments not drawn on before prev (those pending from
+			// the start in the state).
+			out.start = regState{v: prevV, c: int64(max(0, pre-prevUsed))}
 			if prev != nil {
 				out.witness = append(out.witness, prev)
 			}
 			out.witness = append(out.witness, cur)
-			for i := prevUsed; i < n && len(out.witness) < maxChunk; i++ {
-				out.witness = append(out.witness, credits[i])
+			for i := max(prevUsed, pre); i < n && len(out.witness) < maxChunk; i++ {
+				out.witness = append(out.witness, credits[i-pre])
 			}
 			return out
 		}
