@@ -2,7 +2,6 @@ package clusters
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -300,37 +299,51 @@ func (o *redisObserver) marked(payload string) {
 	}
 }
 
-// read returns key's owner (a string's value, or a hash's one field, as
-// Redisson-style locks keep it) and its expiry, placed on the history's
-// clock by the server's TIME read in the same transaction.
+// redisRead is the observer's read of a lock key, one script: its owner
+// (a string's value, or a hash's one field, as Redisson-style locks keep
+// it), its expiry (PEXPIRETIME) and the server's time, atomically, and the
+// mark that places the read among the keyspace events. One command where
+// a transaction took seven (MULTI, GET, HKEYS, PEXPIRETIME, TIME, PUBLISH,
+// EXEC): the observer reads once a grant.
+var redisRead = redis.NewScript(`
+local t = redis.call('TYPE', KEYS[1])['ok']
+local owner = ''
+if t == 'string' then
+  owner = redis.call('GET', KEYS[1])
+elseif t == 'hash' then
+  local f = redis.call('HKEYS', KEYS[1])
+  if #f == 1 then owner = f[1] end
+end
+local exp = redis.call('PEXPIRETIME', KEYS[1])
+local now = redis.call('TIME')
+redis.call('PUBLISH', ARGV[1], ARGV[2])
+return {owner, exp, now[1], now[2]}
+`)
+
+// read returns key's owner and its expiry, placed on the history's clock
+// by the server's time read in the same script.
 func (o *redisObserver) read(ctx context.Context, key string) (redisHeld, int64, error) {
 	o.seq++
 	seq := o.seq
-	var get *redis.StringCmd
-	var fields *redis.StringSliceCmd
-	var exp *redis.Cmd
-	var now *redis.TimeCmd
 	before := o.cfg.Now()
-	_, err := o.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		get = p.Get(ctx, key)
-		fields = p.HKeys(ctx, key)
-		exp = p.Do(ctx, "PEXPIRETIME", key)
-		now = p.Time(ctx)
-		p.Publish(ctx, o.mark, strconv.FormatInt(seq, 10))
-		return nil
-	})
+	res, err := redisRead.Run(ctx, o.c, []string{key}, o.mark, strconv.FormatInt(seq, 10)).Slice()
 	after := o.cfg.Now()
-	// One of GET and HKEYS fails with WRONGTYPE: the transaction's error
-	// is that, and the other commands' results stand.
-	if now.Err() != nil || exp.Err() != nil {
-		return redisHeld{}, seq, fmt.Errorf("observe %s: read %s: %w", o.node, key, errors.Join(err, now.Err(), exp.Err()))
+	if err != nil {
+		return redisHeld{}, seq, fmt.Errorf("observe %s: read %s: %w", o.node, key, err)
 	}
-	hd := redisHeld{owner: get.Val()}
-	if f := fields.Val(); hd.owner == "" && len(f) == 1 {
-		hd.owner = f[0]
+	bad := fmt.Errorf("observe %s: read %s: unexpected reply %v", o.node, key, res)
+	if len(res) != 4 {
+		return redisHeld{}, seq, bad
 	}
-	ms, _ := exp.Int64()
-	hd.at, hd.st = onHistoryClock(ms, now.Val(), before, after)
+	owner, ok1 := res[0].(string)
+	ms, ok2 := res[1].(int64)
+	sec, err1 := strconv.ParseInt(fmt.Sprint(res[2]), 10, 64)
+	usec, err2 := strconv.ParseInt(fmt.Sprint(res[3]), 10, 64)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		return redisHeld{}, seq, bad
+	}
+	hd := redisHeld{owner: owner}
+	hd.at, hd.st = onHistoryClock(ms, time.Unix(sec, usec*1000), before, after)
 	return hd, seq, nil
 }
 
