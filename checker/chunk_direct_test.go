@@ -115,3 +115,24 @@ func TestDecideRegisterFromStateWitness(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideRegisterFromStateWitnessAfterDraws checks the witness's start
+// state when the critical sections before it drew on pending increments:
+// it keeps only those not drawn on before the one placed last.
+func TestDecideRegisterFromStateWitnessAfterDraws(t *testing.T) {
+	ms := time.Millisecond
+	a := &csOp{kind: rRMW, proc: 1, read: 6, wrote: 7, call: ms, ret: 2 * ms}     // draws one
+	b := &csOp{kind: rRMW, proc: 2, read: 8, wrote: 9, call: 3 * ms, ret: 4 * ms} // draws one
+	c := &csOp{kind: rRMW, proc: 3, read: 12, wrote: 13, call: 5 * ms, ret: 6 * ms}
+	d := decideRegisterFrom([]linInput{a, b, c}, regState{v: 5, c: 3})
+	if d.fail != regShort || d.prev != b || d.cur != c {
+		t.Fatalf("fail %v at %v after %v, want regShort at c after b", d.fail, d.cur, d.prev)
+	}
+	// Before b the register held 7 with two of the three still pending.
+	if d.start != (regState{v: 7, c: 2}) || d.credits != 1 {
+		t.Errorf("start %v, credits %d; want {7 2}, 1", d.start, d.credits)
+	}
+	if _, ok := d.witnessChunk("k"); !ok {
+		t.Error("Porcupine orders the witness")
+	}
+}
