@@ -216,6 +216,7 @@ func TestSessionKillWhen(t *testing.T) {
 		{"completed at once", 2400 * ms, 2400 * ms, "terminated at 2.40 s;"},
 		{"completed within the hundredth", 2400 * ms, 2404 * ms, "terminated at 2.40 s;"},
 		{"completed later", 2400 * ms, 2500 * ms, "terminated between 2.40 s and 2.50 s;"},
+		{"completed in the next ten seconds", 9990 * ms, 10010 * ms, "terminated between 9.99 s and 10.01 s;"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := []history.Fault{{F: history.FSessionKill, Start: tc.start, Done: tc.done, End: 4 * time.Second, Targets: []int{2}}}

@@ -21,7 +21,7 @@ func sessionKillSentence(faults []history.Fault, stale int, heldUntil time.Durat
 		}
 		// The kill came between the op's invocation and its completion.
 		when := "at " + secs(f.Start)
-		if secs(f.Done) > secs(f.Start) {
+		if secs(f.Done) != secs(f.Start) && f.Done > f.Start { // apart in the words, not only in time
 			when = fmt.Sprintf("between %s and %s", secs(f.Start), secs(f.Done))
 		}
 		return fmt.Sprintf("Process %d's database session was terminated %s; the server released its lock with the session; "+
