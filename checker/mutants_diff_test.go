@@ -219,8 +219,8 @@ func TestSessionKillWhen(t *testing.T) {
 		{"completed in the next ten seconds", 9990 * ms, 10010 * ms, "terminated between 9.99 s and 10.01 s;"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := []history.Fault{{F: history.FSessionKill, Start: tc.start, Done: tc.done, End: 4 * time.Second, Targets: []int{2}}}
-			got := sessionKillSentence(f, 2, 3*time.Second)
+			f := []history.Fault{{F: history.FSessionKill, Start: tc.start, Done: tc.done, End: 40 * time.Second, Targets: []int{2}}}
+			got := sessionKillSentence(f, 2, 30*time.Second)
 			if !strings.HasPrefix(got, "Process 2's database session was "+tc.want) {
 				t.Errorf("got %q, want it to start with %q", got, "Process 2's database session was "+tc.want)
 			}
