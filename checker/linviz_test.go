@@ -20,15 +20,7 @@ func TestLinearizabilityPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewMutex(Options{}).Check(context.Background(), h)
-	if r.Visualize == nil {
-		t.Fatalf("no visualization (valid = %v)", r.Valid)
-	}
-	var buf bytes.Buffer
-	if err := r.Visualize(&buf); err != nil {
-		t.Fatal(err)
-	}
-	page := buf.String()
+	page := visualizedPage(t, NewMutex(Options{}).Check(context.Background(), h))
 	for _, want := range []string{
 		// The rows' labels, and the table mapping rows to processes.
 		`const lockcheckRows = ["process 3","process 4"]`,
@@ -98,4 +90,18 @@ func TestTimeAxis(t *testing.T) {
 			}
 		})
 	}
+}
+
+// visualizedPage returns the linearizability page r draws; the test fails
+// when r draws none.
+func visualizedPage(t *testing.T, r Result) string {
+	t.Helper()
+	if r.Visualize == nil {
+		t.Fatalf("no visualization (valid = %v)", r.Valid)
+	}
+	var buf bytes.Buffer
+	if err := r.Visualize(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }

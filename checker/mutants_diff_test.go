@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
@@ -95,15 +94,7 @@ func TestLinearizabilityPageFaultWithoutTargets(t *testing.T) {
 			h[i].Value.Targets = nil
 		}
 	}
-	r := NewMutex(Options{}).Check(context.Background(), h)
-	if r.Visualize == nil {
-		t.Fatalf("no visualization (valid = %v)", r.Valid)
-	}
-	var buf bytes.Buffer
-	if err := r.Visualize(&buf); err != nil {
-		t.Fatal(err)
-	}
-	page := buf.String()
+	page := visualizedPage(t, NewMutex(Options{}).Check(context.Background(), h))
 	if !strings.Contains(page, `"Description":"pause"`) {
 		t.Error(`the page lacks "Description":"pause"`)
 	}
@@ -183,15 +174,7 @@ func TestLinearizabilityPageTokens(t *testing.T) {
 		{NumberTokens, "acquire (token ", "(zxid "},
 		{ZxidTokens, "acquire (zxid 0:", "(token "},
 	} {
-		r := NewMutex(Options{Tokens: tc.tokens}).Check(context.Background(), h)
-		if r.Visualize == nil {
-			t.Fatalf("tokens %d: no visualization (valid = %v)", tc.tokens, r.Valid)
-		}
-		var buf bytes.Buffer
-		if err := r.Visualize(&buf); err != nil {
-			t.Fatal(err)
-		}
-		page := buf.String()
+		page := visualizedPage(t, NewMutex(Options{Tokens: tc.tokens}).Check(context.Background(), h))
 		if !strings.Contains(page, tc.want) {
 			t.Errorf("tokens %d: the page lacks %q", tc.tokens, tc.want)
 		}

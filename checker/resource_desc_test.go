@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
@@ -41,15 +40,7 @@ func TestRegisterPageZxids(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewResource(Options{Tokens: ZxidTokens}).Check(context.Background(), h)
-	if r.Visualize == nil {
-		t.Fatalf("no visualization (valid = %v)", r.Valid)
-	}
-	var buf bytes.Buffer
-	if err := r.Visualize(&buf); err != nil {
-		t.Fatal(err)
-	}
-	page := buf.String()
+	page := visualizedPage(t, NewResource(Options{Tokens: ZxidTokens}).Check(context.Background(), h))
 	for _, want := range []string{`(zxid 0:`, `found none that fits a register that each critical section read and then wrote`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)

@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -65,14 +66,7 @@ func TestSidecarReadsAsTheJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := writeWithSidecar(t, h)
-			got, ok := readSidecar(path)
-			if !ok {
-				t.Fatal("the sidecar was not used")
-			}
-			if want := decodeJSONFile(t, path); !reflect.DeepEqual(got, want) {
-				t.Fatalf("sidecar and JSON differ:\n%s", firstDiff(got, want))
-			}
+			sidecarMatchesJSON(t, h, "")
 		})
 	}
 }
@@ -87,14 +81,7 @@ func TestSidecarChunks(t *testing.T) {
 	}
 	// Chunks with a short last one, and whole chunks only.
 	for _, n := range []int{len(h), 2 * sidecarChunk} {
-		path := writeWithSidecar(t, h[:n])
-		got, ok := readSidecar(path)
-		if !ok {
-			t.Fatalf("%d ops: the sidecar was not used", n)
-		}
-		if want := decodeJSONFile(t, path); !reflect.DeepEqual(got, want) {
-			t.Fatalf("%d ops: sidecar and JSON differ:\n%s", n, firstDiff(got, want))
-		}
+		sidecarMatchesJSON(t, h[:n], fmt.Sprintf("%d ops: ", n))
 	}
 	var buf bytes.Buffer
 	if err := encodeSidecar(&buf, h[:sidecarChunk+1], 0, 0); err != nil {
@@ -180,14 +167,7 @@ func TestSidecarEdgeOps(t *testing.T) {
 			if _, binary := binaryFields(&op); binary != c.binary {
 				t.Errorf("binary form = %v, want %v", binary, c.binary)
 			}
-			path := writeWithSidecar(t, History{op})
-			got, ok := readSidecar(path)
-			if !ok {
-				t.Fatal("the sidecar was not used")
-			}
-			if want := decodeJSONFile(t, path); !reflect.DeepEqual(got, want) {
-				t.Fatalf("sidecar and JSON differ:\n%s", firstDiff(got, want))
-			}
+			sidecarMatchesJSON(t, History{op}, "")
 		})
 	}
 }
@@ -461,4 +441,18 @@ func firstDiff(a, b History) string {
 		}
 	}
 	return "lengths differ"
+}
+
+// sidecarMatchesJSON writes h with its sidecar and checks that the sidecar
+// is used and reads as the JSON file does; what prefixes the failures.
+func sidecarMatchesJSON(t *testing.T, h History, what string) {
+	t.Helper()
+	path := writeWithSidecar(t, h)
+	got, ok := readSidecar(path)
+	if !ok {
+		t.Fatalf("%sthe sidecar was not used", what)
+	}
+	if want := decodeJSONFile(t, path); !reflect.DeepEqual(got, want) {
+		t.Fatalf("%ssidecar and JSON differ:\n%s", what, firstDiff(got, want))
+	}
 }
