@@ -68,6 +68,13 @@ type Options struct {
 	nodeEnv func([]clusters.Node) []string
 }
 
+// opTimeout is the worker's bound on one lock-service command. It is four
+// times a run's default (500 ms): a check must not call a command that
+// timed out on a loaded machine, with no fault, a broken rule (make test
+// builds container images beside it). Under the cut a command still times
+// out well within the reply timeout.
+const opTimeout = 2 * time.Second
+
 // Broken is one rule a worker broke, and how.
 type Broken struct {
 	Rule   string `json:"rule"`
@@ -175,7 +182,7 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 	c := &checkRun{o: o, top: top, log: logf, rep: &Report{}}
 	c.cfg = workloads.Config{Protocol: workloads.ProtocolVersion, Lock: d.Name, Process: 0, Seed: 1,
 		LockAddrs: top.LockAddrs(0), StorageAddr: top.StorageAddr(), LeaseMS: o.Lease.Milliseconds(),
-		AcquireTimeoutMS: 2 * o.Lease.Milliseconds(), RetryMS: 10, ThinkMS: 10, OpTimeoutMS: 500}
+		AcquireTimeoutMS: 2 * o.Lease.Milliseconds(), RetryMS: 10, ThinkMS: 10, OpTimeoutMS: opTimeout.Milliseconds()}
 	l := clusters.LinksOf(top, 0)
 	c.cfg.User, c.cfg.Password, c.cfg.Database = l.Login.User, l.Login.Password, l.Login.Database
 	c.cfg.SentinelAddrs, c.cfg.MasterName, c.cfg.AddrMap = l.SentinelAddrs, l.MasterName, l.AddrMap
