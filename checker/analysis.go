@@ -151,7 +151,7 @@ func (a *analysis) getHolds() []hold {
 				hd := hold{key: inv.Key, proc: inv.Process, start: pr.Complete.Time,
 					acquire: pr.Complete.Index, endOp: -1, endKind: endHistory, end: a.end}
 				if v := pr.Value(); v != nil {
-					hd.token, hd.owner, hd.nodes = v.Token, v.Owner, v.Nodes
+					hd.token, hd.owner, hd.nodes = v.Token, v.Owner, v.Ext().Nodes
 				}
 				open[inv.Process] = append(open[inv.Process], len(a.holds))
 				a.holds = append(a.holds, hd)

@@ -81,7 +81,7 @@ func (c backendHistory) build() history.History {
 	}
 	if c.event > 0 {
 		h = append(h, history.Op{Index: len(h), Time: timeDur(ms(c.event)), Process: c.eventProc, Type: history.Info, F: history.FEvent,
-			Value: &history.Value{Detail: "database session 1 ended; reconnected as session 9"}})
+			Value: &history.Value{Extra: &history.Extra{Detail: "database session 1 ended; reconnected as session 9"}}})
 	}
 	if !c.noRelease {
 		add(ms(3000), 1, history.Invoke, history.FRelease, &history.Value{Owner: "p1-a", Token: 1})

@@ -62,7 +62,7 @@ func (b *builder) cs(p int, t0, t1 float64, read int64, token int64) *builder {
 // csRejected adds a critical section the fenced resource refused.
 func (b *builder) csRejected(p int, t0, t1 float64, read, token, maxToken int64) *builder {
 	return b.pair(p, history.FCS, "k", t0, t1, history.Fail, &history.Value{Token: token},
-		&history.Value{Read: history.Int64(read), Token: token, Rejected: "write", MaxToken: maxToken})
+		&history.Value{Read: history.Int64(read), Token: token, Extra: &history.Extra{Rejected: "write", MaxToken: maxToken}})
 }
 
 func (b *builder) csInfo(p int, t0, t1 float64) *builder {
@@ -81,7 +81,7 @@ func (b *builder) crash(p int, t float64) *builder {
 // fault adds a nemesis fault on processes from t0 to t1.
 func (b *builder) fault(f string, t0, t1 float64, targets ...int) *builder {
 	end, _ := history.EndOf(f)
-	b.pair(history.NemesisProcess, f, "", t0-0.001, t0, history.Info, nil, &history.Value{Targets: targets})
+	b.pair(history.NemesisProcess, f, "", t0-0.001, t0, history.Info, nil, &history.Value{Extra: &history.Extra{Targets: targets}})
 	return b.pair(history.NemesisProcess, end, "", t1-0.001, t1, history.Info, nil, nil)
 }
 
@@ -189,10 +189,10 @@ func plainDelForeignRelease() history.History {
 	b.fault(history.FPause, 2.40, 5.40, 3)
 	b.acquire(1, 3.30, 3.35, 0, "o1").cs(1, 3.36, 3.40, 42, 0)
 	b.pair(3, history.FRelease, "k", 5.60, 5.61, history.OK, &history.Value{Owner: "o3"},
-		&history.Value{Released: history.Bool(true), DeletedOwner: "o1"})
+		&history.Value{Released: history.Bool(true), Extra: &history.Extra{DeletedOwner: "o1"}})
 	b.acquire(2, 5.65, 5.70, 0, "o2").cs(2, 5.71, 5.75, 43, 0)
 	b.pair(1, history.FRelease, "k", 6.00, 6.01, history.OK, &history.Value{Owner: "o1"},
-		&history.Value{Released: history.Bool(true), DeletedOwner: "o2"})
+		&history.Value{Released: history.Bool(true), Extra: &history.Extra{DeletedOwner: "o2"}})
 	b.pair(2, history.FRelease, "k", 6.10, 6.11, history.OK, &history.Value{Owner: "o2"},
 		&history.Value{Released: history.Bool(false)})
 	return b.build()

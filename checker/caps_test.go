@@ -77,7 +77,7 @@ func TestListingCaps(t *testing.T) {
 				t0, own := float64(i), fmt.Sprintf("o%d", i)
 				b.acquire(0, t0, t0+0.1, 0, own)
 				b.pair(0, history.FRelease, "k", t0+0.2, t0+0.3, history.OK, &history.Value{Owner: own},
-					&history.Value{Released: history.Bool(true), DeletedOwner: "x" + own})
+					&history.Value{Released: history.Bool(true), Extra: &history.Extra{DeletedOwner: "x" + own}})
 			}
 			return b.build()
 		}, "foreign-release", "foreign_releases", n},

@@ -365,7 +365,7 @@ func TestLiveness(t *testing.T) {
 			h := withServerExit(clean(), 2.5)
 			for i := range h {
 				if h[i].F == history.FServerExit {
-					h[i].Value = &history.Value{Detail: "pid 9, exit status 1"}
+					h[i].Value = &history.Value{Extra: &history.Extra{Detail: "pid 9, exit status 1"}}
 				}
 			}
 			return h
@@ -670,9 +670,9 @@ func TestMutexKeepsAnIndeterminateAcquireThatIsNotLast(t *testing.T) {
 // lock2's clock jumps, process 1 locks lock2..4 while 0 still holds.
 func redlockClockJump() history.History {
 	b := &builder{}
-	b.pair(0, history.FAcquire, "k", 0, 0.1, history.OK, nil, &history.Value{Owner: "a", Nodes: []string{"lock0", "lock1", "lock2"}})
-	b.pair(history.NemesisProcess, history.FClockJump, "", 0.49, 0.5, history.Info, nil, &history.Value{Nodes: []string{"lock2"}})
-	b.pair(1, history.FAcquire, "k", 0.55, 0.6, history.OK, nil, &history.Value{Owner: "b", Nodes: []string{"lock2", "lock3", "lock4"}})
+	b.pair(0, history.FAcquire, "k", 0, 0.1, history.OK, nil, &history.Value{Owner: "a", Extra: &history.Extra{Nodes: []string{"lock0", "lock1", "lock2"}}})
+	b.pair(history.NemesisProcess, history.FClockJump, "", 0.49, 0.5, history.Info, nil, &history.Value{Extra: &history.Extra{Nodes: []string{"lock2"}}})
+	b.pair(1, history.FAcquire, "k", 0.55, 0.6, history.OK, nil, &history.Value{Owner: "b", Extra: &history.Extra{Nodes: []string{"lock2", "lock3", "lock4"}}})
 	b.release(1, 0.7, 0.75, true, "b").release(0, 0.9, 0.95, false, "a")
 	b.pair(history.NemesisProcess, history.FClockReset, "", 1.99, 2, history.Info, nil, nil)
 	return b.build()
@@ -724,7 +724,7 @@ func grantsStall(stall, pre time.Duration) history.History {
 func withServerExit(h history.History, t float64) history.History {
 	b := &builder{ops: h}
 	b.add(t, history.NemesisProcess, history.Info, history.FServerExit, "",
-		&history.Value{Nodes: []string{"lock0"}, Detail: "pid 7, signal: killed"})
+		&history.Value{Extra: &history.Extra{Nodes: []string{"lock0"}, Detail: "pid 7, signal: killed"}})
 	return b.build()
 }
 

@@ -18,16 +18,16 @@ func TestClockFaultStories(t *testing.T) {
 		wants []string
 	}{
 		{"server clock forward", history.FClock,
-			&history.Value{Nodes: []string{"lock0"}, Detail: "wall clock of lock0 jumped 3 s forward, and 3 s more every 500 ms"},
+			&history.Value{Extra: &history.Extra{Nodes: []string{"lock0"}, Detail: "wall clock of lock0 jumped 3 s forward, and 3 s more every 500 ms"}},
 			[]string{"A clock jump of node lock0 from 0.20 s to 3.20 s was in force: lock0's wall clock jumped 3 s forward, so the lock key's PX expiry passed early (Redis judges expiry by its wall clock)."}},
 		{"server clock back", history.FClock,
-			&history.Value{Nodes: []string{"lock0"}, Detail: "wall clock of lock0 jumped 3 s back, then forward to real time and back again every 500 ms"},
+			&history.Value{Extra: &history.Extra{Nodes: []string{"lock0"}, Detail: "wall clock of lock0 jumped 3 s back, then forward to real time and back again every 500 ms"}},
 			[]string{"lock0's wall clock was jumping back and forth"}},
 		{"redlock clock jump", history.FClockJump,
-			&history.Value{Nodes: []string{"lock2"}, Detail: "lock2's wall clock jumped 1m0s forward"},
+			&history.Value{Extra: &history.Extra{Nodes: []string{"lock2"}, Detail: "lock2's wall clock jumped 1m0s forward"}},
 			[]string{"lock2's wall clock jumped forward, so the first holder's key on lock2 expired early and lock2 counted towards a second majority"}},
 		{"client clock skew", history.FSkew,
-			&history.Value{Targets: []int{1}, Detail: "clock of process 1 set 3 s ahead"},
+			&history.Value{Extra: &history.Extra{Targets: []int{1}, Detail: "clock of process 1 set 3 s ahead"}},
 			[]string{"A client clock skew of process 1 from 0.20 s to 3.20 s was in force: the clocks of process 1 were skewed, so a client judged a live lock expired"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -69,7 +69,7 @@ func combinedHalves(e hold, taken, lease time.Duration, faults []history.Fault, 
 	}
 	told := time.Duration(-1)
 	for _, ev := range events {
-		if ev.Time >= e.start && ev.Value != nil && strings.Contains(ev.Value.Detail, "expired") {
+		if ev.Time >= e.start && ev.Value != nil && strings.Contains(ev.Value.Ext().Detail, "expired") {
 			told = ev.Time
 			break
 		}
@@ -129,8 +129,8 @@ func releaseDetails(a *analysis) map[int]string {
 	out := make(map[int]string)
 	for _, pr := range a.pairs {
 		if pr.Invoke.F == history.FRelease && pr.Type() == history.OK {
-			if v := pr.Value(); v != nil && v.Detail != "" {
-				out[pr.Invoke.Index] = v.Detail
+			if v := pr.Value(); v != nil && v.Ext().Detail != "" {
+				out[pr.Invoke.Index] = v.Ext().Detail
 			}
 		}
 	}

@@ -43,7 +43,7 @@ func TestCombinedHalves(t *testing.T) {
 	cut := history.Fault{F: history.FPartition, Start: 1100 * time.Millisecond, End: 4 * s, Targets: []int{1}}
 	kill := history.Fault{F: history.FKill, Start: 1200 * time.Millisecond, End: 4 * s, Nodes: []string{"lock0"}, Detail: "SIGKILL redis node lock0"}
 	expired := []*history.Op{{Time: 4500 * time.Millisecond, Process: 1, Type: history.Info, F: history.FEvent,
-		Value: &history.Value{Detail: "session 0x1a expired: lock lost"}}}
+		Value: &history.Value{Extra: &history.Extra{Detail: "session 0x1a expired: lock lost"}}}}
 	cases := []struct {
 		name      string
 		taken     time.Duration

@@ -27,8 +27,8 @@ func init() {
 // TestDeclaredExercise judges faults whose kinds registered no rule by the
 // shape their fault ops declare, named by the kind their Hit records.
 func TestDeclaredExercise(t *testing.T) {
-	freeze := &history.Value{Targets: []int{3}, Hit: &history.Hit{Nemesis: "freezer"}}
-	unplug := &history.Value{Nodes: []string{"n1"}, Hit: &history.Hit{Nemesis: "unplugger"}}
+	freeze := &history.Value{Extra: &history.Extra{Targets: []int{3}, Hit: &history.Hit{Nemesis: "freezer"}}}
+	unplug := &history.Value{Extra: &history.Extra{Nodes: []string{"n1"}, Hit: &history.Hit{Nemesis: "unplugger"}}}
 	tests := []struct {
 		name string
 		h    history.History
@@ -41,7 +41,7 @@ func TestDeclaredExercise(t *testing.T) {
 		{"an unplug while a lock was held", warm().held(3, 2.0, 2.4).nem("toy-unplug", 2.05, 4.0, unplug).build(), Valid, ""},
 		{"an unplug while none was held", warm().held(3, 2.0, 2.1).nem("toy-unplug", 2.5, 4.0, unplug).build(), Unknown,
 			"no unplugger fault struck a lock node while a lock was held (1 unplugger fault"},
-		{"a fault with no shape", warm().held(3, 2.0, 5.2).nem("toy-shrug", 2.05, 5.05, &history.Value{Targets: []int{3}}).build(), Unknown,
+		{"a fault with no shape", warm().held(3, 2.0, 5.2).nem("toy-shrug", 2.05, 5.05, &history.Value{Extra: &history.Extra{Targets: []int{3}}}).build(), Unknown,
 			"no exercise rule for the toy-shrug nemesis (1 toy-shrug fault"},
 	}
 	for _, tt := range tests {
@@ -60,9 +60,9 @@ func TestDeclaredExercise(t *testing.T) {
 // held nothing is not; a node fault is exercised while a lock is held.
 func TestRegisteredExercise(t *testing.T) {
 	stall := func(p int, hit bool) *history.Value {
-		v := &history.Value{Targets: []int{p}}
+		v := &history.Value{Extra: &history.Extra{Targets: []int{p}}}
 		if hit {
-			v.Hit = &history.Hit{Nemesis: "toy-stall", Holder: true}
+			v.Mut().Hit = &history.Hit{Nemesis: "toy-stall", Holder: true}
 		}
 		return v
 	}
@@ -80,8 +80,8 @@ func TestRegisteredExercise(t *testing.T) {
 			"1 struck a process that held no lock"},
 		{"a stall with no target", warm().held(3, 2.0, 2.1).nem("toy-stall", 2.5, 5.5, &history.Value{}).build(), Unknown,
 			"1 struck no worker"},
-		{"a crash while a lock was held", warm().held(3, 2.0, 2.4).nem("toy-crash", 2.05, 4.0, &history.Value{Nodes: []string{"n1"}}).build(), Valid, ""},
-		{"a crash while none was held", warm().held(3, 2.0, 2.1).nem("toy-crash", 2.5, 4.0, &history.Value{Nodes: []string{"n1"}}).build(), Unknown,
+		{"a crash while a lock was held", warm().held(3, 2.0, 2.4).nem("toy-crash", 2.05, 4.0, &history.Value{Extra: &history.Extra{Nodes: []string{"n1"}}}).build(), Valid, ""},
+		{"a crash while none was held", warm().held(3, 2.0, 2.1).nem("toy-crash", 2.5, 4.0, &history.Value{Extra: &history.Extra{Nodes: []string{"n1"}}}).build(), Unknown,
 			"no toy-crash struck while a lock was held (the 1 s lease)"},
 	}
 	for _, tt := range tests {

@@ -40,79 +40,83 @@ func TestExercise(t *testing.T) {
 		{"an interrupted fault start", warm().add(2.5, history.NemesisProcess, history.Invoke, history.FPause, "", nil).build(),
 			time.Second, Unknown, "never finished starting"},
 		{"pause of a holder in its critical section, 3 leases", warm().held(3, 2.0, 5.2).
-			nem(history.FPause, 2.05, 5.05, &history.Value{Targets: []int{3}, Hit: hit("pause")}).build(), time.Second, Valid, ""},
+			nem(history.FPause, 2.05, 5.05, &history.Value{Extra: &history.Extra{Targets: []int{3}, Hit: hit("pause")}}).build(), time.Second, Valid, ""},
 		{"pause shorter than the lease", warm().held(3, 2.0, 2.4).
-			nem(history.FPause, 2.05, 2.35, &history.Value{Targets: []int{3}, Hit: hit("pause")}).build(), time.Second, Unknown,
+			nem(history.FPause, 2.05, 2.35, &history.Value{Extra: &history.Extra{Targets: []int{3}, Hit: hit("pause")}}).build(), time.Second, Unknown,
 			"no pause lasted longer than the 1 s lease while its process held the lock (1 pause fault, the longest 300 ms: 1 lasted no longer than the 1 s lease)"},
 		{"pause of a process that held no lock", warm().held(3, 2.0, 2.1).
-			nem(history.FPause, 2.5, 5.5, &history.Value{Targets: []int{3}}).build(), time.Second, Unknown, "1 struck a process that held no lock"},
+			nem(history.FPause, 2.5, 5.5, &history.Value{Extra: &history.Extra{Targets: []int{3}}}).build(), time.Second, Unknown, "1 struck a process that held no lock"},
 		{"pause once the release was sent", warm().held(3, 2.0, 2.1).
-			nem(history.FPause, 2.115, 5.5, &history.Value{Targets: []int{3}}).build(), time.Second, Unknown, "held no lock"},
+			nem(history.FPause, 2.115, 5.5, &history.Value{Extra: &history.Extra{Targets: []int{3}}}).build(), time.Second, Unknown, "held no lock"},
 		{"lease unknown: length not judged", warm().held(3, 2.0, 2.4).
-			nem(history.FPause, 2.05, 2.35, &history.Value{Targets: []int{3}}).build(), 0, Valid, ""},
+			nem(history.FPause, 2.05, 2.35, &history.Value{Extra: &history.Extra{Targets: []int{3}}}).build(), 0, Valid, ""},
 		{"lease from the op when the options give none", warm().held(3, 2.0, 2.4).
-			nem(history.FPause, 2.05, 2.35, &history.Value{Targets: []int{3}, Hit: &history.Hit{Nemesis: "pause", Lease: time.Second}}).build(),
+			nem(history.FPause, 2.05, 2.35, &history.Value{Extra: &history.Extra{Targets: []int{3}, Hit: &history.Hit{Nemesis: "pause", Lease: time.Second}}}).build(),
 			0, Unknown, "the 1 s lease"},
 		{"pause-leader while a lock was held", warm().held(3, 2.0, 2.4).
-			nem(history.FPause, 2.05, 4.0, &history.Value{Nodes: []string{"zk2"}}).build(), time.Second, Valid, ""},
+			nem(history.FPause, 2.05, 4.0, &history.Value{Extra: &history.Extra{Nodes: []string{"zk2"}}}).build(), time.Second, Valid, ""},
 		{"pause-leader while none was held", warm().held(3, 2.0, 2.1).
-			nem(history.FPause, 2.5, 4.0, &history.Value{Nodes: []string{"zk2"}}).build(), time.Second, Unknown,
+			nem(history.FPause, 2.5, 4.0, &history.Value{Extra: &history.Extra{Nodes: []string{"zk2"}}}).build(), time.Second, Unknown,
 			"no pause-leader struck a lock node while a lock was held and grants flowed"},
 		{"partition of a holder for 2 leases", warm().held(3, 2.0, 2.4).
-			nem(history.FPartition, 2.05, 4.05, &history.Value{Targets: []int{3}, Hit: &history.Hit{Nemesis: "partition", Holder: true}}).build(), time.Second, Valid, ""},
+			nem(history.FPartition, 2.05, 4.05, &history.Value{Extra: &history.Extra{Targets: []int{3}, Hit: &history.Hit{Nemesis: "partition", Holder: true}}}).build(), time.Second, Valid, ""},
 		{"partition of a holder, by the history alone", warm().held(3, 2.0, 2.4).
-			nem(history.FPartition, 2.05, 4.05, &history.Value{Targets: []int{3}}).build(), time.Second, Valid, ""},
+			nem(history.FPartition, 2.05, 4.05, &history.Value{Extra: &history.Extra{Targets: []int{3}}}).build(), time.Second, Valid, ""},
 		{"partition of a worker the nemesis saw hold nothing", warm().held(3, 2.0, 2.4).
-			nem(history.FPartition, 2.05, 4.05, &history.Value{Targets: []int{3}, Hit: hit("partition")}).build(), time.Second, Unknown,
+			nem(history.FPartition, 2.05, 4.05, &history.Value{Extra: &history.Extra{Targets: []int{3}, Hit: hit("partition")}}).build(), time.Second, Unknown,
 			"1 cut off a process that held no lock"},
 		{"partition of a holder for half a lease", warm().held(3, 2.0, 2.4).
-			nem(history.FPartition, 2.05, 2.55, &history.Value{Targets: []int{3}, Hit: &history.Hit{Nemesis: "partition", Holder: true}}).build(), time.Second, Unknown,
+			nem(history.FPartition, 2.05, 2.55, &history.Value{Extra: &history.Extra{Targets: []int{3}, Hit: &history.Hit{Nemesis: "partition", Holder: true}}}).build(), time.Second, Unknown,
 			"no partition cut a lock holder off for longer than the 1 s lease"},
 		{"crash of a holder", warm().acquire(3, 2.0, 2.002, 0, "o").crash(3, 2.06).
-			nem(history.FKillWorker, 2.05, 2.3, &history.Value{Targets: []int{3}}).build(), time.Second, Valid, ""},
+			nem(history.FKillWorker, 2.05, 2.3, &history.Value{Extra: &history.Extra{Targets: []int{3}}}).build(), time.Second, Valid, ""},
 		{"crash of a worker that held nothing", warm().
-			nem(history.FKillWorker, 2.05, 2.3, &history.Value{Targets: []int{3}, Hit: hit("crash")}).build(), time.Second, Unknown,
+			nem(history.FKillWorker, 2.05, 2.3, &history.Value{Extra: &history.Extra{Targets: []int{3}, Hit: hit("crash")}}).build(), time.Second, Unknown,
 			"no crash killed a worker that held a lock or was stopped at a failpoint"},
 		{"kill while a lock was held", warm().held(3, 2.0, 2.4).
-			nem(history.FKill, 2.05, 3.0, &history.Value{Nodes: []string{"lock0"}, Detail: "SIGKILL lock0"}).build(), time.Second, Valid, ""},
+			nem(history.FKill, 2.05, 3.0, &history.Value{Extra: &history.Extra{Nodes: []string{"lock0"}, Detail: "SIGKILL lock0"}}).build(), time.Second, Valid, ""},
 		{"kill-follower while none was held", warm().
-			nem(history.FKill, 2.5, 3.0, &history.Value{Nodes: []string{"zk3"}, Detail: "SIGKILL follower zk3"}).build(), time.Second, Unknown,
+			nem(history.FKill, 2.5, 3.0, &history.Value{Extra: &history.Extra{Nodes: []string{"zk3"}, Detail: "SIGKILL follower zk3"}}).build(), time.Second, Unknown,
 			"no kill-follower struck"},
 		{"clock jump while a lock was held", warm().held(3, 2.0, 2.4).
-			nem(history.FClock, 2.05, 3.0, &history.Value{Nodes: []string{"lock0"}, Detail: "wall clock of lock0 jumped 3 s forward"}).build(),
+			nem(history.FClock, 2.05, 3.0, &history.Value{Extra: &history.Extra{Nodes: []string{"lock0"}, Detail: "wall clock of lock0 jumped 3 s forward"}}).build(),
 			time.Second, Valid, ""},
 		{"clock-back while none was held", warm().
-			nem(history.FClock, 2.5, 3.0, &history.Value{Nodes: []string{"lock0"}, Detail: "wall clock of lock0 jumped 3 s back"}).build(),
+			nem(history.FClock, 2.5, 3.0, &history.Value{Extra: &history.Extra{Nodes: []string{"lock0"}, Detail: "wall clock of lock0 jumped 3 s back"}}).build(),
 			time.Second, Unknown, "no clock-back jump landed on a node while a lock was held there"},
 		{"clock-client: a skewed waiter tried while another held", warm().held(0, 2.0, 2.5).acquireFail(1, 2.1, 2.2).
-			nem(history.FSkew, 2.05, 3.0, &history.Value{Targets: []int{1, 2}}).build(), time.Second, Valid, ""},
+			nem(history.FSkew, 2.05, 3.0, &history.Value{Extra: &history.Extra{Targets: []int{1, 2}}}).build(), time.Second, Valid, ""},
 		{"clock-client: no skewed waiter tried", warm().held(0, 2.0, 2.5).
-			nem(history.FSkew, 2.05, 3.0, &history.Value{Targets: []int{1, 2}}).build(), time.Second, Unknown,
+			nem(history.FSkew, 2.05, 3.0, &history.Value{Extra: &history.Extra{Targets: []int{1, 2}}}).build(), time.Second, Unknown,
 			"no worker with a skewed clock tried to take a lock while another worker held it"},
 		{"failover promoted while the old master granted", warm().held(3, 2.5, 2.6).
-			nem(history.FFailover, 2.4, 4.0, &history.Value{Nodes: []string{"redis0"}, Targets: []int{3},
-				Detail: "cut master redis0 off; sentinels promoted redis1 after 0.4 s"}).build(), time.Second, Valid, ""},
+			nem(history.FFailover, 2.4, 4.0, &history.Value{
+				Extra: &history.Extra{Nodes: []string{"redis0"}, Targets: []int{3}, Detail: "cut master redis0 off; sentinels promoted redis1 after 0.4 s"},
+			}).build(), time.Second, Valid, ""},
 		{"failover promoted nothing", warm().held(3, 2.5, 2.6).
-			nem(history.FFailover, 2.4, 4.0, &history.Value{Nodes: []string{"redis0"}, Targets: []int{3},
-				Detail: "cut master redis0 off; no promotion within 15s (timeout)"}).build(), time.Second, Unknown, "1 promoted no replica"},
+			nem(history.FFailover, 2.4, 4.0, &history.Value{
+				Extra: &history.Extra{Nodes: []string{"redis0"}, Targets: []int{3}, Detail: "cut master redis0 off; no promotion within 15s (timeout)"},
+			}).build(), time.Second, Unknown, "1 promoted no replica"},
 		{"failover-kill right after a grant", warm().
-			nem(history.FFailover, 2.0, 5.0, &history.Value{Nodes: []string{"redis0"},
-				Hit: &history.Hit{Nemesis: "failover-kill", Promoted: true, Unreplicated: true}}).build(), time.Second, Valid, ""},
+			nem(history.FFailover, 2.0, 5.0, &history.Value{
+				Extra: &history.Extra{Nodes: []string{"redis0"}, Hit: &history.Hit{Nemesis: "failover-kill", Promoted: true, Unreplicated: true}},
+			}).build(), time.Second, Valid, ""},
 		{"failover-kill with no fresh grant", warm().
-			nem(history.FFailover, 2.0, 5.0, &history.Value{Nodes: []string{"redis0"},
-				Detail: "SIGKILL master redis0; sentinels promoted redis1 after 3 s"}).build(), time.Second, Unknown,
+			nem(history.FFailover, 2.0, 5.0, &history.Value{
+				Extra: &history.Extra{Nodes: []string{"redis0"}, Detail: "SIGKILL master redis0; sentinels promoted redis1 after 3 s"},
+			}).build(), time.Second, Unknown,
 			"no failover-kill promoted a replica"},
 		{"redlock-clock-jump with a holder and a rival", warm().held(3, 2.0, 3.5).acquireFail(4, 2.2, 2.8).
-			nem(history.FClockJump, 2.1, 4.0, &history.Value{Nodes: []string{"lock2"}}).build(), time.Second, Valid, ""},
+			nem(history.FClockJump, 2.1, 4.0, &history.Value{Extra: &history.Extra{Nodes: []string{"lock2"}}}).build(), time.Second, Valid, ""},
 		{"a nemesis with no rule", warm().held(3, 2.0, 2.4).
-			nem(history.FPause, 2.05, 5.05, &history.Value{Targets: []int{3}, Hit: hit("earthquake")}).build(), time.Second, Unknown,
+			nem(history.FPause, 2.05, 5.05, &history.Value{Extra: &history.Extra{Targets: []int{3}, Hit: hit("earthquake")}}).build(), time.Second, Unknown,
 			"no exercise rule for the earthquake nemesis"},
-		{"first fault before any grant", (&builder{}).nem(history.FKill, 0.01, 0.5, &history.Value{Nodes: []string{"lock0"}}).
+		{"first fault before any grant", (&builder{}).nem(history.FKill, 0.01, 0.5, &history.Value{Extra: &history.Extra{Nodes: []string{"lock0"}}}).
 			cycles(10, 0.6, 1, 0, false).build(), time.Second, Unknown, "only 0 grants before the first fault at 0.01 s"},
 		{"one fault exercised of two", warm().held(3, 2.0, 2.1).held(4, 3.0, 6.5).
-			nem(history.FPause, 2.5, 5.5, &history.Value{Targets: []int{3}}).
-			nem(history.FPause, 5.6, 6.0, &history.Value{Targets: []int{4}}).
-			nem(history.FPause, 3.05, 3.2, &history.Value{Targets: []int{4}}).build(), 100 * time.Millisecond, Valid, ""},
+			nem(history.FPause, 2.5, 5.5, &history.Value{Extra: &history.Extra{Targets: []int{3}}}).
+			nem(history.FPause, 5.6, 6.0, &history.Value{Extra: &history.Extra{Targets: []int{4}}}).
+			nem(history.FPause, 3.05, 3.2, &history.Value{Extra: &history.Extra{Targets: []int{4}}}).build(), 100 * time.Millisecond, Valid, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,7 +138,7 @@ func TestExercise(t *testing.T) {
 // verdict stays invalid, and a control run is exempt.
 func TestExerciseComposed(t *testing.T) {
 	ctx := context.Background()
-	short := warm().held(3, 2.0, 2.4).nem(history.FPause, 2.05, 2.35, &history.Value{Targets: []int{3}}).build()
+	short := warm().held(3, 2.0, 2.4).nem(history.FPause, 2.05, 2.35, &history.Value{Extra: &history.Extra{Targets: []int{3}}}).build()
 	r := Default(Options{Lease: time.Second}).Check(ctx, short)
 	if r.Valid != Unknown || !strings.HasPrefix(r.NotExercised, "no pause lasted longer than the 1 s lease") {
 		t.Fatalf("short pause: %v, not exercised %q", r.Valid, r.NotExercised)
@@ -143,7 +147,7 @@ func TestExerciseComposed(t *testing.T) {
 	// invalid: Invalid > Unknown.
 	double := warm().acquire(3, 2.0, 2.002, 0, "o3").acquire(4, 2.1, 2.102, 0, "o4").
 		cs(3, 2.2, 2.3, 40, 0).cs(4, 2.21, 2.31, 40, 0).release(3, 2.4, 2.41, true, "o3").release(4, 2.42, 2.43, true, "o4").
-		nem(history.FPause, 2.05, 2.35, &history.Value{Targets: []int{3}}).build()
+		nem(history.FPause, 2.05, 2.35, &history.Value{Extra: &history.Extra{Targets: []int{3}}}).build()
 	r = Default(Options{Lease: time.Second}).Check(ctx, double)
 	if r.Valid != Invalid || r.NotExercised == "" {
 		t.Fatalf("double holder under a short pause: %v, not exercised %q", r.Valid, r.NotExercised)

@@ -308,11 +308,11 @@ func eventSentence(events []*history.Op, p int, from, to time.Duration) (string,
 		if ev.Time < from || ev.Time > to || ev.Value == nil {
 			continue
 		}
-		if strings.Contains(ev.Value.Detail, "expired") {
+		if strings.Contains(ev.Value.Ext().Detail, "expired") {
 			expired = true
 		}
 		if len(quotes) < maxEvents {
-			quotes = append(quotes, fmt.Sprintf("%q at %s", ev.Value.Detail, secs(ev.Time)))
+			quotes = append(quotes, fmt.Sprintf("%q at %s", ev.Value.Ext().Detail, secs(ev.Time)))
 		}
 	}
 	if len(quotes) == 0 {
@@ -333,8 +333,8 @@ func sessionBefore(events []*history.Op, t time.Duration) string {
 			continue
 		}
 		for _, what := range []string{"session", "lease"} {
-			if strings.HasPrefix(ev.Value.Detail, what+" 0x") {
-				if f := strings.Fields(ev.Value.Detail); len(f) > 1 {
+			if strings.HasPrefix(ev.Value.Ext().Detail, what+" 0x") {
+				if f := strings.Fields(ev.Value.Ext().Detail); len(f) > 1 {
 					s = what + " " + f[1]
 				}
 			}

@@ -18,8 +18,8 @@ import (
 func failoverHistory(stay []int, detail string) history.History {
 	b := (&builder{}).cycles(41, 0, 1, 0, false)
 	b.pair(history.NemesisProcess, history.FFailover, "", 2.10, 2.50, history.Info, nil,
-		&history.Value{Nodes: []string{"redis0"}, Targets: stay, Detail: detail})
-	b.pair(history.NemesisProcess, history.FHeal, "", 5.49, 5.50, history.Info, nil, &history.Value{Nodes: []string{"redis0"}})
+		&history.Value{Extra: &history.Extra{Nodes: []string{"redis0"}, Targets: stay, Detail: detail}})
+	b.pair(history.NemesisProcess, history.FHeal, "", 5.49, 5.50, history.Info, nil, &history.Value{Extra: &history.Extra{Nodes: []string{"redis0"}}})
 	t3 := 2.60
 	if len(stay) == 0 {
 		t3 = 2.05

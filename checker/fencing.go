@@ -189,7 +189,7 @@ func (c fencing) judge(a *analysis) Result {
 			}
 			continue
 		}
-		if inv.F == history.FCS && pr.Type() == history.Fail && v.Rejected != "" {
+		if inv.F == history.FCS && pr.Type() == history.Fail && v.Ext().Rejected != "" {
 			rejected++
 			if len(refusals) < maxListed {
 				refusals = append(refusals, refusal(pr, v, tok, a.getFaults(), c.tokens))
@@ -549,8 +549,8 @@ func refusal(pr pair, v *history.Value, tok int64, faults []history.Fault, k Tok
 	inv := pr.Invoke
 	at := pr.Complete.Time
 	seen := "a higher token"
-	if v.MaxToken != 0 {
-		seen = k.Token(v.MaxToken)
+	if v.Ext().MaxToken != 0 {
+		seen = k.Token(v.Ext().MaxToken)
 	}
 	token := ""
 	if tok != 0 {
@@ -561,7 +561,7 @@ func refusal(pr pair, v *history.Value, tok int64, faults []history.Fault, k Tok
 		Start: inv.Time, End: at, Ops: []int{inv.Index, pr.Complete.Index}, Fenced: true,
 		Nemesis: describeFaults(faultsDuring(faults, inv.Time, at)),
 		Explanation: fmt.Sprintf("the resource refused process %d's %s%s at %s because it had already seen %s.",
-			inv.Process, v.Rejected, token, secs(at), seen),
+			inv.Process, v.Ext().Rejected, token, secs(at), seen),
 	}
 }
 

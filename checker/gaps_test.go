@@ -24,7 +24,7 @@ func foreignReleaseAlone() history.History {
 	b := (&builder{}).cycles(5, 0, 0, 0, false)
 	b.acquire(3, 0.30, 0.31, 0, "o3").cs(3, 0.32, 0.33, 5, 0)
 	b.pair(3, history.FRelease, "k", 0.40, 0.50, history.OK, &history.Value{Owner: "o3"},
-		&history.Value{Released: history.Bool(true), DeletedOwner: "o4"})
+		&history.Value{Released: history.Bool(true), Extra: &history.Extra{DeletedOwner: "o4"}})
 	b.acquire(4, 0.45, 0.46, 0, "o4").cs(4, 0.47, 0.48, 6, 0)
 	b.release(4, 0.55, 0.56, false, "o4")
 	return b.build()
@@ -187,7 +187,7 @@ func TestGapBoundsAtEquality(t *testing.T) {
 			{0, Unknown, "1 lasted no longer than the 1 s lease"},
 			{1, Valid, ""},
 		} {
-			h := warm().held(3, 2.0, 3.5).nem(history.FPause, 2.5, 3.5, &history.Value{Targets: []int{3}}).build()
+			h := warm().held(3, 2.0, 3.5).nem(history.FPause, 2.5, 3.5, &history.Value{Extra: &history.Extra{Targets: []int{3}}}).build()
 			for i := range h {
 				if h[i].F == history.FResume && h[i].Type != history.Invoke {
 					h[i].Time += tt.extra

@@ -33,7 +33,7 @@ func (b *builder) sale(p int, t0, t1 float64, stock, token int64) *builder {
 // soldOut adds an accepted critical section that read 0 and wrote nothing.
 func (b *builder) soldOut(p int, t0, t1 float64) *builder {
 	return b.pair(p, history.FCS, "k", t0, t1, history.OK, nil,
-		&history.Value{Read: history.Int64(0), Detail: "sold out"})
+		&history.Value{Read: history.Int64(0), Extra: &history.Extra{Detail: "sold out"}})
 }
 
 // shop adds n clean cycles from time t selling the stock down from stock,
@@ -103,7 +103,7 @@ func inventoryOversold() history.History {
 func inventoryFencedRejected() history.History {
 	return inventoryPaused(true, func(b *builder) {
 		b.pair(3, history.FCS, "k", 0.32, 3.41, history.Fail, &history.Value{Token: 2},
-			&history.Value{Read: history.Int64(2), Token: 2, Rejected: "write", MaxToken: 4})
+			&history.Value{Read: history.Int64(2), Token: 2, Extra: &history.Extra{Rejected: "write", MaxToken: 4}})
 	})
 }
 
@@ -147,7 +147,7 @@ func TestInventory(t *testing.T) {
 	}
 	noFinal := (&builder{}).seed(0, 3).shop(2, 0.01, 3, 0).build()
 	unseeded := (&builder{}).seed(0, 3).shop(1, 0.01, 3, 0).pair(5, history.FCS, "j", 0.2, 0.3, history.OK, nil,
-		&history.Value{Read: history.Int64(0), Detail: "sold out"}).final(1, 2).build()
+		&history.Value{Read: history.Int64(0), Extra: &history.Extra{Detail: "sold out"}}).final(1, 2).build()
 	shrunk := (&builder{}).seed(0, 3).final(1, 2).build()
 	oversoldNoFinal := (&builder{}).seed(0, 1).shop(1, 0.01, 1, 0).sale(4, 0.2, 0.3, 1, 0).build()
 	odd := (&builder{}).seed(0, 3).pair(0, history.FCS, "k", 0.1, 0.2, history.OK, nil,

@@ -210,8 +210,8 @@ func crashAtFailpoint(h history.History, key string, faults []history.Fault) str
 				continue
 			}
 			s := fmt.Sprintf("Process %d was killed by the crash nemesis (%s at %s) while stopped at a failpoint in its acquire of %s, which its client reported at %s: %q.",
-				p, f.F, secs(f.Start), key, secs(ev.Time), ev.Value.Detail)
-			if strings.Contains(ev.Value.Detail, "no TTL") {
+				p, f.F, secs(f.Start), key, secs(ev.Time), ev.Value.Ext().Detail)
+			if strings.Contains(ev.Value.Ext().Detail, "no TTL") {
 				s += fmt.Sprintf(" It died after taking the key and before giving it a TTL: key %s has no TTL, so no lease ever runs out and the lock stays taken by a dead process.", key)
 			}
 			return s
@@ -231,7 +231,7 @@ func failpointBefore(h history.History, p int, key string, i int) *history.Op {
 		}
 		switch {
 		case op.F == history.FEvent:
-			if ev == nil && op.Value != nil && strings.HasPrefix(op.Value.Detail, failpointPrefix) {
+			if ev == nil && op.Value != nil && strings.HasPrefix(op.Value.Ext().Detail, failpointPrefix) {
 				ev = op
 			}
 		case op.Type == history.Invoke && op.F == history.FAcquire && op.Key == key:
@@ -309,11 +309,11 @@ func serverExited(h history.History) string {
 		}
 		name, how := "a server", "it exited"
 		if v := op.Value; v != nil {
-			if len(v.Nodes) > 0 {
-				name = "server " + strings.Join(v.Nodes, ", ")
+			if len(v.Ext().Nodes) > 0 {
+				name = "server " + strings.Join(v.Ext().Nodes, ", ")
 			}
-			if v.Detail != "" {
-				how = v.Detail
+			if v.Ext().Detail != "" {
+				how = v.Ext().Detail
 			}
 		}
 		return fmt.Sprintf("%s exited at %.2f s with no fault asking for it (%s): the run ended there, and what it recorded proves nothing about the lock",

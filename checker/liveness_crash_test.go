@@ -17,7 +17,8 @@ func crashAtFailpointHistory(atFailpoint bool) history.History {
 	b := (&builder{}).cycles(5, 0, 1, 0, false)
 	b.add(1.00, 3, history.Invoke, history.FAcquire, "k", nil)
 	b.add(1.01, 3, history.Info, history.FEvent, "", &history.Value{
-		Detail: "failpoint setnx-expire: between SETNX and PEXPIRE of k (the key has no TTL yet)"})
+		Extra: &history.Extra{Detail: "failpoint setnx-expire: between SETNX and PEXPIRE of k (the key has no TTL yet)"},
+	})
 	if !atFailpoint {
 		b.add(1.05, 3, history.Fail, history.FAcquire, "k", nil)
 		b.add(1.06, 3, history.Invoke, history.FRelease, "k", nil)

@@ -25,11 +25,12 @@ func init() {
 func TestRestartLoseStory(t *testing.T) {
 	b := &builder{}
 	b.cycles(3, 0.1, 0, 0, false)
-	b.pair(3, history.FAcquire, "k", 2.5, 2.74, history.OK, nil, &history.Value{Owner: "p3-a", Nodes: []string{"lock0", "lock3", "lock4"}})
-	b.pair(history.NemesisProcess, "restart-lose", "", 2.92, 2.96, history.Info, nil, &history.Value{Nodes: []string{"lock3"},
-		Hit: &history.Hit{Nemesis: "restart-lose", Holder: true, Key: "k", Holders: 1, Node: "lock3", Lost: []string{"k"},
-			HeldOn: []string{"lock0", "lock3", "lock4"}}})
-	b.pair(7, history.FAcquire, "k", 2.9, 3.03, history.OK, nil, &history.Value{Owner: "p7-b", Nodes: []string{"lock1", "lock2", "lock3"}})
+	b.pair(3, history.FAcquire, "k", 2.5, 2.74, history.OK, nil, &history.Value{Owner: "p3-a", Extra: &history.Extra{Nodes: []string{"lock0", "lock3", "lock4"}}})
+	b.pair(history.NemesisProcess, "restart-lose", "", 2.92, 2.96, history.Info, nil, &history.Value{
+		Extra: &history.Extra{Nodes: []string{"lock3"}, Hit: &history.Hit{Nemesis: "restart-lose", Holder: true, Key: "k", Holders: 1, Node: "lock3", Lost: []string{"k"},
+			HeldOn: []string{"lock0", "lock3", "lock4"}}},
+	})
+	b.pair(7, history.FAcquire, "k", 2.9, 3.03, history.OK, nil, &history.Value{Owner: "p7-b", Extra: &history.Extra{Nodes: []string{"lock1", "lock2", "lock3"}}})
 	b.cs(3, 2.75, 3.23, 3, 0)
 	b.cs(7, 3.04, 3.52, 3, 0)
 	b.release(3, 3.24, 3.25, true, "p3-a")
@@ -89,7 +90,7 @@ func TestRestartLoseTokenStory(t *testing.T) {
 	hit := &history.Hit{Nemesis: "restart-lose", Holder: true, Key: "k", Holders: 1, Node: "lock0",
 		Lost: []string{"k", "k:token"}, HeldOn: []string{"lock0"}}
 	b := (&builder{}).cycles(3, 0, 10, 0, false)
-	b.pair(history.NemesisProcess, "restart-lose", "", 0.19, 0.2, history.Info, nil, &history.Value{Nodes: []string{"lock0"}, Hit: hit})
+	b.pair(history.NemesisProcess, "restart-lose", "", 0.19, 0.2, history.Info, nil, &history.Value{Extra: &history.Extra{Nodes: []string{"lock0"}, Hit: hit}})
 	b.acquire(1, 0.21, 0.22, 1, "o1").release(1, 0.24, 0.25, true, "o1")
 	b.pair(history.NemesisProcess, "restart-lose-end", "", 0.5, 0.501, history.Info, nil, nil)
 	b.acquire(0, 0.6, 0.7, 1, "o0").release(0, 0.72, 0.73, true, "o0")

@@ -91,7 +91,7 @@ func TestLinearizabilityPageFaultWithoutTargets(t *testing.T) {
 	}
 	for i := range h {
 		if h[i].Process == history.NemesisProcess && h[i].Value != nil {
-			h[i].Value.Targets = nil
+			h[i].Value.Mut().Targets = nil
 		}
 	}
 	page := visualizedPage(t, NewMutex(Options{}).Check(context.Background(), h))

@@ -24,7 +24,7 @@ func sec(s float64) time.Duration { return time.Duration(s * float64(time.Second
 func TestCombinedHalvesBoundaries(t *testing.T) {
 	e := hold{key: "k", proc: 3, start: sec(10)}
 	ev := func(at float64, detail string) *history.Op {
-		return &history.Op{Time: sec(at), Process: 3, Type: history.Info, F: history.FEvent, Value: &history.Value{Detail: detail}}
+		return &history.Op{Time: sec(at), Process: 3, Type: history.Info, F: history.FEvent, Value: &history.Value{Extra: &history.Extra{Detail: detail}}}
 	}
 	pause := func(from, to float64, targets ...int) history.Fault {
 		return history.Fault{F: history.FPause, Start: sec(from), End: sec(to), Targets: targets}
@@ -200,8 +200,8 @@ func TestFaultsSortedByStart(t *testing.T) {
 	h := history.History{
 		{Index: 0, Time: sec(0.5), Process: history.NemesisProcess, Type: history.Invoke, F: history.FFailover},
 		{Index: 1, Time: sec(0.9), Process: history.NemesisProcess, Type: history.Invoke, F: history.FPause},
-		{Index: 2, Time: sec(1), Process: history.NemesisProcess, Type: history.Info, F: history.FPause, Value: &history.Value{Targets: []int{1}}},
-		{Index: 3, Time: sec(2), Process: history.NemesisProcess, Type: history.Info, F: history.FFailover, Value: &history.Value{Nodes: []string{"redis0"}}},
+		{Index: 2, Time: sec(1), Process: history.NemesisProcess, Type: history.Info, F: history.FPause, Value: &history.Value{Extra: &history.Extra{Targets: []int{1}}}},
+		{Index: 3, Time: sec(2), Process: history.NemesisProcess, Type: history.Info, F: history.FFailover, Value: &history.Value{Extra: &history.Extra{Nodes: []string{"redis0"}}}},
 	}
 	fs := newAnalysis(h).getFaults()
 	if len(fs) != 2 || fs[0].F != history.FFailover || fs[1].F != history.FPause {
@@ -209,8 +209,8 @@ func TestFaultsSortedByStart(t *testing.T) {
 	}
 	// Equal starts keep the history's order.
 	h = history.History{
-		{Index: 0, Time: sec(1), Process: history.NemesisProcess, Type: history.Info, F: history.FPause, Value: &history.Value{Targets: []int{1}}},
-		{Index: 1, Time: sec(1), Process: history.NemesisProcess, Type: history.Info, F: history.FPartition, Value: &history.Value{Targets: []int{2}}},
+		{Index: 0, Time: sec(1), Process: history.NemesisProcess, Type: history.Info, F: history.FPause, Value: &history.Value{Extra: &history.Extra{Targets: []int{1}}}},
+		{Index: 1, Time: sec(1), Process: history.NemesisProcess, Type: history.Info, F: history.FPartition, Value: &history.Value{Extra: &history.Extra{Targets: []int{2}}}},
 	}
 	fs = newAnalysis(h).getFaults()
 	if len(fs) != 2 || fs[0].F != history.FPause || fs[1].F != history.FPartition {
@@ -310,7 +310,7 @@ func TestExerciseBoundaries(t *testing.T) {
 	base := func() history.History {
 		return (&builder{}).acquire(3, 0.9, 1, 0, "o3").release(3, 9, 9.001, true, "o3").build()
 	}
-	pause := &history.Value{Targets: []int{3}}
+	pause := &history.Value{Extra: &history.Extra{Targets: []int{3}}}
 	t.Run("the last grant exactly one window before the fault", func(t *testing.T) {
 		h := nemAt(base(), history.FPause, sec(4), sec(4), sec(7), pause)
 		r := NewExercise(Options{Lease: time.Second}).Check(ctx, h)
@@ -334,8 +334,8 @@ func TestExerciseBoundaries(t *testing.T) {
 	t.Run("the lease of a later fault's hit", func(t *testing.T) {
 		// The first pause strikes a process that holds nothing and
 		// records no lease; the second records the lease.
-		h := nemAt(base(), history.FPause, sec(2), sec(2), sec(2.1), &history.Value{Targets: []int{5}})
-		h = nemAt(h, history.FPause, sec(3), sec(3), sec(3.1), &history.Value{Targets: []int{3}, Hit: &history.Hit{Nemesis: "pause", Lease: time.Second}})
+		h := nemAt(base(), history.FPause, sec(2), sec(2), sec(2.1), &history.Value{Extra: &history.Extra{Targets: []int{5}}})
+		h = nemAt(h, history.FPause, sec(3), sec(3), sec(3.1), &history.Value{Extra: &history.Extra{Targets: []int{3}, Hit: &history.Hit{Nemesis: "pause", Lease: time.Second}}})
 		r := NewExercise(Options{}).Check(ctx, h)
 		if r.Valid != Unknown || !strings.HasPrefix(r.NotExercised, "no pause lasted longer than the 1 s lease") {
 			t.Fatalf("%v, not exercised %q", r.Valid, r.NotExercised)
@@ -352,7 +352,7 @@ func TestExerciseBoundaries(t *testing.T) {
 		h := nemAt(base(), history.FPause, sec(2), sec(2), sec(2.1), pause)
 		h = append(h, history.Op{Time: sec(5), Process: history.NemesisProcess, Type: history.Invoke, F: history.FKill},
 			history.Op{Time: sec(5), Process: history.NemesisProcess, Type: history.Info, F: history.FKill, Error: "boom",
-				Value: &history.Value{Nodes: []string{"lock0"}}})
+				Value: &history.Value{Extra: &history.Extra{Nodes: []string{"lock0"}}}})
 		h = renumber(h)
 		r := NewExercise(Options{Lease: time.Second}).Check(ctx, h)
 		if r.Stats["failed_to_start"] != 1 || r.Stats["faults"] != 1 {
@@ -558,7 +558,7 @@ func TestFaultSentencePartition(t *testing.T) {
 func TestInventoryFaultWindow(t *testing.T) {
 	ctx := context.Background()
 	kill := func(b *builder, t0, t1 float64) *builder {
-		return b.nem(history.FKill, t0, t1, &history.Value{Nodes: []string{"lock0"}})
+		return b.nem(history.FKill, t0, t1, &history.Value{Extra: &history.Extra{Nodes: []string{"lock0"}}})
 	}
 	// Two sales from the same read at 1 s, a fault at 3 s, the final read
 	// at 5 s: the fault came after the story and is not named.
@@ -1092,7 +1092,7 @@ func TestCrashAtFailpointFirstOp(t *testing.T) {
 	// The stopped acquire is the history's first op.
 	b := &builder{}
 	b.add(0, 3, history.Invoke, history.FAcquire, "k", nil)
-	b.add(0.01, 3, history.Info, history.FEvent, "", &history.Value{Detail: "failpoint setnx-expire: between SETNX and PEXPIRE of k"})
+	b.add(0.01, 3, history.Info, history.FEvent, "", &history.Value{Extra: &history.Extra{Detail: "failpoint setnx-expire: between SETNX and PEXPIRE of k"}})
 	b.fault(history.FKillWorker, 0.50, 1.00, 3)
 	b.add(0.51, 3, history.Info, history.FAcquire, "k", nil)
 	b.crash(3, 0.52)
@@ -1289,7 +1289,7 @@ func TestExplainRegister(t *testing.T) {
 func TestStatsExact(t *testing.T) {
 	b := &builder{}
 	b.pair(0, history.FAcquire, "a", 0, 0.001, history.OK, nil, &history.Value{Owner: "o"})
-	b.pair(0, history.FCS, "a", 0.002, 0.005, history.Fail, &history.Value{Token: 1}, &history.Value{Rejected: "write"})
+	b.pair(0, history.FCS, "a", 0.002, 0.005, history.Fail, &history.Value{Token: 1}, &history.Value{Extra: &history.Extra{Rejected: "write"}})
 	b.pair(0, history.FCS, "a", 0.006, 0.007, history.Fail, nil, &history.Value{})
 	b.pair(2, history.FCS, "a", 0.006, 0.007, history.Fail, nil, &history.Value{})
 	b.pair(0, history.FRelease, "a", 0.008, 0.010, history.OK, nil, &history.Value{Released: history.Bool(false)})
@@ -1440,7 +1440,7 @@ func TestForeignReleaseOwners(t *testing.T) {
 	ctx := context.Background()
 	// The release names no owner; the acquire did: 0's DEL deleted 1's key.
 	b := (&builder{}).acquire(0, 0, 0.1, 0, "o0")
-	b.pair(0, history.FRelease, "k", 1, 1.5, history.OK, nil, &history.Value{Released: history.Bool(true), DeletedOwner: "o1"})
+	b.pair(0, history.FRelease, "k", 1, 1.5, history.OK, nil, &history.Value{Released: history.Bool(true), Extra: &history.Extra{DeletedOwner: "o1"}})
 	b.acquire(1, 1.1, 1.2, 0, "o1").release(1, 2, 2.1, false, "o1")
 	r := NewOverlap(Options{}).Check(ctx, b.build())
 	if r.Stats["foreign_releases"] != 1 {
@@ -1449,19 +1449,19 @@ func TestForeignReleaseOwners(t *testing.T) {
 	// Only the release names an owner (the acquire's reply did not): it
 	// deleted another's.
 	b = (&builder{}).acquire(0, 0, 0.1, 0, "")
-	b.pair(0, history.FRelease, "k", 1, 1.5, history.OK, &history.Value{Owner: "o0"}, &history.Value{Released: history.Bool(true), DeletedOwner: "o1"})
+	b.pair(0, history.FRelease, "k", 1, 1.5, history.OK, &history.Value{Owner: "o0"}, &history.Value{Released: history.Bool(true), Extra: &history.Extra{DeletedOwner: "o1"}})
 	if r := NewOverlap(Options{}).Check(ctx, b.build()); r.Stats["foreign_releases"] != 1 {
 		t.Fatalf("stats %v", r.Stats)
 	}
 	// Neither names an owner: nothing to compare.
 	b = (&builder{}).acquire(0, 0, 0.1, 0, "")
-	b.pair(0, history.FRelease, "k", 1, 1.5, history.OK, nil, &history.Value{Released: history.Bool(true), DeletedOwner: "o1"})
+	b.pair(0, history.FRelease, "k", 1, 1.5, history.OK, nil, &history.Value{Released: history.Bool(true), Extra: &history.Extra{DeletedOwner: "o1"}})
 	if r := NewOverlap(Options{}).Check(ctx, b.build()); r.Stats["foreign_releases"] != 0 {
 		t.Fatalf("stats %v", r.Stats)
 	}
 	// The release names its own owner, which it deleted: not foreign.
 	b = (&builder{}).acquire(0, 0, 0.1, 0, "o0")
-	b.pair(0, history.FRelease, "k", 1, 1.5, history.OK, &history.Value{Owner: "o0"}, &history.Value{Released: history.Bool(true), DeletedOwner: "o0"})
+	b.pair(0, history.FRelease, "k", 1, 1.5, history.OK, &history.Value{Owner: "o0"}, &history.Value{Released: history.Bool(true), Extra: &history.Extra{DeletedOwner: "o0"}})
 	if r := NewOverlap(Options{}).Check(ctx, b.build()); r.Stats["foreign_releases"] != 0 {
 		t.Fatalf("stats %v", r.Stats)
 	}
@@ -1597,7 +1597,7 @@ func TestExplainEventsAndClocks(t *testing.T) {
 		t.Errorf("clockWhy: %q", got)
 	}
 	ev := func(at float64, detail string) *history.Op {
-		return &history.Op{Time: sec(at), Process: 3, Type: history.Info, F: history.FEvent, Value: &history.Value{Detail: detail}}
+		return &history.Op{Time: sec(at), Process: 3, Type: history.Info, F: history.FEvent, Value: &history.Value{Extra: &history.Extra{Detail: detail}}}
 	}
 	events := []*history.Op{ev(0.5, "early"), ev(1, "at the start"), {Time: sec(1.5), Process: 3, F: history.FEvent},
 		ev(2, "session 0x1 expired"), ev(3, "at the end"), ev(3.5, "late")}
@@ -1656,7 +1656,7 @@ func TestDoubleHolderPauseStory(t *testing.T) {
 	// session, then (0.5 s after it lets go, within the grace) an error.
 	b := (&builder{}).acquire(0, 0.9, 1, 0, "o0").acquire(1, 3.9, 4, 0, "o1").release(1, 4.5, 4.6, true, "o1").release(0, 6, 6.1, false, "o0")
 	b.fault(history.FPause, 2, 5, 0)
-	b.add(6.5, 0, history.Info, history.FEvent, "", &history.Value{Detail: "lock lost"})
+	b.add(6.5, 0, history.Info, history.FEvent, "", &history.Value{Extra: &history.Extra{Detail: "lock lost"}})
 	r := NewOverlap(Options{Lease: time.Second}).Check(ctx, b.build())
 	if len(r.Anomalies) != 1 {
 		t.Fatalf("%+v", r.Anomalies)

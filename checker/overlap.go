@@ -139,7 +139,7 @@ func (c *overlap) refusals(a *analysis) map[int][]time.Duration {
 	out := make(map[int][]time.Duration)
 	for _, pr := range a.pairs {
 		if pr.Invoke.F == history.FCS && pr.Type() == history.Fail {
-			if v := pr.Value(); v != nil && v.Rejected != "" {
+			if v := pr.Value(); v != nil && v.Ext().Rejected != "" {
 				out[pr.Invoke.Process] = append(out[pr.Invoke.Process], pr.Complete.Time)
 			}
 		}
@@ -325,7 +325,7 @@ func (c *overlap) foreign(a *analysis, holds []hold, r *Result) int {
 	// do, and the owner maps below are costly on a long history.
 	deleted := false
 	for _, pr := range a.pairs {
-		if pr.Invoke.F == history.FRelease && pr.Type() == history.OK && pr.Complete.Value != nil && pr.Complete.Value.DeletedOwner != "" {
+		if pr.Invoke.F == history.FRelease && pr.Type() == history.OK && pr.Complete.Value != nil && pr.Complete.Value.Ext().DeletedOwner != "" {
 			deleted = true
 			break
 		}
@@ -357,14 +357,14 @@ func (c *overlap) foreign(a *analysis, holds []hold, r *Result) int {
 			continue
 		}
 		v := pr.Complete.Value
-		if v == nil || v.DeletedOwner == "" {
+		if v == nil || v.Ext().DeletedOwner == "" {
 			continue
 		}
 		own := mine[inv.Process][inv.Key]
 		if inv.Value != nil && inv.Value.Owner != "" {
 			own = inv.Value.Owner
 		}
-		if own == "" || own == v.DeletedOwner {
+		if own == "" || own == v.Ext().DeletedOwner {
 			continue
 		}
 		n++
@@ -375,12 +375,12 @@ func (c *overlap) foreign(a *analysis, holds []hold, r *Result) int {
 			Kind: "foreign-release", Key: inv.Key, Processes: []int{inv.Process},
 			Start: inv.Time, End: pr.Complete.Time, Ops: []int{inv.Index, pr.Complete.Index}, Fenced: c.opts.Fenced,
 		}
-		victim := fmt.Sprintf("another holder (owner %s)", v.DeletedOwner)
-		if i, ok := byOwner[v.DeletedOwner]; ok {
+		victim := fmt.Sprintf("another holder (owner %s)", v.Ext().DeletedOwner)
+		if i, ok := byOwner[v.Ext().DeletedOwner]; ok {
 			hd := holds[i]
 			an.Processes = append(an.Processes, hd.proc)
 			an.Ops = append(an.Ops, hd.acquire)
-			victim = fmt.Sprintf("process %d (owner %s), granted at %s", hd.proc, v.DeletedOwner, secs(hd.start))
+			victim = fmt.Sprintf("process %d (owner %s), granted at %s", hd.proc, v.Ext().DeletedOwner, secs(hd.start))
 			an.Start = min(an.Start, hd.start)
 		}
 		in := faultsDuring(a.getFaults(), an.Start, an.End)

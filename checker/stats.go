@@ -55,7 +55,7 @@ func (c stats) checkAnalysis(_ context.Context, a *analysis) Result {
 		counts[inv.F][t]++
 		if pr.Type() != history.OK {
 			if inv.F == history.FCS && pr.Type() == history.Fail {
-				if v := pr.Value(); v != nil && v.Rejected != "" {
+				if v := pr.Value(); v != nil && v.Ext().Rejected != "" {
 					rejected++
 				}
 			}

@@ -15,11 +15,14 @@ func asZxids(h history.History) history.History {
 	out := make(history.History, len(h))
 	for i, op := range h {
 		if op.Value != nil {
-			v := *op.Value
-			for _, t := range []*int64{&v.Token, &v.MaxToken} {
+			v, x := *op.Value, op.Value.Ext()
+			for _, t := range []*int64{&v.Token, &x.MaxToken} {
 				if *t != 0 {
 					*t = 1<<32 | (796 + *t)
 				}
+			}
+			if v.Extra != nil {
+				v.Extra = &x // a copy: the original keeps its own
 			}
 			op.Value = &v
 		}

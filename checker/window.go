@@ -221,19 +221,19 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 		}
 		v := op.Value
 		node := ""
-		if len(v.Nodes) > 0 {
-			node = v.Nodes[0]
+		if len(v.Ext().Nodes) > 0 {
+			node = v.Ext().Nodes[0]
 			nodes[node] = true
 		}
-		if v.Release.Probe {
-			lags = append(lags, v.Release.Lag)
+		if v.Ext().Release.Probe {
+			lags = append(lags, v.Ext().Release.Lag)
 			continue
 		}
 		if op.Key == "" {
 			continue
 		}
 		observed++
-		if v.Owner == "" && v.Token == 0 && v.Release.How == history.ReleaseDeleted {
+		if v.Owner == "" && v.Token == 0 && v.Ext().Release.How == history.ReleaseDeleted {
 			// A deletion of a key the observer never read: a quick
 			// grant's own release, most likely, but it names no grant,
 			// and placed by time it might fall in the next one's.
@@ -351,7 +351,7 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	var out []lostWindow
 	for _, f := range found {
 		hd, rel, per := holds[f.i], f.rel, got[f.i]
-		w := lostWindow{hold: hd, how: rel.op.Value.Release.How, lease: rel.op.Value.Release.Lease, backend: rel.backend(),
+		w := lostWindow{hold: hd, how: rel.op.Value.Ext().Release.How, lease: rel.op.Value.Ext().Release.Lease, backend: rel.backend(),
 			released: rel.at, heard: rel.op.Time, learned: -1, ops: []int{hd.acquire, rel.op.Index}}
 		for _, r := range per {
 			if r.at <= rel.at && r.node != "" {
@@ -580,8 +580,8 @@ func (w *lostWindow) learn(ops []*history.Op) {
 // found the lock gone.
 func tells(op *history.Op, key string) string {
 	if op.F == history.FEvent {
-		if op.Value != nil && isLossEvent(op.Value.Detail) {
-			return fmt.Sprintf("its lock client reported %q", op.Value.Detail)
+		if op.Value != nil && isLossEvent(op.Value.Ext().Detail) {
+			return fmt.Sprintf("its lock client reported %q", op.Value.Ext().Detail)
 		}
 		return ""
 	}
@@ -589,7 +589,7 @@ func tells(op *history.Op, key string) string {
 		return ""
 	}
 	if op.F == history.FCS {
-		if op.Type == history.Fail && isLossEvent(op.Error) && (op.Value == nil || op.Value.Rejected == "") {
+		if op.Type == history.Fail && isLossEvent(op.Error) && (op.Value == nil || op.Value.Ext().Rejected == "") {
 			return fmt.Sprintf("its lock client refused its critical section (%q)", op.Error)
 		}
 		return ""
@@ -635,7 +635,7 @@ func (w *lostWindow) access(pairs []pair) {
 		if inv.F != history.FCS || inv.Process != hd.proc || inv.Key != hd.key || inv.Time < hd.start || inv.Time >= hd.end {
 			continue
 		}
-		refused := pr.Type() == history.Fail && pr.Complete.Value != nil && pr.Complete.Value.Rejected != ""
+		refused := pr.Type() == history.Fail && pr.Complete.Value != nil && pr.Complete.Value.Ext().Rejected != ""
 		if pr.Type() == history.Fail && !refused {
 			continue // it certainly did not touch the resource
 		}

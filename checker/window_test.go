@@ -18,25 +18,25 @@ import (
 // (0: the observer could not say), of owner on node.
 func (b *builder) observed(heard, at float64, how, owner, node string) *builder {
 	return b.add(heard, history.NemesisProcess, history.Info, history.FServerRelease, "k",
-		&history.Value{Owner: owner, Nodes: []string{node}, Release: &history.Release{How: how, At: at2(at)}})
+		&history.Value{Owner: owner, Extra: &history.Extra{Nodes: []string{node}, Release: &history.Release{How: how, At: at2(at)}}})
 }
 
 // observedLease adds an observed release of key k, heard at heard, with
 // the token and lease the observer read (etcd's).
 func (b *builder) observedLease(heard float64, how, owner string, token int64, lease string) *builder {
 	return b.add(heard, history.NemesisProcess, history.Info, history.FServerRelease, "k",
-		&history.Value{Owner: owner, Token: token, Release: &history.Release{How: how, Lease: lease}})
+		&history.Value{Owner: owner, Token: token, Extra: &history.Extra{Release: &history.Release{How: how, Lease: lease}}})
 }
 
 // probe adds an observer probe heard at t with the given lag.
 func (b *builder) probe(t, lag float64, node string) *builder {
 	return b.add(t, history.NemesisProcess, history.Info, history.FServerRelease, "",
-		&history.Value{Nodes: []string{node}, Release: &history.Release{How: history.ReleaseExpired, Probe: true, Lag: at(lag), At: at(t - lag)}})
+		&history.Value{Extra: &history.Extra{Nodes: []string{node}, Release: &history.Release{How: history.ReleaseExpired, Probe: true, Lag: at(lag), At: at(t - lag)}}})
 }
 
 // event adds a lone event of process p's lock client.
 func (b *builder) event(t float64, p int, detail string) *builder {
-	return b.add(t, p, history.Info, history.FEvent, "", &history.Value{Detail: detail})
+	return b.add(t, p, history.Info, history.FEvent, "", &history.Value{Extra: &history.Extra{Detail: detail}})
 }
 
 // at2 is at, with 0 for 0.
@@ -74,7 +74,7 @@ func (b *builder) withError(err string) *builder {
 
 // acquireOn adds a grant by the named nodes (RedLock's majority).
 func (b *builder) acquireOn(p int, t0, t1 float64, owner string, nodes ...string) *builder {
-	return b.pair(p, history.FAcquire, "k", t0, t1, history.OK, nil, &history.Value{Owner: owner, Nodes: nodes})
+	return b.pair(p, history.FAcquire, "k", t0, t1, history.OK, nil, &history.Value{Owner: owner, Extra: &history.Extra{Nodes: nodes}})
 }
 
 // wantWindow is what a test expects of one window (times in seconds; -1
@@ -485,7 +485,7 @@ func (b *builder) observedSession(heard, at float64, how string, session int64) 
 		rel.Lease = "session " + strconv.FormatInt(session, 10)
 	}
 	return b.add(heard, history.NemesisProcess, history.Info, history.FServerRelease, "k",
-		&history.Value{Nodes: []string{"pg0"}, Backend: session, Release: rel})
+		&history.Value{Backend: session, Extra: &history.Extra{Nodes: []string{"pg0"}, Release: rel}})
 }
 
 // TestWindowsBySession: a database release names the session that held
@@ -558,8 +558,10 @@ func TestWindowsBySession(t *testing.T) {
 func TestWindowSentenceHow(t *testing.T) {
 	failover := func(nodes ...string) *builder {
 		return new(builder).acquire(0, 1, 1.01, 0, "a").add(2.05, history.NemesisProcess, history.Info, history.FServerRelease, "k",
-			&history.Value{Owner: "a", Nodes: nodes, Detail: "redis1 was promoted without redis0's key",
-				Release: &history.Release{How: history.ReleaseFailoverLost, At: at(2.05)}}).crash(0, 2.8)
+			&history.Value{
+				Owner: "a",
+				Extra: &history.Extra{Nodes: nodes, Detail: "redis1 was promoted without redis0's key", Release: &history.Release{How: history.ReleaseFailoverLost, At: at(2.05)}},
+			}).crash(0, 2.8)
 	}
 	for _, tt := range []struct {
 		name string
@@ -571,7 +573,7 @@ func TestWindowSentenceHow(t *testing.T) {
 			"The server's side: pg0 ended session 7363 and its lock on key k at 2.01 s (the observer heard it at 2.05 s); process 0 was never told"},
 		{"session-ended, the session by its id alone",
 			new(builder).acquireSession(0, 1, 1.01, "a", 12).add(2.05, history.NemesisProcess, history.Info, history.FServerRelease, "k",
-				&history.Value{Backend: 12, Release: &history.Release{How: history.ReleaseSessionEnded, At: at(2.05)}}).crash(0, 2.8),
+				&history.Value{Backend: 12, Extra: &history.Extra{Release: &history.Release{How: history.ReleaseSessionEnded, At: at(2.05)}}}).crash(0, 2.8),
 			"The server's side: the server ended session 12 and its lock on key k at 2.05 s; process 0 was never told"},
 		{"session-ended, no session named",
 			new(builder).acquire(0, 1, 1.01, 0, "a").observedSession(2.05, 2.05, history.ReleaseSessionEnded, 0).crash(0, 2.8),

@@ -155,7 +155,7 @@ func (o *etcdObserver) event(ctx context.Context, ev *clientv3.Event) {
 	if key == etcdProbeKey {
 		if ev.Type == clientv3.EventTypePut && o.sent >= 0 {
 			heard := o.cfg.Now()
-			o.cfg.Report("", &history.Value{Release: &history.Release{How: history.ReleaseDeleted, Probe: true, At: o.sent, Lag: heard - o.sent}})
+			o.cfg.Report("", &history.Value{Extra: &history.Extra{Release: &history.Release{How: history.ReleaseDeleted, Probe: true, At: o.sent, Lag: heard - o.sent}}})
 			o.sent = -1
 		}
 		return
@@ -178,7 +178,7 @@ func (o *etcdObserver) event(ctx context.Context, ev *clientv3.Event) {
 	if !o.deleted(lock, key, rev) {
 		return // a waiter's key: it never held the lock
 	}
-	v := &history.Value{Owner: key, Release: &history.Release{How: history.ReleaseDeleted}}
+	v := &history.Value{Owner: key, Extra: &history.Extra{Release: &history.Release{How: history.ReleaseDeleted}}}
 	if p := ev.PrevKv; p != nil {
 		v.Token = p.CreateRevision
 		if p.Lease != 0 {

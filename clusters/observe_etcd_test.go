@@ -65,21 +65,21 @@ func TestEtcdObserver(t *testing.T) {
 	}
 	o := next()
 	want := fmt.Sprintf("lease 0x%x", int64(id))
-	if o.key != "k0" || o.v.Owner != "/lockcheck/k0/a" || o.v.Token != rev || o.v.Release.How != history.ReleaseDeleted || o.v.Release.Lease != want {
-		t.Fatalf("deletion observed as %q %+v %+v (want token %d, %s)", o.key, *o.v, *o.v.Release, rev, want)
+	if o.key != "k0" || o.v.Owner != "/lockcheck/k0/a" || o.v.Token != rev || o.v.Ext().Release.How != history.ReleaseDeleted || o.v.Ext().Release.Lease != want {
+		t.Fatalf("deletion observed as %q %+v %+v (want token %d, %s)", o.key, *o.v, *o.v.Ext().Release, rev, want)
 	}
 	id, rev = lock("/lockcheck/k0/b")
 	if _, err := c.Revoke(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	o = next()
-	if o.key != "k0" || o.v.Owner != "/lockcheck/k0/b" || o.v.Token != rev || o.v.Release.How != history.ReleaseLease {
-		t.Fatalf("revocation observed as %q %+v %+v", o.key, *o.v, *o.v.Release)
+	if o.key != "k0" || o.v.Owner != "/lockcheck/k0/b" || o.v.Token != rev || o.v.Ext().Release.How != history.ReleaseLease {
+		t.Fatalf("revocation observed as %q %+v %+v", o.key, *o.v, *o.v.Ext().Release)
 	}
 	for probes == 0 {
 		select {
 		case o := <-got:
-			if o.v.Release == nil || !o.v.Release.Probe {
+			if o.v.Ext().Release == nil || !o.v.Ext().Release.Probe {
 				t.Fatalf("observed %q %+v after the last release", o.key, *o.v)
 			}
 			probes++
@@ -171,14 +171,14 @@ func TestEtcdObserverWaiters(t *testing.T) {
 	if _, err := c.Delete(ctx, "/lockcheck/k0/a"); err != nil {
 		t.Fatal(err)
 	}
-	if o := nextRelease(t, got, "k0", &probes); o.v.Owner != "/lockcheck/k0/a" || o.v.Release.How != history.ReleaseDeleted {
-		t.Fatalf("first release observed: %+v %+v, want the holder's deletion of /lockcheck/k0/a", *o.v, *o.v.Release)
+	if o := nextRelease(t, got, "k0", &probes); o.v.Owner != "/lockcheck/k0/a" || o.v.Ext().Release.How != history.ReleaseDeleted {
+		t.Fatalf("first release observed: %+v %+v, want the holder's deletion of /lockcheck/k0/a", *o.v, *o.v.Ext().Release)
 	}
 	if _, err := c.Revoke(ctx, next); err != nil {
 		t.Fatal(err)
 	}
-	if o := nextRelease(t, got, "k0", &probes); o.v.Owner != "/lockcheck/k0/d" || o.v.Release.How != history.ReleaseLease {
-		t.Fatalf("second release observed: %+v %+v, want the next holder's lease-ended /lockcheck/k0/d", *o.v, *o.v.Release)
+	if o := nextRelease(t, got, "k0", &probes); o.v.Owner != "/lockcheck/k0/d" || o.v.Ext().Release.How != history.ReleaseLease {
+		t.Fatalf("second release observed: %+v %+v, want the next holder's lease-ended /lockcheck/k0/d", *o.v, *o.v.Ext().Release)
 	}
 }
 

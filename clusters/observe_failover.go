@@ -164,9 +164,10 @@ func lostOnPromotion(ctx context.Context, nodes []Node, cs []*redis.Client, i in
 			// Found now: the old master held it at the promotion, or
 			// granted it since; either way the grant was lost by now.
 			at := max(cfg.Now(), promoted)
-			cfg.Report(key, &history.Value{Owner: theirs, Nodes: []string{nodes[i].Name},
-				Detail:  nodes[i].Name + " was promoted without " + nodes[j].Name + "'s key",
-				Release: &history.Release{How: history.ReleaseFailoverLost, At: max(at, 1)}})
+			cfg.Report(key, &history.Value{
+				Owner: theirs,
+				Extra: &history.Extra{Nodes: []string{nodes[i].Name}, Detail: nodes[i].Name + " was promoted without " + nodes[j].Name + "'s key", Release: &history.Release{How: history.ReleaseFailoverLost, At: max(at, 1)}},
+			})
 			break
 		}
 	}

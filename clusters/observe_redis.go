@@ -251,8 +251,10 @@ func (o *redisObserver) event(ctx context.Context, ev, key string) {
 	if key == o.probe {
 		if ev == "expired" && o.probeAt > 0 {
 			heard := o.cfg.Now()
-			o.cfg.Report("", &history.Value{Nodes: []string{o.node}, Release: &history.Release{How: history.ReleaseExpired,
-				ServerTime: o.probeST, At: o.probeAt, Probe: true, Lag: max(heard-o.probeAt, 0)}})
+			o.cfg.Report("", &history.Value{
+				Extra: &history.Extra{Nodes: []string{o.node}, Release: &history.Release{How: history.ReleaseExpired,
+					ServerTime: o.probeST, At: o.probeAt, Probe: true, Lag: max(heard-o.probeAt, 0)}},
+			})
 			o.probeAt = 0
 		}
 		return
@@ -277,7 +279,7 @@ func (o *redisObserver) event(ctx context.Context, ev, key string) {
 		if ev == "expired" {
 			rel = &history.Release{How: history.ReleaseExpired, ServerTime: hd.st, At: hd.at}
 		}
-		o.cfg.Report(key, &history.Value{Owner: hd.owner, Nodes: []string{o.node}, Release: rel})
+		o.cfg.Report(key, &history.Value{Owner: hd.owner, Extra: &history.Extra{Nodes: []string{o.node}, Release: rel}})
 	}
 }
 

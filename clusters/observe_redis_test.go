@@ -68,8 +68,8 @@ func TestRedisObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := next("k0")
-	rel := o.v.Release
-	if rel.How != history.ReleaseExpired || o.v.Owner != "owner-a" || len(o.v.Nodes) != 1 || o.v.Nodes[0] != "lock0" {
+	rel := o.v.Ext().Release
+	if rel.How != history.ReleaseExpired || o.v.Owner != "owner-a" || len(o.v.Ext().Nodes) != 1 || o.v.Ext().Nodes[0] != "lock0" {
 		t.Fatalf("expiry observed as %+v %+v", *o.v, *rel)
 	}
 	if lo, hi := set+1990*time.Millisecond, o.at; rel.At < lo || rel.At > hi {
@@ -86,8 +86,8 @@ func TestRedisObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	o = next("k1")
-	if o.v.Release.How != history.ReleaseExpired || o.v.Owner != "owner-b" || o.v.Release.At == 0 {
-		t.Fatalf("hash expiry observed as %+v %+v", *o.v, *o.v.Release)
+	if o.v.Ext().Release.How != history.ReleaseExpired || o.v.Owner != "owner-b" || o.v.Ext().Release.At == 0 {
+		t.Fatalf("hash expiry observed as %+v %+v", *o.v, *o.v.Ext().Release)
 	}
 	// A delete, with no server time; the owner is known when the observer
 	// read the key before the delete came.
@@ -98,13 +98,13 @@ func TestRedisObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	o = next("k0")
-	if o.v.Release.How != history.ReleaseDeleted || (o.v.Owner != "" && o.v.Owner != "owner-c") || o.v.Release.At != 0 || !o.v.Release.ServerTime.IsZero() {
-		t.Fatalf("delete observed as %+v %+v", *o.v, *o.v.Release)
+	if o.v.Ext().Release.How != history.ReleaseDeleted || (o.v.Owner != "" && o.v.Owner != "owner-c") || o.v.Ext().Release.At != 0 || !o.v.Ext().Release.ServerTime.IsZero() {
+		t.Fatalf("delete observed as %+v %+v", *o.v, *o.v.Ext().Release)
 	}
 	select {
 	case o := <-got:
-		if !o.v.Release.Probe {
-			t.Fatalf("observed %q after the release of k0: %+v", o.key, *o.v.Release)
+		if !o.v.Ext().Release.Probe {
+			t.Fatalf("observed %q after the release of k0: %+v", o.key, *o.v.Ext().Release)
 		}
 	default:
 	}
@@ -174,7 +174,7 @@ func nextRelease(t *testing.T, got chan observation, want string, probes *int) o
 	for {
 		select {
 		case o := <-got:
-			r := o.v.Release
+			r := o.v.Ext().Release
 			if r == nil {
 				t.Fatalf("observation of %q without a release", o.key)
 			}

@@ -18,7 +18,7 @@ func (c *RedisZK) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(
 	part := func(name string) ObserveConfig {
 		pc := cfg
 		pc.Report = func(key string, v *history.Value) {
-			v.Nodes = []string{name}
+			v.Mut().Nodes = []string{name}
 			cfg.Report(key, v)
 		}
 		return pc

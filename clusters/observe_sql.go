@@ -209,8 +209,10 @@ func (w *sqlWatcher) compare(sn sqlSnapshot) {
 		if key == probeKey {
 			if w.probeAt > 0 {
 				heard := w.cfg.Now()
-				w.cfg.Report("", &history.Value{Nodes: []string{w.node}, Backend: was.id,
-					Release: &history.Release{How: history.ReleaseSessionEnded, At: w.probeAt, Probe: true, Lag: max(heard-w.probeAt, 0)}})
+				w.cfg.Report("", &history.Value{
+					Backend: was.id,
+					Extra:   &history.Extra{Nodes: []string{w.node}, Release: &history.Release{How: history.ReleaseSessionEnded, At: w.probeAt, Probe: true, Lag: max(heard-w.probeAt, 0)}},
+				})
 			}
 			w.dropProbe()
 			continue
@@ -289,7 +291,7 @@ func (w *sqlWatcher) report(e sqlEnd, how, detail string) {
 	if e.was.id != 0 {
 		rel.Lease = "session " + strconv.FormatInt(e.was.id, 10)
 	}
-	w.cfg.Report(e.key, &history.Value{Nodes: []string{w.node}, Backend: e.was.id, Detail: sessionWords(e.was) + detail, Release: rel})
+	w.cfg.Report(e.key, &history.Value{Backend: e.was.id, Extra: &history.Extra{Nodes: []string{w.node}, Detail: sessionWords(e.was) + detail, Release: rel}})
 }
 
 // releasedAt places a release that the sample started at start found,

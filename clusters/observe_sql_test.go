@@ -65,8 +65,8 @@ func TestSQLObserver(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := nextRelease(t, got, "k0", &probes)
-			if r := o.v.Release; r.How != history.ReleaseDeleted || o.v.Backend != backend || r.At < seen || r.At > o.at ||
-				len(o.v.Nodes) != 1 || o.v.Nodes[0] != s.node {
+			if r := o.v.Ext().Release; r.How != history.ReleaseDeleted || o.v.Backend != backend || r.At < seen || r.At > o.at ||
+				len(o.v.Ext().Nodes) != 1 || o.v.Ext().Nodes[0] != s.node {
 				t.Fatalf("a release observed as %+v %+v (session %d, taken at %v)", *o.v, *r, backend, seen)
 			}
 			seen = now()
@@ -76,8 +76,8 @@ func TestSQLObserver(t *testing.T) {
 				t.Fatalf("KillSessions: %v, %v", ids, err)
 			}
 			o = nextRelease(t, got, "k1", &probes)
-			if r := o.v.Release; r.How != history.ReleaseSessionEnded || o.v.Backend != backend || r.At < seen || r.At > o.at ||
-				r.Lease == "" || o.v.Detail == "" {
+			if r := o.v.Ext().Release; r.How != history.ReleaseSessionEnded || o.v.Backend != backend || r.At < seen || r.At > o.at ||
+				r.Lease == "" || o.v.Ext().Detail == "" {
 				t.Fatalf("an ended session's lock observed as %+v %+v (session %d, taken at %v)", *o.v, *r, backend, seen)
 			}
 			conn.Close()
@@ -91,7 +91,7 @@ func TestSQLObserver(t *testing.T) {
 			conn.Raw(func(any) error { return driver.ErrBadConn }) // close it for good, not back to the pool
 			conn.Close()
 			o = nextRelease(t, got, "k0", &probes)
-			if r := o.v.Release; r.How != history.ReleaseDeleted || !strings.HasSuffix(o.v.Detail, "closed by its client") {
+			if r := o.v.Ext().Release; r.How != history.ReleaseDeleted || !strings.HasSuffix(o.v.Ext().Detail, "closed by its client") {
 				t.Fatalf("a closed session's lock observed as %+v %+v", *o.v, *r)
 			}
 			// Probes keep coming, and nothing else: the ended session's
@@ -104,13 +104,13 @@ func TestSQLObserver(t *testing.T) {
 				case <-deadline:
 					t.Fatalf("%d probes observed in 30 s", probes)
 				}
-				if !o.v.Release.Probe {
-					t.Fatalf("observed %q %+v after the session ended", o.key, *o.v.Release)
+				if !o.v.Ext().Release.Probe {
+					t.Fatalf("observed %q %+v after the session ended", o.key, *o.v.Ext().Release)
 				}
-				if o.v.Release.Lag <= 0 || o.v.Release.Lag > 5*time.Second {
-					t.Fatalf("probe lag %v", o.v.Release.Lag)
+				if o.v.Ext().Release.Lag <= 0 || o.v.Ext().Release.Lag > 5*time.Second {
+					t.Fatalf("probe lag %v", o.v.Ext().Release.Lag)
 				}
-				t.Logf("probe lag %v", o.v.Release.Lag)
+				t.Logf("probe lag %v", o.v.Ext().Release.Lag)
 				probes++
 			}
 		})

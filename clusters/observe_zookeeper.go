@@ -201,7 +201,7 @@ func (o *zkKeyObserver) see(p string, data []byte, st *zk.Stat) {
 
 // report reports the deletion of a lock node.
 func (o *zkKeyObserver) report(seen zkNodeSeen) {
-	v := &history.Value{Owner: seen.owner, Token: seen.czxid, Release: &history.Release{How: history.ReleaseDeleted}}
+	v := &history.Value{Owner: seen.owner, Token: seen.czxid, Extra: &history.Extra{Release: &history.Release{How: history.ReleaseDeleted}}}
 	if seen.session != 0 {
 		v.Release.Lease = fmt.Sprintf("session 0x%x", seen.session)
 		if o.expiries.has(seen.session) {
@@ -236,7 +236,7 @@ func zkProbe(ctx context.Context, conn *zk.Conn, cfg ObserveConfig) {
 			return
 		case <-ch:
 			heard := cfg.Now()
-			cfg.Report("", &history.Value{Release: &history.Release{How: history.ReleaseDeleted, Probe: true, At: sent, Lag: heard - sent}})
+			cfg.Report("", &history.Value{Extra: &history.Extra{Release: &history.Release{How: history.ReleaseDeleted, Probe: true, At: sent, Lag: heard - sent}}})
 		case <-time.After(5 * time.Second):
 		}
 		_ = conn.Delete(zkProbePath, -1)

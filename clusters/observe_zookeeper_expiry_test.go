@@ -113,8 +113,8 @@ func TestZooKeeperObserverExpiry(t *testing.T) {
 	lock(closer)
 	id := closer.SessionID()
 	closer.Close()
-	if o := nextRelease(t, got, "k0", &probes); o.v.Release.How != history.ReleaseDeleted || o.v.Release.Lease != fmt.Sprintf("session 0x%x", id) {
-		t.Fatalf("a closed session's node observed as %+v %+v", *o.v, *o.v.Release)
+	if o := nextRelease(t, got, "k0", &probes); o.v.Ext().Release.How != history.ReleaseDeleted || o.v.Ext().Release.Lease != fmt.Sprintf("session 0x%x", id) {
+		t.Fatalf("a closed session's node observed as %+v %+v", *o.v, *o.v.Ext().Release)
 	}
 	// A session the server expires: its client cut off.
 	silent := connect(0)
@@ -125,7 +125,7 @@ func TestZooKeeperObserverExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = z.Heal(ctx, 0) }()
-	if o := nextRelease(t, got, "k0", &probes); o.v.Release.How != history.ReleaseLease || o.v.Release.Lease != fmt.Sprintf("session 0x%x", id) {
-		t.Fatalf("an expired session's node observed as %+v %+v", *o.v, *o.v.Release)
+	if o := nextRelease(t, got, "k0", &probes); o.v.Ext().Release.How != history.ReleaseLease || o.v.Ext().Release.Lease != fmt.Sprintf("session 0x%x", id) {
+		t.Fatalf("an expired session's node observed as %+v %+v", *o.v, *o.v.Ext().Release)
 	}
 }

@@ -75,8 +75,8 @@ func TestZooKeeperObserver(t *testing.T) {
 	}
 	o := next("k0")
 	want := fmt.Sprintf("session 0x%x", c.SessionID())
-	if o.v.Owner != "owner-a" || o.v.Token != cz || o.v.Release.How != history.ReleaseDeleted || o.v.Release.Lease != want {
-		t.Fatalf("deletion observed as %+v %+v (want czxid %d, %s)", *o.v, *o.v.Release, cz, want)
+	if o.v.Owner != "owner-a" || o.v.Token != cz || o.v.Ext().Release.How != history.ReleaseDeleted || o.v.Ext().Release.Lease != want {
+		t.Fatalf("deletion observed as %+v %+v (want czxid %d, %s)", *o.v, *o.v.Ext().Release, cz, want)
 	}
 	// A sequential node under the lock path, whose session ends.
 	s, _, err := zk.Connect(z.LockAddrs(0), 4*time.Second, zk.WithLogInfo(false))
@@ -91,12 +91,12 @@ func TestZooKeeperObserver(t *testing.T) {
 	s.Close() // the session ends, and its node with it
 	o = next("k1")
 	if o.v.Owner != "owner-b" || o.v.Token != cz {
-		t.Fatalf("session end observed as %+v %+v (want czxid %d)", *o.v, *o.v.Release, cz)
+		t.Fatalf("session end observed as %+v %+v (want czxid %d)", *o.v, *o.v.Ext().Release, cz)
 	}
 	for probes == 0 {
 		select {
 		case o := <-got:
-			if o.v.Release == nil || !o.v.Release.Probe {
+			if o.v.Ext().Release == nil || !o.v.Ext().Release.Probe {
 				t.Fatalf("observed %q %+v after the last release", o.key, *o.v)
 			}
 			probes++

@@ -322,6 +322,6 @@ func strike(t *testing.T, kind string, env nemesis.Env, seed uint64) (nemesis.Ne
 	if start.Error != "" || hit == nil || hit.Nemesis != kind {
 		t.Fatalf("start op %+v", start)
 	}
-	t.Logf("%s: %s", kind, start.Value.Detail)
+	t.Logf("%s: %s", kind, start.Value.Ext().Detail)
 	return n, hit
 }

@@ -115,10 +115,10 @@ func (p *fastParser) value() (*Value, bool) {
 			v.Released = p.in.bool(t)
 		case "nodes":
 			bit = 32
-			v.Nodes, ok = p.strings()
+			v.Mut().Nodes, ok = p.strings()
 		case "release":
 			bit = 64
-			v.Release, ok = p.release()
+			v.Mut().Release, ok = p.release()
 		}
 		if bit == 0 || !ok || seen&bit != 0 {
 			return nil, false

@@ -153,8 +153,8 @@ func TestInternShares(t *testing.T) {
 	op, ok := fastOp([]byte(`{"index":1,"time":2,"process":0,"type":"ok","f":"acquire","key":"k0","value":{"nodes":["n1"],"release":{"how":"x"}}}`), &in)
 	op2, _ := fastOp([]byte(`{"index":2,"time":2,"process":0,"type":"ok","f":"acquire","key":"k0","value":{"nodes":["n1"],"release":{"how":"x"}}}`), &in)
 	if !ok || unsafe.StringData(op.F) != unsafe.StringData(op2.F) || unsafe.StringData(string(op.Type)) != unsafe.StringData(string(op2.Type)) ||
-		unsafe.StringData(op.Value.Nodes[0]) != unsafe.StringData(op2.Value.Nodes[0]) ||
-		unsafe.StringData(op.Value.Release.How) != unsafe.StringData(op2.Value.Release.How) {
+		unsafe.StringData(op.Value.Ext().Nodes[0]) != unsafe.StringData(op2.Value.Ext().Nodes[0]) ||
+		unsafe.StringData(op.Value.Ext().Release.How) != unsafe.StringData(op2.Value.Ext().Release.How) {
 		t.Errorf("f, type, nodes and how are not interned")
 	}
 }

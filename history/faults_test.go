@@ -32,8 +32,8 @@ func TestFaultStart(t *testing.T) {
 			}
 			h := History{
 				{Index: 0, Time: 10, Process: NemesisProcess, Type: Invoke, F: tt.start},
-				{Index: 1, Time: 15, Process: 1, Type: Info, F: FEvent, Value: &Value{Detail: "database session 7 ended"}},
-				{Index: 2, Time: 20, Process: NemesisProcess, Type: Info, F: tt.start, Value: &Value{Targets: []int{1}}},
+				{Index: 1, Time: 15, Process: 1, Type: Info, F: FEvent, Value: &Value{Extra: &Extra{Detail: "database session 7 ended"}}},
+				{Index: 2, Time: 20, Process: NemesisProcess, Type: Info, F: tt.start, Value: &Value{Extra: &Extra{Targets: []int{1}}}},
 				{Index: 3, Time: 30, Process: NemesisProcess, Type: Invoke, F: end},
 				{Index: 4, Time: 31, Process: NemesisProcess, Type: Info, F: end},
 			}

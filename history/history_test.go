@@ -14,9 +14,9 @@ func TestRoundTrip(t *testing.T) {
 	r.Record(Op{Process: 0, Type: Invoke, F: FAcquire, Key: "k"})
 	r.Record(Op{Process: 0, Type: OK, F: FAcquire, Key: "k", Value: &Value{Token: 7, Owner: "o"}})
 	r.Record(Op{Process: 0, Type: Invoke, F: FCS, Key: "k", Value: &Value{Token: 7}})
-	r.Record(Op{Process: 0, Type: Fail, F: FCS, Key: "k", Value: &Value{Token: 7, Read: Int64(3), Rejected: "write", MaxToken: 9}})
+	r.Record(Op{Process: 0, Type: Fail, F: FCS, Key: "k", Value: &Value{Token: 7, Read: Int64(3), Extra: &Extra{Rejected: "write", MaxToken: 9}}})
 	r.Record(Op{Process: NemesisProcess, Type: Invoke, F: FPause})
-	r.Record(Op{Process: NemesisProcess, Type: Info, F: FPause, Value: &Value{Targets: []int{0}, Duration: time.Second}})
+	r.Record(Op{Process: NemesisProcess, Type: Info, F: FPause, Value: &Value{Extra: &Extra{Targets: []int{0}, Duration: time.Second}}})
 	want := r.History()
 	var buf bytes.Buffer
 	if err := Encode(&buf, want); err != nil {
@@ -79,7 +79,7 @@ func TestPairs(t *testing.T) {
 	h := History{
 		{Index: 0, Process: 0, Type: Invoke, F: FAcquire},
 		{Index: 1, Process: 1, Type: Invoke, F: FAcquire},
-		{Index: 1, Process: 1, Type: Info, F: FEvent, Value: &Value{Detail: "session expired"}},
+		{Index: 1, Process: 1, Type: Info, F: FEvent, Value: &Value{Extra: &Extra{Detail: "session expired"}}},
 		{Index: 2, Process: 0, Type: OK, F: FAcquire, Time: 5},
 		{Index: 3, Process: 0, Type: Invoke, F: FRelease, Time: 6},
 	}
@@ -119,7 +119,7 @@ func TestPairs(t *testing.T) {
 func TestFaults(t *testing.T) {
 	h := History{
 		{Index: 0, Time: 10, Process: -1, Type: Invoke, F: FPause},
-		{Index: 1, Time: 11, Process: -1, Type: Info, F: FPause, Value: &Value{Targets: []int{3}}},
+		{Index: 1, Time: 11, Process: -1, Type: Info, F: FPause, Value: &Value{Extra: &Extra{Targets: []int{3}}}},
 		{Index: 2, Time: 20, Process: -1, Type: Invoke, F: FResume},
 		{Index: 3, Time: 21, Process: -1, Type: Info, F: FResume},
 		{Index: 4, Time: 30, Process: -1, Type: Invoke, F: FKill},

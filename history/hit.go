@@ -93,5 +93,5 @@ func HitOf(op *Op) *Hit {
 	if op == nil || op.Value == nil {
 		return nil
 	}
-	return op.Value.Hit
+	return op.Value.Ext().Hit
 }

@@ -83,7 +83,7 @@ func TestOpString(t *testing.T) {
 		{Op{Index: 3, Time: 1500 * time.Millisecond, Process: 2, Type: Invoke, F: FAcquire},
 			"3 1.500s p2 invoke acquire"},
 		{Op{Index: 4, Time: 2 * time.Second, Process: 1, Type: Fail, F: FCS, Key: "k",
-			Value: &Value{Token: 7, Read: Int64(3), Wrote: Int64(4), Rejected: "write", Detail: "stale"}, Error: "boom"},
+			Value: &Value{Token: 7, Read: Int64(3), Wrote: Int64(4), Extra: &Extra{Rejected: "write", Detail: "stale"}}, Error: "boom"},
 			"4 2.000s p1 fail cs k token=7 read=3 wrote=4 rejected=write stale error=boom"},
 		{Op{Index: 5, Time: 0, Process: 1, Type: OK, F: FCS, Key: "k", Value: &Value{}},
 			"5 0.000s p1 ok cs k"},
@@ -101,7 +101,7 @@ func TestOpString(t *testing.T) {
 // of the history (End < 0 means never undone).
 func TestFaultEndingAtZero(t *testing.T) {
 	h := History{
-		{Index: 0, Time: 0, Process: NemesisProcess, Type: Info, F: FPause, Value: &Value{Targets: []int{1}}},
+		{Index: 0, Time: 0, Process: NemesisProcess, Type: Info, F: FPause, Value: &Value{Extra: &Extra{Targets: []int{1}}}},
 		{Index: 1, Time: 0, Process: NemesisProcess, Type: Info, F: FResume},
 		{Index: 2, Time: time.Second, Process: 0, Type: Invoke, F: FAcquire, Key: "k"},
 	}

@@ -91,7 +91,8 @@ func (h History) Faults() []Fault {
 				f.Start = t
 			}
 			if v := op.Value; v != nil {
-				f.Targets, f.Nodes, f.Detail, f.Hit = v.Targets, v.Nodes, v.Detail, v.Hit
+				x := v.Ext()
+				f.Targets, f.Nodes, f.Detail, f.Hit = x.Targets, x.Nodes, x.Detail, x.Hit
 			}
 			open[end] = append(open[end], len(faults))
 			faults = append(faults, f)

@@ -85,6 +85,12 @@ type Op struct {
 
 // Value carries an op's arguments and results. Fields that do not apply to an
 // op are left empty and omitted from the JSON form.
+//
+// The fields most ops carry are Value's own; those few ops carry (a nemesis
+// op's targets and detail, a refused access, what a server released) are in
+// Extra, nil on the others, so that a long run's millions of values stay
+// small. Read them with Ext, set them with Mut. In the JSON form the two
+// are one object, as before.
 type Value struct {
 	// Token is the fencing token: granted by acquire, carried by cs.
 	Token int64 `json:"token,omitempty"`
@@ -94,14 +100,26 @@ type Value struct {
 	Read *int64 `json:"read,omitempty"`
 	// Wrote is the register value a critical section wrote (or tried to).
 	Wrote *int64 `json:"wrote,omitempty"`
+	// Released reports, on a release ok, whether the lock key was still this
+	// owner's and was deleted. False means the lock had already been lost.
+	Released *bool `json:"released,omitempty"`
+	// Extra holds the fields few ops carry; nil when none is set.
+	*Extra
+	// Backend is, on an acquire or release ok of a database session lock,
+	// the server's id of the session (PostgreSQL backend pid, MariaDB
+	// connection id) that ran its lock or unlock statement. Behind a
+	// connection pooler in transaction mode it may change from one
+	// statement to the next.
+	Backend int64 `json:"backend,omitempty"`
+}
+
+// Extra holds the fields of a Value that few ops carry.
+type Extra struct {
 	// Rejected is set on a cs fail when the fenced resource refused a stale
 	// token; it names the access that was refused ("read" or "write").
 	Rejected string `json:"rejected,omitempty"`
 	// MaxToken is the highest token the resource had accepted when it refused.
 	MaxToken int64 `json:"max_token,omitempty"`
-	// Released reports, on a release ok, whether the lock key was still this
-	// owner's and was deleted. False means the lock had already been lost.
-	Released *bool `json:"released,omitempty"`
 	// DeletedOwner is, on a release ok, the owner value of the key the release
 	// deleted, when the lock design deletes without checking (plain DEL).
 	DeletedOwner string `json:"deleted_owner,omitempty"`
@@ -119,12 +137,23 @@ type Value struct {
 	Hit *Hit `json:"hit,omitempty"`
 	// Release is, on a server-release op, what the observer saw.
 	Release *Release `json:"release,omitempty"`
-	// Backend is, on an acquire or release ok of a database session lock,
-	// the server's id of the session (PostgreSQL backend pid, MariaDB
-	// connection id) that ran its lock or unlock statement. Behind a
-	// connection pooler in transaction mode it may change from one
-	// statement to the next.
-	Backend int64 `json:"backend,omitempty"`
+}
+
+// Ext returns a copy of v's extra fields: all zero when it has none (or v
+// is nil). A copy, so that nothing is set through it: Mut is for that.
+func (v *Value) Ext() Extra {
+	if v == nil || v.Extra == nil {
+		return Extra{}
+	}
+	return *v.Extra
+}
+
+// Mut returns v's extra fields to set, adding them when v has none.
+func (v *Value) Mut() *Extra {
+	if v.Extra == nil {
+		v.Extra = &Extra{}
+	}
+	return v.Extra
 }
 
 // Int64 returns a pointer to v, for Value.Read and Value.Wrote.
@@ -152,11 +181,11 @@ func (op Op) String() string {
 		if v.Wrote != nil {
 			s += fmt.Sprintf(" wrote=%d", *v.Wrote)
 		}
-		if v.Rejected != "" {
-			s += " rejected=" + v.Rejected
+		if x := v.Ext(); x.Rejected != "" {
+			s += " rejected=" + x.Rejected
 		}
-		if v.Detail != "" {
-			s += " " + v.Detail
+		if x := v.Ext(); x.Detail != "" {
+			s += " " + x.Detail
 		}
 	}
 	if op.Error != "" {

@@ -62,10 +62,10 @@ type Release struct {
 // the controller heard of it). ok is false for an op that is not a server
 // release.
 func (op *Op) ReleaseAt() (at time.Duration, ok bool) {
-	if op.F != FServerRelease || op.Value == nil || op.Value.Release == nil {
+	if op.F != FServerRelease || op.Value == nil || op.Value.Ext().Release == nil {
 		return 0, false
 	}
-	if a := op.Value.Release.At; a > 0 {
+	if a := op.Value.Ext().Release.At; a > 0 {
 		return a, true
 	}
 	return op.Time, true

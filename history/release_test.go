@@ -66,11 +66,11 @@ func TestReleaseAt(t *testing.T) {
 		want   time.Duration
 		wantOK bool
 	}{
-		{"estimated instant", Op{F: FServerRelease, Time: 9, Value: &Value{Release: &Release{How: ReleaseExpired, At: 4}}}, 4, true},
-		{"heard only", Op{F: FServerRelease, Time: 9, Value: &Value{Release: &Release{How: ReleaseDeleted}}}, 9, true},
+		{"estimated instant", Op{F: FServerRelease, Time: 9, Value: &Value{Extra: &Extra{Release: &Release{How: ReleaseExpired, At: 4}}}}, 4, true},
+		{"heard only", Op{F: FServerRelease, Time: 9, Value: &Value{Extra: &Extra{Release: &Release{How: ReleaseDeleted}}}}, 9, true},
 		{"no release", Op{F: FServerRelease, Time: 9, Value: &Value{}}, 0, false},
 		{"no value", Op{F: FServerRelease, Time: 9}, 0, false},
-		{"another op", Op{F: FRelease, Time: 9, Value: &Value{Release: &Release{At: 4}}}, 0, false},
+		{"another op", Op{F: FRelease, Time: 9, Value: &Value{Extra: &Extra{Release: &Release{At: 4}}}}, 0, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, ok := tt.op.ReleaseAt()
@@ -85,9 +85,9 @@ func TestServerReleaseRoundTrip(t *testing.T) {
 	st := time.Date(2026, 11, 26, 18, 0, 4, 20e6, time.UTC)
 	h := History{
 		{Index: 0, Time: 4100 * time.Millisecond, Process: NemesisProcess, Type: Info, F: FServerRelease, Key: "k0",
-			Value: &Value{Owner: "p3-9f", Nodes: []string{"lock0"}, Release: &Release{How: ReleaseExpired, ServerTime: st, At: 4020 * time.Millisecond}}},
+			Value: &Value{Owner: "p3-9f", Extra: &Extra{Nodes: []string{"lock0"}, Release: &Release{How: ReleaseExpired, ServerTime: st, At: 4020 * time.Millisecond}}}},
 		{Index: 1, Time: 5 * time.Second, Process: NemesisProcess, Type: Info, F: FServerRelease,
-			Value: &Value{Release: &Release{How: ReleaseExpired, Probe: true, Lag: 3 * time.Millisecond}}},
+			Value: &Value{Extra: &Extra{Release: &Release{How: ReleaseExpired, Probe: true, Lag: 3 * time.Millisecond}}}},
 	}
 	var buf bytes.Buffer
 	if err := Encode(&buf, h); err != nil {
@@ -100,8 +100,8 @@ func TestServerReleaseRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back) != 2 || !back[0].Value.Release.ServerTime.Equal(st) || back[0].Value.Release.At != 4020*time.Millisecond ||
-		!back[1].Value.Release.Probe || back[1].Value.Release.Lag != 3*time.Millisecond {
+	if len(back) != 2 || !back[0].Value.Ext().Release.ServerTime.Equal(st) || back[0].Value.Ext().Release.At != 4020*time.Millisecond ||
+		!back[1].Value.Ext().Release.Probe || back[1].Value.Ext().Release.Lag != 3*time.Millisecond {
 		t.Fatalf("round trip: %+v", back)
 	}
 	if err := Validate(back); err != nil {

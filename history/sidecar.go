@@ -211,23 +211,24 @@ func (w *sidecarWriter) value(v *Value, fields uint64) {
 	if fields&vWrote != 0 {
 		w.s(*v.Wrote)
 	}
+	x := v.Ext()
 	if fields&vNodes != 0 {
-		w.u(uint64(len(v.Nodes)))
-		for _, n := range v.Nodes {
+		w.u(uint64(len(x.Nodes)))
+		for _, n := range x.Nodes {
 			w.str(n)
 		}
 	}
 	if fields&vRelease != 0 {
-		w.str(v.Release.How)
+		w.str(x.Release.How)
 	}
 	if fields&vAt != 0 {
-		w.s(int64(v.Release.At))
+		w.s(int64(x.Release.At))
 	}
 	if fields&vLease != 0 {
-		w.str(v.Release.Lease)
+		w.str(x.Release.Lease)
 	}
 	if fields&vLag != 0 {
-		w.s(int64(v.Release.Lag))
+		w.s(int64(x.Release.Lag))
 	}
 	if fields&vBackend != 0 {
 		w.s(v.Backend)
@@ -252,7 +253,8 @@ func binaryFields(op *Op) (uint64, bool) {
 	if v == nil {
 		return 0, true
 	}
-	if v.Rejected != "" || v.MaxToken != 0 || v.DeletedOwner != "" || v.Targets != nil || v.Duration != 0 || v.Detail != "" || v.Hit != nil {
+	x := v.Ext()
+	if x.Rejected != "" || x.MaxToken != 0 || x.DeletedOwner != "" || x.Targets != nil || x.Duration != 0 || x.Detail != "" || x.Hit != nil {
 		return 0, false
 	}
 	var f uint64
@@ -277,20 +279,20 @@ func binaryFields(op *Op) (uint64, bool) {
 			f |= vTrue
 		}
 	}
-	if v.Nodes != nil {
+	if x.Nodes != nil {
 		// JSON writes an empty list as [] and reads it back as an empty,
 		// non-nil slice; omitempty leaves it out, and it reads back nil.
-		if len(v.Nodes) == 0 {
+		if len(x.Nodes) == 0 {
 			return 0, false
 		}
-		for _, n := range v.Nodes {
+		for _, n := range x.Nodes {
 			if !utf8.ValidString(n) {
 				return 0, false
 			}
 		}
 		f |= vNodes
 	}
-	if r := v.Release; r != nil {
+	if r := x.Release; r != nil {
 		if !r.ServerTime.IsZero() || !utf8.ValidString(r.How) || !utf8.ValidString(r.Lease) {
 			return 0, false
 		}
@@ -574,10 +576,11 @@ func (r *sidecarReader) op(in *arena) (Op, error) {
 		if r.err != nil || n == 0 || n > uint64(len(r.b)) {
 			return Op{}, errSidecar
 		}
-		v.Nodes = make([]string, n)
-		for i := range v.Nodes {
-			v.Nodes[i] = r.str()
+		nodes := make([]string, n)
+		for i := range nodes {
+			nodes[i] = r.str()
 		}
+		v.Mut().Nodes = nodes
 	}
 	if fields&vRelease != 0 {
 		rel := &Release{How: r.str()}
@@ -591,7 +594,7 @@ func (r *sidecarReader) op(in *arena) (Op, error) {
 		if fields&vLag != 0 {
 			rel.Lag = time.Duration(r.s())
 		}
-		v.Release = rel
+		v.Mut().Release = rel
 	} else if fields&(vAt|vLease|vProbe|vLag) != 0 {
 		return Op{}, errSidecar
 	}

@@ -134,24 +134,31 @@ func TestSidecarEdgeOps(t *testing.T) {
 		{"empty value", &Value{}, true, nil},
 		{"zero read and wrote, released false", &Value{Read: zero, Wrote: zero, Released: no}, true, nil},
 		{"released true", &Value{Released: Bool(true), Token: -3}, true, nil},
-		{"every binary field", &Value{Token: 7, Owner: "p1-x", Read: Int64(-4), Wrote: Int64(5), Released: no, Nodes: []string{"lock0", "lock2"},
-			Release: &Release{How: ReleaseExpired, At: time.Second, Lease: "694d", Probe: true, Lag: time.Millisecond}, Backend: 99}, true, nil},
-		{"a release with how only", &Value{Release: &Release{How: ReleaseDeleted}}, true, nil},
-		{"nodes last", &Value{Nodes: []string{"lock0", "lock1"}}, true, nil}, // the list ends the chunk
-		{"empty nodes", &Value{Nodes: []string{}}, false, nil},
+		{"every binary field", &Value{
+			Token:    7,
+			Owner:    "p1-x",
+			Read:     Int64(-4),
+			Wrote:    Int64(5),
+			Released: no,
+			Backend:  99,
+			Extra:    &Extra{Nodes: []string{"lock0", "lock2"}, Release: &Release{How: ReleaseExpired, At: time.Second, Lease: "694d", Probe: true, Lag: time.Millisecond}},
+		}, true, nil},
+		{"a release with how only", &Value{Extra: &Extra{Release: &Release{How: ReleaseDeleted}}}, true, nil},
+		{"nodes last", &Value{Extra: &Extra{Nodes: []string{"lock0", "lock1"}}}, true, nil}, // the list ends the chunk
+		{"empty nodes", &Value{Extra: &Extra{Nodes: []string{}}}, false, nil},
 		{"bad UTF-8 owner", &Value{Owner: "p\xff"}, false, nil},
-		{"bad UTF-8 node", &Value{Nodes: []string{"n\xfe"}}, false, nil},
-		{"bad UTF-8 how", &Value{Release: &Release{How: "x\xff"}}, false, nil},
-		{"bad UTF-8 lease", &Value{Release: &Release{How: "x", Lease: "\xff"}}, false, nil},
-		{"server time", &Value{Release: &Release{How: ReleaseExpired, ServerTime: time.Unix(5, 6)}}, false, nil},
-		{"detail", &Value{Detail: "SIGSTOP"}, false, nil},
-		{"targets", &Value{Targets: []int{1}}, false, nil},
-		{"empty targets", &Value{Targets: []int{}}, false, nil},
-		{"hit", &Value{Hit: &Hit{}}, false, nil},
-		{"rejected", &Value{Rejected: "write", MaxToken: 3}, false, nil},
-		{"max token", &Value{MaxToken: 3}, false, nil},
-		{"deleted owner", &Value{DeletedOwner: "p2"}, false, nil},
-		{"duration", &Value{Duration: time.Second}, false, nil},
+		{"bad UTF-8 node", &Value{Extra: &Extra{Nodes: []string{"n\xfe"}}}, false, nil},
+		{"bad UTF-8 how", &Value{Extra: &Extra{Release: &Release{How: "x\xff"}}}, false, nil},
+		{"bad UTF-8 lease", &Value{Extra: &Extra{Release: &Release{How: "x", Lease: "\xff"}}}, false, nil},
+		{"server time", &Value{Extra: &Extra{Release: &Release{How: ReleaseExpired, ServerTime: time.Unix(5, 6)}}}, false, nil},
+		{"detail", &Value{Extra: &Extra{Detail: "SIGSTOP"}}, false, nil},
+		{"targets", &Value{Extra: &Extra{Targets: []int{1}}}, false, nil},
+		{"empty targets", &Value{Extra: &Extra{Targets: []int{}}}, false, nil},
+		{"hit", &Value{Extra: &Extra{Hit: &Hit{}}}, false, nil},
+		{"rejected", &Value{Extra: &Extra{Rejected: "write", MaxToken: 3}}, false, nil},
+		{"max token", &Value{Extra: &Extra{MaxToken: 3}}, false, nil},
+		{"deleted owner", &Value{Extra: &Extra{DeletedOwner: "p2"}}, false, nil},
+		{"duration", &Value{Extra: &Extra{Duration: time.Second}}, false, nil},
 		{"escaped strings", &Value{Owner: "a\"b\\c<d>&\n"}, true, func(op *Op) { op.Error = "x\ty" }},
 		{"bad UTF-8 error", nil, false, func(op *Op) { op.Error = "\xff" }},
 		{"bad UTF-8 key", nil, false, func(op *Op) { op.Key = "k\xff" }},
@@ -195,7 +202,7 @@ func TestSidecarRefusesWhatJSONRefuses(t *testing.T) {
 	}
 }
 
-// TestSidecarFields fails when Op, Value or Release gains or loses a
+// TestSidecarFields fails when Op, Value, Extra or Release gains or loses a
 // field: the binary form must then learn it (binaryFields, value, op), or
 // refuse ops that have it.
 func TestSidecarFields(t *testing.T) {
@@ -212,8 +219,8 @@ func TestSidecarFields(t *testing.T) {
 		want []string
 	}{
 		{Op{}, []string{"Index", "Time", "Process", "Type", "F", "Key", "Value", "Error"}},
-		{Value{}, []string{"Token", "Owner", "Read", "Wrote", "Rejected", "MaxToken", "Released", "DeletedOwner", "Targets", "Nodes", "Duration",
-			"Detail", "Hit", "Release", "Backend"}},
+		{Value{}, []string{"Token", "Owner", "Read", "Wrote", "Released", "Extra", "Backend"}},
+		{Extra{}, []string{"Rejected", "MaxToken", "DeletedOwner", "Targets", "Nodes", "Duration", "Detail", "Hit", "Release"}},
 		{Release{}, []string{"How", "ServerTime", "At", "Lease", "Probe", "Lag"}},
 	} {
 		if got := names(c.v); !slices.Equal(got, c.want) {

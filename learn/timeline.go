@@ -112,7 +112,7 @@ func NewTimeline(h history.History, lease time.Duration) Timeline {
 	for i := range h {
 		op := &h[i]
 		if op.F == history.FServerRelease {
-			if op.Value != nil && op.Value.Release != nil && !op.Value.Release.Probe {
+			if op.Value != nil && op.Value.Ext().Release != nil && !op.Value.Ext().Release.Probe {
 				tl.Observed = true
 			}
 		}
@@ -130,9 +130,9 @@ func NewTimeline(h history.History, lease time.Duration) Timeline {
 			inDoubt[p] = op.Time
 		case op.F == history.FAcquire && op.Type == history.OK && v != nil:
 			delete(inDoubt, p)
-			g := &grant{proc: p, at: op.Time, owner: v.Owner, token: v.Token, nodes: v.Nodes, believed: -1, released: -1, dead: -1,
+			g := &grant{proc: p, at: op.Time, owner: v.Owner, token: v.Token, nodes: v.Ext().Nodes, believed: -1, released: -1, dead: -1,
 				nodeEnd: make(map[string]time.Duration)}
-			for _, n := range v.Nodes {
+			for _, n := range v.Ext().Nodes {
 				nodeSet[n] = true
 			}
 			grants = append(grants, g)
@@ -141,14 +141,14 @@ func NewTimeline(h history.History, lease time.Duration) Timeline {
 			if v.Token != 0 {
 				label += fmt.Sprintf(", token %d", v.Token)
 			}
-			if len(v.Nodes) > 1 {
-				label += " on " + strings.Join(v.Nodes, ", ")
+			if len(v.Ext().Nodes) > 1 {
+				label += " on " + strings.Join(v.Ext().Nodes, ", ")
 			}
 			marks[p] = append(marks[p], Mark{At: secs(op.Time), Kind: "grant", Label: label})
 		case op.F == history.FAcquire && op.Type == history.Info:
 			// An acquire in doubt: a key it set may be there for no one.
 			for _, e := range h[:i] {
-				if e.Process == p && e.F == history.FEvent && e.Time >= inDoubt[p] && e.Value != nil && strings.Contains(e.Value.Detail, "no TTL") {
+				if e.Process == p && e.F == history.FEvent && e.Time >= inDoubt[p] && e.Value != nil && strings.Contains(e.Value.Ext().Detail, "no TTL") {
 					g := &grant{proc: p, at: e.Time, believed: e.Time, released: -1, dead: -1, noTTL: true, nodeEnd: make(map[string]time.Duration)}
 					grants = append(grants, g)
 				}
@@ -191,11 +191,11 @@ func NewTimeline(h history.History, lease time.Duration) Timeline {
 			marks[p] = append(marks[p], Mark{At: secs(op.Time), Kind: "crash", Label: "killed: process retired"})
 		case op.F == history.FCS && op.Type == history.OK && v != nil && v.Wrote != nil:
 			marks[p] = append(marks[p], Mark{At: secs(op.Time), Kind: "write", Label: fmt.Sprintf("wrote %d", *v.Wrote)})
-		case op.F == history.FCS && op.Type == history.Fail && v != nil && v.Rejected != "":
+		case op.F == history.FCS && op.Type == history.Fail && v != nil && v.Ext().Rejected != "":
 			marks[p] = append(marks[p], Mark{At: secs(op.Time), Kind: "refused",
-				Label: fmt.Sprintf("the storage refused its %s: it had seen token %d", v.Rejected, v.MaxToken)})
-		case op.F == history.FEvent && v != nil && v.Detail != "":
-			marks[p] = append(marks[p], Mark{At: secs(op.Time), Kind: "event", Label: "its client reported: " + v.Detail})
+				Label: fmt.Sprintf("the storage refused its %s: it had seen token %d", v.Ext().Rejected, v.Ext().MaxToken)})
+		case op.F == history.FEvent && v != nil && v.Ext().Detail != "":
+			marks[p] = append(marks[p], Mark{At: secs(op.Time), Kind: "event", Label: "its client reported: " + v.Ext().Detail})
 		}
 	}
 
@@ -300,7 +300,7 @@ func observe(grants []*grant, op *history.Op) {
 		if g.owner != v.Owner || g.at > op.Time {
 			continue
 		}
-		nodes := v.Nodes
+		nodes := v.Ext().Nodes
 		if len(nodes) == 0 {
 			nodes = []string{""}
 		}

@@ -121,17 +121,17 @@ func (n *Clock) Invoke(ctx context.Context, op history.Op) history.Op {
 		if n.back {
 			detail = fmt.Sprintf("wall clock of %s jumped %s back, then forward to real time and back again every %s", node, seconds(n.Jump), seconds(n.Step))
 		}
-		return completed(op, &history.Value{Nodes: []string{node}, Detail: detail, Hit: hit}, nil)
+		return completed(op, &history.Value{Extra: &history.Extra{Nodes: []string{node}, Detail: detail, Hit: hit}}, nil)
 	case history.FClockReset:
 		node, since := n.moved()
 		err := n.Heal(ctx)
-		v := &history.Value{Detail: "wall clock put back"}
+		v := &history.Value{Extra: &history.Extra{Detail: "wall clock put back"}}
 		if node != "" {
-			v.Hit = endHit(n.kind(), time.Since(since), leaseOf(n.env))
+			v.Mut().Hit = endHit(n.kind(), time.Since(since), leaseOf(n.env))
 		}
 		if node != "" {
-			v.Nodes = []string{node}
-			v.Detail = "wall clock of " + node + " put back"
+			v.Mut().Nodes = []string{node}
+			v.Mut().Detail = "wall clock of " + node + " put back"
 		}
 		return completed(op, v, err)
 	}

@@ -104,10 +104,10 @@ func (n *ClockClient) Invoke(ctx context.Context, op history.Op) history.Op {
 				hit.Holders++
 			}
 		}
-		return completed(op, &history.Value{Targets: procs, Detail: detail, Hit: hit}, errors.Join(errs...))
+		return completed(op, &history.Value{Extra: &history.Extra{Targets: procs, Detail: detail, Hit: hit}}, errors.Join(errs...))
 	case history.FUnskew:
 		procs, err := n.resetAll()
-		return completed(op, &history.Value{Targets: procs, Detail: "client clocks put back"}, err)
+		return completed(op, &history.Value{Extra: &history.Extra{Targets: procs, Detail: "client clocks put back"}}, err)
 	}
 	return completed(op, nil, fmt.Errorf("clock-client nemesis cannot %q", op.F))
 }

@@ -108,7 +108,7 @@ func (n *drivenClientClocks) finish(ctx context.Context, op history.Op) history.
 	}
 	n.mu.Unlock()
 	sort.Ints(procs)
-	return completed(op, &history.Value{Targets: procs, Detail: "client clocks put back"}, n.Heal(ctx))
+	return completed(op, &history.Value{Extra: &history.Extra{Targets: procs, Detail: "client clocks put back"}}, n.Heal(ctx))
 }
 
 // set sets every clock in files to offset.

@@ -56,8 +56,9 @@ func (n *ClockClientRate) Invoke(ctx context.Context, op history.Op) history.Op 
 			return completed(op, nil, err)
 		}
 		hit.Rate = n.Rate
-		return completed(op, &history.Value{Targets: procs, Hit: hit,
-			Detail: fmt.Sprintf("client clocks of processes %s running %sx as fast as real time", joinInts(procs), strconv.FormatFloat(n.Rate, 'g', 4, 64))}, err)
+		return completed(op, &history.Value{
+			Extra: &history.Extra{Targets: procs, Hit: hit, Detail: fmt.Sprintf("client clocks of processes %s running %sx as fast as real time", joinInts(procs), strconv.FormatFloat(n.Rate, 'g', 4, 64))},
+		}, err)
 	case history.FUnskew:
 		return n.finish(ctx, op)
 	}

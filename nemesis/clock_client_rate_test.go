@@ -24,7 +24,7 @@ func TestClockClientRateRunsNonHoldersFast(t *testing.T) {
 	start := time.Now()
 	op := nm.Invoke(ctx, history.Op{F: history.FSkew})
 	hit := history.HitOf(&op)
-	if op.Error != "" || len(op.Value.Targets) != 2 || hit == nil || hit.Rate != 2 || hit.Strobe || hit.Holders != 1 || hit.Nemesis != "clock-client-rate" {
+	if op.Error != "" || len(op.Value.Ext().Targets) != 2 || hit == nil || hit.Rate != 2 || hit.Strobe || hit.Holders != 1 || hit.Nemesis != "clock-client-rate" {
 		t.Fatalf("skew op %+v, hit %+v", op, hit)
 	}
 	// Wait (bounded) until w0's clock has gained 100 ms.
@@ -40,7 +40,7 @@ func TestClockClientRateRunsNonHoldersFast(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
-	if end := nm.Invoke(ctx, history.Op{F: history.FUnskew}); end.Error != "" || len(end.Value.Targets) != 2 {
+	if end := nm.Invoke(ctx, history.Op{F: history.FUnskew}); end.Error != "" || len(end.Value.Ext().Targets) != 2 {
 		t.Fatalf("unskew op %+v", end)
 	}
 	for _, f := range []string{"w0", "w2"} {

@@ -55,8 +55,9 @@ func (n *ClockClientStrobe) Invoke(ctx context.Context, op history.Op) history.O
 			return completed(op, nil, err)
 		}
 		hit.Offset, hit.Strobe = n.High, true
-		return completed(op, &history.Value{Targets: procs, Hit: hit,
-			Detail: fmt.Sprintf("client clocks of processes %s strobing between %s ahead and real time every %s", joinInts(procs), seconds(n.High), seconds(n.Step))}, err)
+		return completed(op, &history.Value{
+			Extra: &history.Extra{Targets: procs, Hit: hit, Detail: fmt.Sprintf("client clocks of processes %s strobing between %s ahead and real time every %s", joinInts(procs), seconds(n.High), seconds(n.Step))},
+		}, err)
 	case history.FUnskew:
 		return n.finish(ctx, op)
 	}

@@ -122,7 +122,7 @@ func TestClockStrobeOnRedis(t *testing.T) {
 	start := nm.Invoke(ctx, history.Op{F: FStrobe})
 	hit := history.HitOf(&start)
 	if start.Error != "" || hit == nil || hit.Nemesis != "clock-strobe" || !hit.Strobe || hit.Offset != JumpLeases*lease ||
-		len(start.Value.Nodes) != 1 || start.Value.Nodes[0] != "lock0" {
+		len(start.Value.Ext().Nodes) != 1 || start.Value.Ext().Nodes[0] != "lock0" {
 		t.Fatalf("start op %+v, hit %+v", start, hit)
 	}
 	const tol = 500 * time.Millisecond
@@ -167,7 +167,7 @@ func TestClockRateOnRedis(t *testing.T) {
 	defer nm.Heal(ctx)
 	start := nm.Invoke(ctx, history.Op{F: FDrift})
 	hit := history.HitOf(&start)
-	if start.Error != "" || hit == nil || hit.Nemesis != "clock-rate" || hit.Rate != DriftRate || len(start.Value.Nodes) != 1 {
+	if start.Error != "" || hit == nil || hit.Nemesis != "clock-rate" || hit.Rate != DriftRate || len(start.Value.Ext().Nodes) != 1 {
 		t.Fatalf("start op %+v, hit %+v", start, hit)
 	}
 	s1, t1 := serverSkew(t, addr)
@@ -184,7 +184,7 @@ func TestClockRateOnRedis(t *testing.T) {
 		t.Errorf("the server's clock went back while running fast (%s, then %s ahead)", s1, s2)
 	}
 	end := nm.Invoke(ctx, history.Op{F: FUndrift})
-	if end.Error != "" || len(end.Value.Nodes) != 1 {
+	if end.Error != "" || len(end.Value.Ext().Nodes) != 1 {
 		t.Fatalf("end op %+v", end)
 	}
 	awaitRealTime(t, addr, 200*time.Millisecond)
@@ -227,7 +227,7 @@ func TestClockClientStrobeSwingsNonHolders(t *testing.T) {
 	ctx := context.Background()
 	op := nm.Invoke(ctx, history.Op{F: history.FSkew})
 	hit := history.HitOf(&op)
-	if op.Error != "" || len(op.Value.Targets) != 2 || hit == nil || !hit.Strobe || hit.Offset != 3*time.Second || hit.Holders != 1 {
+	if op.Error != "" || len(op.Value.Ext().Targets) != 2 || hit == nil || !hit.Strobe || hit.Offset != 3*time.Second || hit.Holders != 1 {
 		t.Fatalf("skew op %+v, hit %+v", op, hit)
 	}
 	// Wait (bounded) until w0 has swung back to real time and ahead again.
@@ -235,7 +235,7 @@ func TestClockClientStrobeSwingsNonHolders(t *testing.T) {
 	for len(env.seen("w0")) < 3 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if end := nm.Invoke(ctx, history.Op{F: history.FUnskew}); end.Error != "" || len(end.Value.Targets) != 2 {
+	if end := nm.Invoke(ctx, history.Op{F: history.FUnskew}); end.Error != "" || len(end.Value.Ext().Targets) != 2 {
 		t.Fatalf("unskew op %+v", end)
 	}
 	for _, f := range []string{"w0", "w2"} {

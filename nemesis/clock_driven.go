@@ -75,11 +75,11 @@ func (n *drivenClock) begin(ctx context.Context) (string, *history.Hit, error) {
 func (n *drivenClock) finish(ctx context.Context, op history.Op) history.Op {
 	node, since := n.moved()
 	err := n.Heal(ctx)
-	v := &history.Value{Detail: "wall clock put back"}
+	v := &history.Value{Extra: &history.Extra{Detail: "wall clock put back"}}
 	if node != "" {
-		v.Nodes = []string{node}
-		v.Detail = "wall clock of " + node + " put back to real time"
-		v.Hit = endHit(n.name, time.Since(since), leaseOf(n.env))
+		v.Mut().Nodes = []string{node}
+		v.Mut().Detail = "wall clock of " + node + " put back to real time"
+		v.Mut().Hit = endHit(n.name, time.Since(since), leaseOf(n.env))
 	}
 	return completed(op, v, err)
 }

@@ -71,8 +71,9 @@ func (n *ClockRate) Invoke(ctx context.Context, op history.Op) history.Op {
 			return completed(op, nil, err)
 		}
 		hit.Rate = n.Rate
-		return completed(op, &history.Value{Nodes: []string{node}, Hit: hit,
-			Detail: fmt.Sprintf("wall clock of %s running %sx as fast as real time", node, strconv.FormatFloat(n.Rate, 'g', 4, 64))}, nil)
+		return completed(op, &history.Value{
+			Extra: &history.Extra{Nodes: []string{node}, Hit: hit, Detail: fmt.Sprintf("wall clock of %s running %sx as fast as real time", node, strconv.FormatFloat(n.Rate, 'g', 4, 64))},
+		}, nil)
 	case FUndrift:
 		return n.finish(ctx, op)
 	}

@@ -67,8 +67,9 @@ func (n *ClockStrobe) Invoke(ctx context.Context, op history.Op) history.Op {
 			return completed(op, nil, err)
 		}
 		hit.Offset, hit.Strobe = n.High, true
-		return completed(op, &history.Value{Nodes: []string{node}, Hit: hit,
-			Detail: fmt.Sprintf("wall clock of %s strobing between real time and %s ahead every %s", node, seconds(n.High), seconds(n.Step))}, nil)
+		return completed(op, &history.Value{
+			Extra: &history.Extra{Nodes: []string{node}, Hit: hit, Detail: fmt.Sprintf("wall clock of %s strobing between real time and %s ahead every %s", node, seconds(n.High), seconds(n.Step))},
+		}, nil)
 	case FUnstrobe:
 		return n.finish(ctx, op)
 	}

@@ -90,16 +90,16 @@ func TestClockJumpsAndPutsBack(t *testing.T) {
 			}
 			start, end := n.Fs()
 			op := n.Invoke(context.Background(), history.Op{F: start})
-			if op.Error != "" || op.Value == nil || len(op.Value.Nodes) != 1 {
+			if op.Error != "" || op.Value == nil || len(op.Value.Ext().Nodes) != 1 {
 				t.Fatalf("start op %s: want one node, no error", op)
 			}
-			node := op.Value.Nodes[0]
-			if !strings.Contains(op.Value.Detail, "wall clock of "+node+" jumped 300 ms") {
-				t.Errorf("detail %q", op.Value.Detail)
+			node := op.Value.Ext().Nodes[0]
+			if !strings.Contains(op.Value.Ext().Detail, "wall clock of "+node+" jumped 300 ms") {
+				t.Errorf("detail %q", op.Value.Ext().Detail)
 			}
 			time.Sleep(180 * time.Millisecond) // 3 more jumps at 50 ms
 			done := n.Invoke(context.Background(), history.Op{F: end})
-			if done.Error != "" || done.Value == nil || len(done.Value.Nodes) != 1 || done.Value.Nodes[0] != node {
+			if done.Error != "" || done.Value == nil || len(done.Value.Ext().Nodes) != 1 || done.Value.Ext().Nodes[0] != node {
 				t.Fatalf("end op %s: want node %s back", done, node)
 			}
 			got := c.seen(node)
@@ -169,7 +169,7 @@ func TestClockClientSkewsNonHolders(t *testing.T) {
 				t.Fatal(err)
 			}
 			op := n.Invoke(context.Background(), history.Op{F: history.FSkew})
-			if op.Error != "" || len(op.Value.Targets) != tc.skewed {
+			if op.Error != "" || len(op.Value.Ext().Targets) != tc.skewed {
 				t.Fatalf("skew op %s: want %d targets", op, tc.skewed)
 			}
 			ahead := 0
@@ -185,7 +185,7 @@ func TestClockClientSkewsNonHolders(t *testing.T) {
 				t.Errorf("clocks %v: want %d 3 s ahead", env.clocks, tc.skewed)
 			}
 			op = n.Invoke(context.Background(), history.Op{F: history.FUnskew})
-			if op.Error != "" || len(op.Value.Targets) != tc.skewed {
+			if op.Error != "" || len(op.Value.Ext().Targets) != tc.skewed {
 				t.Fatalf("unskew op %s", op)
 			}
 			for f, off := range env.clocks {

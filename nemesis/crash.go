@@ -64,10 +64,11 @@ func (c *Crash) Invoke(ctx context.Context, op history.Op) history.Op {
 		if err := syscall.Kill(-t.Pid, syscall.SIGKILL); err != nil {
 			return completed(op, nil, fmt.Errorf("SIGKILL worker pid %d: %w", t.Pid, err))
 		}
-		return completed(op, &history.Value{Targets: []int{t.Process}, Hit: holderHit("crash", t, leaseOf(c.env)),
-			Detail: fmt.Sprintf("SIGKILL process %d (worker pid %d), %s", t.Process, t.Pid, why)}, nil)
+		return completed(op, &history.Value{
+			Extra: &history.Extra{Targets: []int{t.Process}, Hit: holderHit("crash", t, leaseOf(c.env)), Detail: fmt.Sprintf("SIGKILL process %d (worker pid %d), %s", t.Process, t.Pid, why)},
+		}, nil)
 	case history.FRespawn:
-		return completed(op, &history.Value{Detail: "the controller replaced the killed worker with a fresh process"}, nil)
+		return completed(op, &history.Value{Extra: &history.Extra{Detail: "the controller replaced the killed worker with a fresh process"}}, nil)
 	}
 	return completed(op, nil, fmt.Errorf("crash nemesis cannot %q", op.F))
 }

@@ -76,7 +76,7 @@ func TestCrashKillsProcessGroup(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	n, _ := newCrash(crashEnv{workers: []Target{{Process: 7, Pid: cmd.Process.Pid, Key: "k0"}}}, rand.New(rand.NewPCG(1, 2)))
 	op := n.Invoke(context.Background(), history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: history.FKillWorker})
-	if op.Error != "" || op.Value == nil || len(op.Value.Targets) != 1 || op.Value.Targets[0] != 7 || !strings.HasPrefix(op.Value.Detail, "SIGKILL process 7") {
+	if op.Error != "" || op.Value == nil || len(op.Value.Ext().Targets) != 1 || op.Value.Ext().Targets[0] != 7 || !strings.HasPrefix(op.Value.Ext().Detail, "SIGKILL process 7") {
 		t.Fatalf("kill-worker op: %+v %+v", op, op.Value)
 	}
 	select {

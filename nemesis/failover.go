@@ -155,7 +155,7 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 	if n.kill {
 		kind = "failover-kill"
 	}
-	v := &history.Value{Nodes: []string{old}, Hit: nodeHit(kind, n.env)}
+	v := &history.Value{Extra: &history.Extra{Nodes: []string{old}, Hit: nodeHit(kind, n.env)}}
 	var what string
 	if n.kill {
 		what = "SIGKILL master " + old
@@ -168,7 +168,7 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 			sleep(ctx, replicationLag)
 			what = fmt.Sprintf("delayed replication from master %s by %s, then SIGKILL it", old, replicationLag)
 			if t, ok := newGrant(ctx, n.env, grantWait); ok {
-				v.Targets = nil // the killed master's side has no workers
+				v.Mut().Targets = nil // the killed master's side has no workers
 				what += fmt.Sprintf(" right after it granted a lock to process %d", t.Process)
 				v.Hit.Unreplicated, v.Hit.Holder, v.Hit.Key = true, true, t.Key
 			}
@@ -183,7 +183,7 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 		slots := make([]int, len(stay))
 		for i, t := range stay {
 			slots[i] = t.Slot
-			v.Targets = append(v.Targets, t.Process)
+			v.Mut().Targets = append(v.Ext().Targets, t.Process)
 		}
 		if err := n.p.CutMaster(ctx, old, slots); err != nil {
 			_ = n.p.HealMaster(context.WithoutCancel(ctx))
@@ -212,15 +212,15 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 		v.Hit.Promoted, v.Hit.Takeover = true, keyed
 	}
 	if !n.kill {
-		if len(v.Targets) == 0 {
+		if len(v.Ext().Targets) == 0 {
 			parts = append(parts, "no worker still reaches "+old)
 		} else {
-			parts = append(parts, fmt.Sprintf("%s still reach %s and nothing else", processWords(v.Targets), old))
+			parts = append(parts, fmt.Sprintf("%s still reach %s and nothing else", processWords(v.Ext().Targets), old))
 		}
 	}
 	// The fault is in force whether or not a replica was promoted: the
 	// detail says which.
-	v.Detail = strings.Join(parts, "; ")
+	v.Mut().Detail = strings.Join(parts, "; ")
 	return completed(op, v, nil)
 }
 
@@ -252,30 +252,30 @@ func (n *Failover) heal(ctx context.Context) (*history.Value, error) {
 	old := n.old
 	n.mu.Unlock()
 	if old == "" {
-		return &history.Value{Detail: "no failover in force"}, nil
+		return &history.Value{Extra: &history.Extra{Detail: "no failover in force"}}, nil
 	}
-	v := &history.Value{Nodes: []string{old}}
+	v := &history.Value{Extra: &history.Extra{Nodes: []string{old}}}
 	var err error
 	if n.kill {
 		err = n.k.Restart(ctx, old)
-		v.Detail = "restarted " + old
+		v.Mut().Detail = "restarted " + old
 	} else {
 		err = n.p.HealMaster(ctx)
-		v.Detail = "links restored"
+		v.Mut().Detail = "links restored"
 	}
 	if err == nil {
 		// The split brain lasts until the old master is a replica again:
 		// the fault is in force until then.
 		began := time.Now()
 		if werr := n.p.WaitReplica(ctx, old, demotionWait); werr != nil {
-			v.Detail += fmt.Sprintf("; %s was not a replica in sync within %s (%v)", old, demotionWait, werr)
+			v.Mut().Detail += fmt.Sprintf("; %s was not a replica in sync within %s (%v)", old, demotionWait, werr)
 		} else if n.kill {
-			v.Detail += fmt.Sprintf("; it rejoined as a replica in %.1f s", time.Since(began).Seconds())
+			v.Mut().Detail += fmt.Sprintf("; it rejoined as a replica in %.1f s", time.Since(began).Seconds())
 		} else if _, keyed := n.env.Cluster().(clusters.KeyPrimary); keyed {
-			v.Detail += fmt.Sprintf("; %s learned of the takeover and rejoined as a replica after %.1f s, and its resync dropped its writes since the cut",
+			v.Mut().Detail += fmt.Sprintf("; %s learned of the takeover and rejoined as a replica after %.1f s, and its resync dropped its writes since the cut",
 				old, time.Since(began).Seconds())
 		} else {
-			v.Detail += fmt.Sprintf("; the sentinels demoted %s to a replica after %.1f s, and its resync dropped its writes since the cut",
+			v.Mut().Detail += fmt.Sprintf("; the sentinels demoted %s to a replica after %.1f s, and its resync dropped its writes since the cut",
 				old, time.Since(began).Seconds())
 		}
 	}

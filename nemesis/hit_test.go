@@ -63,13 +63,13 @@ func TestPauseRecordsHit(t *testing.T) {
 	start := n.Invoke(ctx, history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: history.FPause})
 	hit := history.HitOf(&start)
 	if start.Error != "" || hit == nil || hit.Nemesis != "pause" || !hit.Holder || !hit.InCS || hit.Key != "k0" ||
-		hit.Lease != 700*time.Millisecond || !strings.Contains(start.Value.Detail, "holding k0 in its critical section") {
+		hit.Lease != 700*time.Millisecond || !strings.Contains(start.Value.Ext().Detail, "holding k0 in its critical section") {
 		t.Fatalf("start op %+v, hit %+v", start, hit)
 	}
 	time.Sleep(50 * time.Millisecond)
 	end := n.Invoke(ctx, history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: history.FResume})
 	hit = history.HitOf(&end)
-	if end.Error != "" || hit == nil || hit.Lasted < 50*time.Millisecond || hit.Outlasted != 0 || len(end.Value.Targets) != 1 {
+	if end.Error != "" || hit == nil || hit.Lasted < 50*time.Millisecond || hit.Outlasted != 0 || len(end.Value.Ext().Targets) != 1 {
 		t.Fatalf("end op %+v, hit %+v", end, hit)
 	}
 }

@@ -109,10 +109,10 @@ func (n *Kill) Invoke(ctx context.Context, op history.Op) history.Op {
 		}
 		n.killed.add(node, node)
 		n.since = time.Now()
-		return completed(op, &history.Value{Nodes: []string{node}, Detail: verbOf(n.env.Cluster(), "kill", "SIGKILL") + " " + what + node, Hit: hit}, nil)
+		return completed(op, &history.Value{Extra: &history.Extra{Nodes: []string{node}, Detail: verbOf(n.env.Cluster(), "kill", "SIGKILL") + " " + what + node, Hit: hit}}, nil)
 	case history.FRestart:
 		nodes, err := n.killed.undoAll(ctx, n.k.Restart)
-		return completed(op, &history.Value{Nodes: nodes, Detail: "restarted", Hit: endHit(n.kind(), time.Since(n.since), leaseOf(n.env))}, err)
+		return completed(op, &history.Value{Extra: &history.Extra{Nodes: nodes, Detail: "restarted", Hit: endHit(n.kind(), time.Since(n.since), leaseOf(n.env))}}, err)
 	}
 	return completed(op, nil, fmt.Errorf("kill nemesis cannot %q", op.F))
 }

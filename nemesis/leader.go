@@ -66,10 +66,10 @@ func (n *Leader) Invoke(ctx context.Context, op history.Op) history.Op {
 		}
 		n.nodes.add(leader, leader)
 		n.since = time.Now()
-		return completed(op, &history.Value{Nodes: []string{leader}, Detail: fmt.Sprintf("leader %s %s", leader, n.verb), Hit: hit}, nil)
+		return completed(op, &history.Value{Extra: &history.Extra{Nodes: []string{leader}, Detail: fmt.Sprintf("leader %s %s", leader, n.verb), Hit: hit}}, nil)
 	case n.end:
 		nodes, err := n.nodes.undoAll(ctx, n.undo)
-		return completed(op, &history.Value{Nodes: nodes, Detail: "undone", Hit: endHit(n.kind, time.Since(n.since), leaseOf(n.env))}, err)
+		return completed(op, &history.Value{Extra: &history.Extra{Nodes: nodes, Detail: "undone", Hit: endHit(n.kind, time.Since(n.since), leaseOf(n.env))}}, err)
 	}
 	return completed(op, nil, fmt.Errorf("leader nemesis cannot %q", op.F))
 }

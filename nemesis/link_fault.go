@@ -91,12 +91,13 @@ func (n *LinkFault) Invoke(ctx context.Context, op history.Op) history.Op {
 			hit.Delay = time.Duration(ts[0].Attributes["latency"]) * time.Millisecond
 			hit.Jitter = time.Duration(ts[0].Attributes["jitter"]) * time.Millisecond
 		}
-		return completed(op, &history.Value{Targets: []int{t.Process}, Hit: hit,
-			Detail: fmt.Sprintf("%s on process %d's links to the lock service%s", n.spec.does, t.Process, where(t))}, nil)
+		return completed(op, &history.Value{
+			Extra: &history.Extra{Targets: []int{t.Process}, Hit: hit, Detail: fmt.Sprintf("%s on process %d's links to the lock service%s", n.spec.does, t.Process, where(t))},
+		}, nil)
 	case end:
 		ss, err := n.on.undoAll(ctx, n.clear)
 		targets, lasted := lastedOf(ss)
-		return completed(op, &history.Value{Targets: targets, Detail: "links restored", Hit: endHit(n.spec.kind, lasted, lease)}, err)
+		return completed(op, &history.Value{Extra: &history.Extra{Targets: targets, Detail: "links restored", Hit: endHit(n.spec.kind, lasted, lease)}}, err)
 	}
 	return completed(op, nil, fmt.Errorf("%s nemesis cannot %q", n.spec.kind, op.F))
 }

@@ -194,7 +194,7 @@ func TestLinkFaultsOnRedis(t *testing.T) {
 			start := n.Invoke(ctx, history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: startF})
 			hit := history.HitOf(&start)
 			if start.Error != "" || hit == nil || hit.Nemesis != tt.kind || !hit.Holder || hit.Key != "lock0" ||
-				hit.Toxic != tt.toxic || hit.Stream != tt.stream || len(start.Value.Targets) != 1 || start.Value.Targets[0] != 3 {
+				hit.Toxic != tt.toxic || hit.Stream != tt.stream || len(start.Value.Ext().Targets) != 1 || start.Value.Ext().Targets[0] != 3 {
 				t.Fatalf("start op %+v, hit %+v", start, hit)
 			}
 			tt.check(t, hit)

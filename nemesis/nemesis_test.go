@@ -26,7 +26,7 @@ func (f *fake) Invoke(_ context.Context, op history.Op) history.Op {
 	f.mu.Lock()
 	f.calls = append(f.calls, op.F)
 	f.mu.Unlock()
-	return completed(op, &history.Value{Targets: []int{1}}, nil)
+	return completed(op, &history.Value{Extra: &history.Extra{Targets: []int{1}}}, nil)
 }
 
 func (f *fake) Heal(context.Context) error {

@@ -53,12 +53,13 @@ func (n *Partition) Invoke(ctx context.Context, op history.Op) history.Op {
 		n.cut.add(t.Slot, struck{process: t.Process, at: time.Now()})
 		hit := holderHit("partition", t, leaseOf(n.env))
 		hit.Waited = waited
-		return completed(op, &history.Value{Targets: []int{t.Process}, Hit: hit,
-			Detail: fmt.Sprintf("process %d cut off from the lock service%s", t.Process, where(t))}, nil)
+		return completed(op, &history.Value{
+			Extra: &history.Extra{Targets: []int{t.Process}, Hit: hit, Detail: fmt.Sprintf("process %d cut off from the lock service%s", t.Process, where(t))},
+		}, nil)
 	case history.FHeal:
 		ss, err := n.cut.undoAll(ctx, n.p.Heal)
 		targets, lasted := lastedOf(ss)
-		return completed(op, &history.Value{Targets: targets, Detail: "links restored", Hit: endHit("partition", lasted, leaseOf(n.env))}, err)
+		return completed(op, &history.Value{Extra: &history.Extra{Targets: targets, Detail: "links restored", Hit: endHit("partition", lasted, leaseOf(n.env))}}, err)
 	}
 	return completed(op, nil, fmt.Errorf("partition nemesis cannot %q", op.F))
 }

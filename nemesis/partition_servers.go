@@ -115,14 +115,15 @@ func (n *ServerPartition) Invoke(ctx context.Context, op history.Op) history.Op 
 			return completed(op, nil, errors.Join(err, n.pc.HealPeers(ctx, n.kind, nil)))
 		}
 		n.begin(plan)
-		return completed(op, &history.Value{Nodes: n.nodes, Detail: plan.Detail, Hit: hit}, nil)
+		return completed(op, &history.Value{Extra: &history.Extra{Nodes: n.nodes, Detail: plan.Detail, Hit: hit}}, nil)
 	case FHealServers:
 		n.mu.Lock()
 		since := n.since
 		n.mu.Unlock()
 		err := n.Heal(ctx)
-		return completed(op, &history.Value{Nodes: n.nodes, Detail: "links between the servers restored",
-			Hit: endHit(n.kind, time.Since(since), leaseOf(n.env))}, err)
+		return completed(op, &history.Value{
+			Extra: &history.Extra{Nodes: n.nodes, Detail: "links between the servers restored", Hit: endHit(n.kind, time.Since(since), leaseOf(n.env))},
+		}, err)
 	}
 	return completed(op, nil, fmt.Errorf("%s nemesis cannot %q", n.kind, op.F))
 }

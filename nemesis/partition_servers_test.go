@@ -307,7 +307,7 @@ func TestServerPartitionHeals(t *testing.T) {
 	ctx := context.Background()
 	start := n.Invoke(ctx, history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: FPartitionServers})
 	hit := history.HitOf(&start)
-	if cut, _ := f.snapshot(); start.Error != "" || hit.Shape != "bridge" || cut != len(hit.Cuts) || cut != 4 || len(hit.Reach) != 5 || len(start.Value.Nodes) != 5 {
+	if cut, _ := f.snapshot(); start.Error != "" || hit.Shape != "bridge" || cut != len(hit.Cuts) || cut != 4 || len(hit.Reach) != 5 || len(start.Value.Ext().Nodes) != 5 {
 		t.Fatalf("start op %+v, hit %+v, %d links cut", start, hit, cut)
 	}
 	n.Invoke(ctx, history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: FHealServers})

@@ -68,12 +68,13 @@ func (p *Pause) Invoke(ctx context.Context, op history.Op) history.Op {
 		p.paused.add(t.Pid, struck{process: t.Process, at: time.Now()})
 		hit := holderHit("pause", t, leaseOf(p.env))
 		hit.Waited = waited
-		return completed(op, &history.Value{Targets: []int{t.Process}, Hit: hit,
-			Detail: fmt.Sprintf("SIGSTOP process %d (worker pid %d)%s", t.Process, t.Pid, where(t))}, nil)
+		return completed(op, &history.Value{
+			Extra: &history.Extra{Targets: []int{t.Process}, Hit: hit, Detail: fmt.Sprintf("SIGSTOP process %d (worker pid %d)%s", t.Process, t.Pid, where(t))},
+		}, nil)
 	case history.FResume:
 		ss, err := p.paused.undoAll(ctx, resume)
 		targets, lasted := lastedOf(ss)
-		return completed(op, &history.Value{Targets: targets, Detail: "SIGCONT", Hit: endHit("pause", lasted, leaseOf(p.env))}, err)
+		return completed(op, &history.Value{Extra: &history.Extra{Targets: targets, Detail: "SIGCONT", Hit: endHit("pause", lasted, leaseOf(p.env))}}, err)
 	}
 	return completed(op, nil, fmt.Errorf("pause nemesis cannot %q", op.F))
 }

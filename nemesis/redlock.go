@@ -181,10 +181,12 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 	}
 	hit := holderHit("redlock-clock-jump", holder, leaseOf(n.env))
 	hit.Holders = len(n.env.Holders())
-	return &history.Value{Nodes: []string{shared}, Hit: hit, Detail: fmt.Sprintf(
-		"processes %s cut off from %s, process %d from %s; once process %d held %s (on %s at most), %s's wall clock jumped %s forward",
-		strings.Join(cutProcs, ", "), joinNames(far), procs[other], joinNames(near), holder.Process, holder.Key,
-		joinNames(majority), shared, clockJump)}, nil
+	return &history.Value{
+		Extra: &history.Extra{Nodes: []string{shared}, Hit: hit, Detail: fmt.Sprintf(
+			"processes %s cut off from %s, process %d from %s; once process %d held %s (on %s at most), %s's wall clock jumped %s forward",
+			strings.Join(cutProcs, ", "), joinNames(far), procs[other], joinNames(near), holder.Process, holder.Key,
+			joinNames(majority), shared, clockJump)},
+	}, nil
 }
 
 // awaitHolder waits until a worker of one of slots holds a lock it was
@@ -235,7 +237,7 @@ func (n *RedlockClockJump) undo(ctx context.Context) (*history.Value, error) {
 		if err := n.c.SetClockOffset(ctx, n.jumped, 0); err != nil {
 			errs = append(errs, fmt.Errorf("reset %s's clock: %w", n.jumped, err))
 		} else {
-			v.Nodes = []string{n.jumped}
+			v.Mut().Nodes = []string{n.jumped}
 			n.jumped = ""
 		}
 	}
@@ -254,13 +256,13 @@ func (n *RedlockClockJump) undo(ctx context.Context) (*history.Value, error) {
 		delete(n.cut, s)
 	}
 	var did []string
-	if len(v.Nodes) > 0 {
-		did = append(did, v.Nodes[0]+"'s clock back")
+	if len(v.Ext().Nodes) > 0 {
+		did = append(did, v.Ext().Nodes[0]+"'s clock back")
 	}
 	if len(healed) > 0 {
 		did = append(did, "links of slots "+strings.Join(healed, ", ")+" healed")
 	}
-	v.Detail = strings.Join(did, "; ")
+	v.Mut().Detail = strings.Join(did, "; ")
 	return v, errors.Join(errs...)
 }
 

@@ -137,8 +137,8 @@ func TestRedlockClockJumpTimeline(t *testing.T) {
 	if polls < 3 {
 		t.Errorf("jumped after %d polls, before a cut-off worker held the lock", polls)
 	}
-	if strings.Join(op.Value.Nodes, ",") != "lock2" || !strings.Contains(op.Value.Detail, "lock2's wall clock jumped 1m0s forward") ||
-		!strings.Contains(op.Value.Detail, "cut off from lock3 and lock4") {
+	if strings.Join(op.Value.Ext().Nodes, ",") != "lock2" || !strings.Contains(op.Value.Ext().Detail, "lock2's wall clock jumped 1m0s forward") ||
+		!strings.Contains(op.Value.Ext().Detail, "cut off from lock3 and lock4") {
 		t.Errorf("value %+v", op.Value)
 	}
 

@@ -90,8 +90,9 @@ func (n *RestartLose) Invoke(ctx context.Context, op history.Op) history.Op {
 		return completed(op, v, err)
 	case fRestartLoseEnd:
 		err := n.Heal(ctx)
-		return completed(op, &history.Value{Detail: "nothing to undo: the node has served, empty, since it restarted",
-			Hit: endHit("restart-lose", time.Since(n.since), leaseOf(n.env))}, err)
+		return completed(op, &history.Value{
+			Extra: &history.Extra{Detail: "nothing to undo: the node has served, empty, since it restarted", Hit: endHit("restart-lose", time.Since(n.since), leaseOf(n.env))},
+		}, err)
 	}
 	return completed(op, nil, fmt.Errorf("restart-lose nemesis cannot %q", op.F))
 }
@@ -137,7 +138,7 @@ func (n *RestartLose) strike(ctx context.Context) (*history.Value, error) {
 		return nil, err
 	}
 	n.since = time.Now() // the window opens once the node serves, empty
-	return &history.Value{Nodes: []string{a.node}, Hit: hit, Detail: restartDetail(a, hit.Lost)}, nil
+	return &history.Value{Extra: &history.Extra{Nodes: []string{a.node}, Hit: hit, Detail: restartDetail(a, hit.Lost)}}, nil
 }
 
 // restartDetail tells a restart-lose in words.

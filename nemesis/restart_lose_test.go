@@ -103,8 +103,8 @@ func TestRestartLoseEmptiesRedisNode(t *testing.T) {
 	if !slices.Equal(hit.HeldOn, []string{"lock0", "lock1"}) || hit.Key != "k0" || !hit.Holder || !slices.Contains(hit.Lost, "k0") {
 		t.Errorf("hit %+v: want k0 held on lock0 and lock1, and lost", hit)
 	}
-	if !slices.Equal(op.Value.Nodes, []string{hit.Node}) {
-		t.Errorf("op nodes %v, want [%s]", op.Value.Nodes, hit.Node)
+	if !slices.Equal(op.Value.Ext().Nodes, []string{hit.Node}) {
+		t.Errorf("op nodes %v, want [%s]", op.Value.Ext().Nodes, hit.Node)
 	}
 	if err := clusters.Ping(addrs[hit.Node]); err != nil {
 		t.Fatalf("%s does not serve after restart-lose: %v", hit.Node, err)

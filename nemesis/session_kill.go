@@ -49,7 +49,7 @@ func (n *SessionKill) Invoke(ctx context.Context, op history.Op) history.Op {
 	case history.FSessionKill:
 		return n.kill(ctx, op)
 	case history.FReconnect:
-		return completed(op, &history.Value{Detail: "nothing to undo: a client whose session ended opens a new one"}, nil)
+		return completed(op, &history.Value{Extra: &history.Extra{Detail: "nothing to undo: a client whose session ended opens a new one"}}, nil)
 	}
 	return completed(op, nil, fmt.Errorf("session-kill nemesis cannot %q", op.F))
 }
@@ -102,9 +102,10 @@ func (n *SessionKill) kill(ctx context.Context, op history.Op) history.Op {
 	if next >= 0 {
 		until = fmt.Sprintf("until process %d was granted it", next)
 	}
-	return completed(op, &history.Value{Targets: []int{t.Process}, Nodes: nodes, Hit: holderHit("session-kill", t, leaseOf(n.env)),
-		Detail: fmt.Sprintf("ended the database session %s of process %d (%s) while it held lock %s%s; the process was held still for %s (%s)",
-			strings.Join(s, ", "), t.Process, name, t.Key, inCS(t), held.Round(time.Millisecond), until)}, nil)
+	return completed(op, &history.Value{
+		Extra: &history.Extra{Targets: []int{t.Process}, Nodes: nodes, Hit: holderHit("session-kill", t, leaseOf(n.env)), Detail: fmt.Sprintf("ended the database session %s of process %d (%s) while it held lock %s%s; the process was held still for %s (%s)",
+			strings.Join(s, ", "), t.Process, name, t.Key, inCS(t), held.Round(time.Millisecond), until)},
+	}, nil)
 }
 
 // inCS renders " in its critical section" for a target inside it.

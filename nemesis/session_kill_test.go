@@ -74,8 +74,8 @@ func TestSessionKillHoldsHolderStill(t *testing.T) {
 		t.Errorf("hit %+v, want a holder in its critical section", hit)
 	}
 	for _, want := range []string{"ended the database session 42 of process 4", "in its critical section", "held still for", "until process 9 was granted it"} {
-		if !strings.Contains(op.Value.Detail, want) {
-			t.Errorf("detail %q lacks %q", op.Value.Detail, want)
+		if !strings.Contains(op.Value.Ext().Detail, want) {
+			t.Errorf("detail %q lacks %q", op.Value.Ext().Detail, want)
 		}
 	}
 }

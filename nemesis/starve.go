@@ -124,19 +124,19 @@ func (n *Starve) Invoke(ctx context.Context, op history.Op) history.Op {
 		return n.starveHolder(ctx, op)
 	case end:
 		ss, err := n.starved.undoAll(ctx, release)
-		v := &history.Value{Detail: "full CPU back"}
+		v := &history.Value{Extra: &history.Extra{Detail: "full CPU back"}}
 		var lasted time.Duration
 		for _, s := range ss {
 			lasted = max(lasted, time.Since(s.at))
 			if s.node != "" {
-				v.Nodes = append(v.Nodes, s.node)
+				v.Mut().Nodes = append(v.Ext().Nodes, s.node)
 			} else {
-				v.Targets = append(v.Targets, s.process)
+				v.Mut().Targets = append(v.Ext().Targets, s.process)
 			}
 		}
-		sort.Ints(v.Targets)
-		sort.Strings(v.Nodes)
-		v.Hit = endHit(n.kind(), lasted, leaseOf(n.env))
+		sort.Ints(v.Ext().Targets)
+		sort.Strings(v.Ext().Nodes)
+		v.Mut().Hit = endHit(n.kind(), lasted, leaseOf(n.env))
 		return completed(op, v, err)
 	}
 	return completed(op, nil, fmt.Errorf("%s nemesis cannot %q", n.kind(), op.F))
@@ -170,9 +170,10 @@ func (n *Starve) starveHolder(ctx context.Context, op history.Op) history.Op {
 	n.starved.add(th, starvedProc{process: t.Process, at: time.Now()})
 	hit := holderHit(n.kind(), t, leaseOf(n.env))
 	hit.Waited, hit.Mechanism, hit.Quota = waited, th.Mechanism, th.Quota
-	return completed(op, &history.Value{Targets: []int{t.Process}, Hit: hit,
-		Detail: fmt.Sprintf("held process %d (worker pid %d%s) to %s of one CPU (%s)%s",
-			t.Process, t.Pid, others(th.Procs()), percent(th.Quota), how(th), where(t))}, nil)
+	return completed(op, &history.Value{
+		Extra: &history.Extra{Targets: []int{t.Process}, Hit: hit, Detail: fmt.Sprintf("held process %d (worker pid %d%s) to %s of one CPU (%s)%s",
+			t.Process, t.Pid, others(th.Procs()), percent(th.Quota), how(th), where(t))},
+	}, nil)
 }
 
 // starveServer starves the server of a lock node (the leader, where there
@@ -197,8 +198,9 @@ func (n *Starve) starveServer(ctx context.Context, op history.Op) history.Op {
 	}
 	n.starved.add(th, starvedProc{node: node, at: time.Now()})
 	hit.Mechanism, hit.Quota = th.Mechanism, th.Quota
-	return completed(op, &history.Value{Nodes: []string{node}, Hit: hit,
-		Detail: fmt.Sprintf("held %s's server (pid %d%s) to %s of one CPU (%s)", node, pid, others(th.Procs()), percent(th.Quota), how(th))}, nil)
+	return completed(op, &history.Value{
+		Extra: &history.Extra{Nodes: []string{node}, Hit: hit, Detail: fmt.Sprintf("held %s's server (pid %d%s) to %s of one CPU (%s)", node, pid, others(th.Procs()), percent(th.Quota), how(th))},
+	}, nil)
 }
 
 // newThrottle makes the throttle of one fault, with the busy neighbours

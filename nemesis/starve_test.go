@@ -69,7 +69,7 @@ func TestStarveThrottlesABusyProcess(t *testing.T) {
 				hit.Quota != StarveQuota || hit.Mechanism == "" || (mech != "" && hit.Mechanism != mech) {
 				t.Fatalf("start op %+v, hit %+v", start, hit)
 			}
-			t.Logf("mechanism %s: %s", hit.Mechanism, start.Value.Detail)
+			t.Logf("mechanism %s: %s", hit.Mechanism, start.Value.Ext().Detail)
 			var dir string
 			var load []int
 			for th := range n.starved.items {
@@ -89,7 +89,7 @@ func TestStarveThrottlesABusyProcess(t *testing.T) {
 			}
 
 			end := n.Invoke(ctx, history.Op{F: FUnstarve})
-			if eh := history.HitOf(&end); end.Error != "" || eh == nil || eh.Lasted < window || len(end.Value.Targets) != 1 {
+			if eh := history.HitOf(&end); end.Error != "" || eh == nil || eh.Lasted < window || len(end.Value.Ext().Targets) != 1 {
 				t.Fatalf("end op %+v", end)
 			}
 			if dir != "" {
@@ -186,7 +186,7 @@ func TestStarveServerSlowsRedis(t *testing.T) {
 	}
 	start := nm.Invoke(ctx, history.Op{F: FStarveNode})
 	hit := history.HitOf(&start)
-	if start.Error != "" || hit == nil || hit.Nemesis != "starve-server" || hit.Mechanism == "" || len(start.Value.Nodes) != 1 || start.Value.Nodes[0] != "lock0" {
+	if start.Error != "" || hit == nil || hit.Nemesis != "starve-server" || hit.Mechanism == "" || len(start.Value.Ext().Nodes) != 1 || start.Value.Ext().Nodes[0] != "lock0" {
 		t.Fatalf("start op %+v", start)
 	}
 	defer nm.Heal(context.Background())

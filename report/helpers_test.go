@@ -199,12 +199,12 @@ func synthHistory(seed uint64, workers int, d time.Duration) history.History {
 			p := cs + time.Millisecond
 			emit(p, history.NemesisProcess, history.Invoke, history.FPause, nil, "")
 			emit(p+50*us, history.NemesisProcess, history.Info, history.FPause,
-				&history.Value{Targets: []int{w.proc}, Detail: fmt.Sprintf("SIGSTOP process %d", w.proc)}, "")
+				&history.Value{Extra: &history.Extra{Targets: []int{w.proc}, Detail: fmt.Sprintf("SIGSTOP process %d", w.proc)}}, "")
 			r := p + pauseFor
 			emit(r, history.NemesisProcess, history.Invoke, history.FResume, nil, "")
 			emit(r+50*us, history.NemesisProcess, history.Info, history.FResume,
-				&history.Value{Targets: []int{w.proc}, Detail: "SIGCONT"}, "")
-			emit(r+200*us, w.proc, history.Info, history.FEvent, &history.Value{Detail: "lease expired while the process was stopped"}, "")
+				&history.Value{Extra: &history.Extra{Targets: []int{w.proc}, Detail: "SIGCONT"}}, "")
+			emit(r+200*us, w.proc, history.Info, history.FEvent, &history.Value{Extra: &history.Extra{Detail: "lease expired while the process was stopped"}}, "")
 			end := r + 300*us
 			emit(end, w.proc, history.OK, history.FCS, &history.Value{Read: history.Int64(read), Wrote: history.Int64(read + 1)}, "")
 			pending = append(pending, write{end, read + 1})

@@ -216,7 +216,7 @@ func (a access) words() string {
 	if v != nil && v.Read != nil {
 		parts = append(parts, fmt.Sprintf("read %d", *v.Read))
 	}
-	refused := v != nil && v.Rejected != ""
+	refused := v != nil && v.Ext().Rejected != ""
 	switch {
 	case v != nil && v.Wrote != nil && refused:
 		parts = append(parts, fmt.Sprintf("tried to write %d", *v.Wrote))
@@ -439,7 +439,7 @@ func (d *incidentDrawing) subject(e holdIv, later []holdIv, pairs []history.Pair
 				if inv.Time < h.start || inv.Time >= h.end {
 					continue
 				}
-				refused := pr.Type() == history.Fail && pr.Complete.Value != nil && pr.Complete.Value.Rejected != ""
+				refused := pr.Type() == history.Fail && pr.Complete.Value != nil && pr.Complete.Value.Ext().Rejected != ""
 				if pr.Type() == history.Fail && !refused {
 					// It did not touch the resource: drawn, not stale.
 					l.cs = append(l.cs, access{pr: pr, failed: true})
@@ -614,7 +614,7 @@ func (d *incidentDrawing) story(e holdIv, later []holdIv, win *checker.Window) s
 		if e.token != 0 {
 			fmt.Fprintf(&b, " under its old %s", tokenWords(tok, e.token))
 		}
-		if v := a.pr.Value(); v != nil && v.Rejected != "" {
+		if v := a.pr.Value(); v != nil && v.Ext().Rejected != "" {
 			b.WriteString(", and the fenced resource refused it")
 		} else {
 			b.WriteString(", a stale access")
@@ -837,7 +837,7 @@ func (d *incidentDrawing) render() (template.HTML, string) {
 				if tk := l.holds[0].token; tk != 0 {
 					label += " under " + tokenWords(tok, tk)
 				}
-				if v := named.pr.Value(); v != nil && v.Rejected != "" {
+				if v := named.pr.Value(); v != nil && v.Ext().Rejected != "" {
 					label += ", refused by the resource"
 				}
 			} else if len(d.failed) > 0 {
@@ -961,7 +961,7 @@ func (d *incidentDrawing) renderNodes(b *svgBuf, y float64, x func(time.Duration
 			}
 			xr := x(at)
 			b.f(`<line class="in-nrel" x1="%s" x2="%s" y1="%s" y2="%s">`, num(xr), num(xr), num(ly+2), num(ly+inNodeLaneH-2))
-			b.title(fmt.Sprintf("%s %s key %s of %s at %s", n, r.op.Value.Release.How, r.op.Key, r.owner, secs(at)))
+			b.title(fmt.Sprintf("%s %s key %s of %s at %s", n, r.op.Value.Ext().Release.How, r.op.Key, r.owner, secs(at)))
 			b.f(`</line>`)
 		}
 		b.f(`</g>`)

@@ -77,7 +77,7 @@ func pausedHolder(t *testing.T, h history.History) (testHold, []int) {
 		if op.F != history.FPause || op.Type != history.Info || op.Value == nil {
 			continue
 		}
-		for _, target := range op.Value.Targets {
+		for _, target := range op.Value.Ext().Targets {
 			for _, e := range hs {
 				if e.proc != target || e.start > op.Time || e.end <= op.Time {
 					continue
@@ -268,7 +268,7 @@ func TestIncidentStaleAccess(t *testing.T) {
 					continue
 				}
 				inv := fx.h[invoked[op.Process]]
-				refused := op.Value != nil && op.Value.Rejected != ""
+				refused := op.Value != nil && op.Value.Ext().Rejected != ""
 				if inv.Time >= e.start && inv.Time < e.end && op.Time > next && (op.Type != history.Fail || refused) {
 					want = append(want, inv.Index)
 				}
@@ -300,7 +300,7 @@ func pausedBy(h history.History, op, p int) bool {
 		return false
 	}
 	o := h[op]
-	return o.F == history.FPause && o.Value != nil && slices.Contains(o.Value.Targets, p)
+	return o.F == history.FPause && o.Value != nil && slices.Contains(o.Value.Ext().Targets, p)
 }
 
 // TestServerRelease checks where an incident puts the server's release:
@@ -415,8 +415,8 @@ func TestAccessWords(t *testing.T) {
 		want string
 	}{
 		{&history.Value{Read: i(13), Wrote: i(14)}, "read 13 and wrote 14"},
-		{&history.Value{Read: i(244), Wrote: i(245), Rejected: "write", MaxToken: 300}, "read 244 and tried to write 245"},
-		{&history.Value{Rejected: "write"}, "tried to access the resource"},
+		{&history.Value{Read: i(244), Wrote: i(245), Extra: &history.Extra{Rejected: "write", MaxToken: 300}}, "read 244 and tried to write 245"},
+		{&history.Value{Extra: &history.Extra{Rejected: "write"}}, "tried to access the resource"},
 		{nil, "accessed the resource"},
 	} {
 		a := access{pr: history.Pair{Invoke: &history.Op{F: history.FCS}, Complete: &history.Op{F: history.FCS, Type: history.OK, Value: tt.v}}}

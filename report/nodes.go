@@ -29,8 +29,8 @@ func lockNodes(pairs []history.Pair) []string {
 		if v == nil {
 			continue
 		}
-		several = several || len(v.Nodes) >= 2
-		for _, n := range v.Nodes {
+		several = several || len(v.Ext().Nodes) >= 2
+		for _, n := range v.Ext().Nodes {
 			if !slices.Contains(out, n) {
 				out = append(out, n)
 			}
@@ -61,10 +61,10 @@ func serverReleases(h history.History) []nodeRelease {
 	out := make([]nodeRelease, 0, n)
 	for i := range h {
 		op := &h[i]
-		if _, ok := op.ReleaseAt(); !ok || op.Key == "" || op.Value.Release.Probe || len(op.Value.Nodes) == 0 {
+		if _, ok := op.ReleaseAt(); !ok || op.Key == "" || op.Value.Ext().Release.Probe || len(op.Value.Ext().Nodes) == 0 {
 			continue
 		}
-		out = append(out, nodeRelease{op: op, node: op.Value.Nodes[0], owner: op.Value.Owner})
+		out = append(out, nodeRelease{op: op, node: op.Value.Ext().Nodes[0], owner: op.Value.Owner})
 	}
 	return out
 }
@@ -130,7 +130,7 @@ func renderNodeLanes(b *svgBuf, nodes []string, first int, hs []holdIv, drawn fu
 		}
 		at, _ := r.op.ReleaseAt()
 		b.f(`<path class="nr" d="M%s %sv24">`, msNum(at), num(laneTop(lane(r.node))+2))
-		b.title(fmt.Sprintf("%s %s key %s of %s at %s [op %d]", r.node, r.op.Value.Release.How, r.op.Key, r.owner, secs(at), r.op.Index))
+		b.title(fmt.Sprintf("%s %s key %s of %s at %s [op %d]", r.node, r.op.Value.Ext().Release.How, r.op.Key, r.owner, secs(at), r.op.Index))
 		b.f(`</path>`)
 	}
 	b.f(`</g>`)

@@ -151,7 +151,7 @@ func renderWindows(b *svgBuf, lm laneMap, hs []holdIv, wins map[int]checker.Wind
 		var names []string
 		for _, pr := range sections[h.proc] {
 			if pr.Invoke.Key == h.key && pr.Invoke.Time >= h.start && pr.Invoke.Time < h.end && pr.Complete.Time > rel && pr.Invoke.Time < to &&
-				(pr.Type() != history.Fail || pr.Complete.Value != nil && pr.Complete.Value.Rejected != "") {
+				(pr.Type() != history.Fail || pr.Complete.Value != nil && pr.Complete.Value.Ext().Rejected != "") {
 				names = append(names, fmt.Sprintf("%s at %s", access{pr: pr}.words(), secs(pr.Complete.Time)))
 			}
 		}

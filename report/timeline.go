@@ -96,7 +96,7 @@ func holds(pairs []history.Pair, end time.Duration) []holdIv {
 			h := holdIv{proc: inv.Process, key: inv.Key, start: pr.Complete.Time, end: end,
 				acquire: pr.Complete.Index, endedBy: "the end of the history"}
 			if v := pr.Value(); v != nil {
-				h.token, h.owner, h.nodes = v.Token, v.Owner, v.Nodes
+				h.token, h.owner, h.nodes = v.Token, v.Owner, v.Ext().Nodes
 			}
 			open[inv.Process] = append(open[inv.Process], len(out))
 			out = append(out, h)
@@ -216,14 +216,14 @@ func opTitle(pr history.Pair) string {
 		if v.Wrote != nil {
 			fmt.Fprintf(&b, ", wrote %d", *v.Wrote)
 		}
-		if v.Rejected != "" {
-			fmt.Fprintf(&b, ", %s rejected (max token %d)", v.Rejected, v.MaxToken)
+		if v.Ext().Rejected != "" {
+			fmt.Fprintf(&b, ", %s rejected (max token %d)", v.Ext().Rejected, v.Ext().MaxToken)
 		}
 		if v.Released != nil && !*v.Released {
 			b.WriteString(", the lock was already lost")
 		}
-		if v.DeletedOwner != "" {
-			fmt.Fprintf(&b, ", deleted %s's key", v.DeletedOwner)
+		if v.Ext().DeletedOwner != "" {
+			fmt.Fprintf(&b, ", deleted %s's key", v.Ext().DeletedOwner)
 		}
 	}
 	if pr.Complete != nil && pr.Complete.Error != "" {
@@ -518,8 +518,8 @@ func renderTimeline(workers int, pairs []history.Pair, hs []holdIv, events []his
 		}
 		b.f(`<path class="e" d="%s">`, d)
 		t := fmt.Sprintf("p%d event at %s", ev.Process, secs(ev.Time))
-		if v := ev.Value; v != nil && v.Detail != "" {
-			t += ": " + v.Detail
+		if v := ev.Value; v != nil && v.Ext().Detail != "" {
+			t += ": " + v.Ext().Detail
 		}
 		b.title(t + fmt.Sprintf(" [op %d]", ev.Index))
 		b.f(`</path>`)

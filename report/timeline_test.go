@@ -89,18 +89,20 @@ func TestTimelineInFlight(t *testing.T) {
 // drawn on that node's lane.
 func TestTimelineNodeLanes(t *testing.T) {
 	ms := time.Millisecond
-	nodes := func(ns ...string) *history.Value { return &history.Value{Owner: "o1", Nodes: ns} }
+	nodes := func(ns ...string) *history.Value {
+		return &history.Value{Owner: "o1", Extra: &history.Extra{Nodes: ns}}
+	}
 	h := history.History{
 		{Time: 0, Process: 0, Type: history.Invoke, F: history.FAcquire, Key: "k0"},
 		{Time: 10 * ms, Process: 0, Type: history.OK, F: history.FAcquire, Key: "k0", Value: nodes("lock0", "lock1", "lock2")},
 		{Time: 20 * ms, Process: history.NemesisProcess, Type: history.Invoke, F: history.FClockJump},
-		{Time: 21 * ms, Process: history.NemesisProcess, Type: history.Info, F: history.FClockJump, Value: &history.Value{Nodes: []string{"lock1"}}},
+		{Time: 21 * ms, Process: history.NemesisProcess, Type: history.Info, F: history.FClockJump, Value: &history.Value{Extra: &history.Extra{Nodes: []string{"lock1"}}}},
 		{Time: 30 * ms, Process: history.NemesisProcess, Type: history.Info, F: history.FServerRelease, Key: "k0",
-			Value: &history.Value{Owner: "o1", Nodes: []string{"lock1"}, Release: &history.Release{How: history.ReleaseExpired, At: 30 * ms}}},
+			Value: &history.Value{Owner: "o1", Extra: &history.Extra{Nodes: []string{"lock1"}, Release: &history.Release{How: history.ReleaseExpired, At: 30 * ms}}}},
 		{Time: 40 * ms, Process: 1, Type: history.Invoke, F: history.FAcquire, Key: "k0"},
-		{Time: 50 * ms, Process: 1, Type: history.OK, F: history.FAcquire, Key: "k0", Value: &history.Value{Owner: "o2", Nodes: []string{"lock1", "lock3", "lock4"}}},
+		{Time: 50 * ms, Process: 1, Type: history.OK, F: history.FAcquire, Key: "k0", Value: &history.Value{Owner: "o2", Extra: &history.Extra{Nodes: []string{"lock1", "lock3", "lock4"}}}},
 		{Time: 60 * ms, Process: history.NemesisProcess, Type: history.Invoke, F: history.FClockReset},
-		{Time: 61 * ms, Process: history.NemesisProcess, Type: history.Info, F: history.FClockReset, Value: &history.Value{Nodes: []string{"lock1"}}},
+		{Time: 61 * ms, Process: history.NemesisProcess, Type: history.Info, F: history.FClockReset, Value: &history.Value{Extra: &history.Extra{Nodes: []string{"lock1"}}}},
 		{Time: 70 * ms, Process: 0, Type: history.Invoke, F: history.FRelease, Key: "k0"},
 		{Time: 71 * ms, Process: 0, Type: history.OK, F: history.FRelease, Key: "k0"},
 		{Time: 80 * ms, Process: 1, Type: history.Invoke, F: history.FRelease, Key: "k0"},

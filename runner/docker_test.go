@@ -80,14 +80,14 @@ func TestRunDockerZooKeeperPauseLeader(t *testing.T) {
 	tt.Time, tt.Until = patient, func(h history.History) bool {
 		resumed := false
 		for _, op := range h {
-			resumed = resumed || (op.F == history.FResume && op.Value != nil && len(op.Value.Nodes) > 0)
+			resumed = resumed || (op.F == history.FResume && op.Value != nil && len(op.Value.Ext().Nodes) > 0)
 		}
 		return resumed && countGrants(h) >= 20
 	}
 	out, h := runValid(t, tt)
 	var paused bool
 	for _, op := range h {
-		paused = paused || (op.F == history.FPause && op.Error == "" && op.Value != nil && len(op.Value.Nodes) == 1)
+		paused = paused || (op.F == history.FPause && op.Error == "" && op.Value != nil && len(op.Value.Ext().Nodes) == 1)
 	}
 	if !paused {
 		t.Errorf("no ZooKeeper container was paused (run dir %s)", out.Dir)

@@ -90,7 +90,7 @@ func (s *slot) spawn(ctx context.Context) error {
 		}
 		s.r.rec.Record(history.Op{Process: process, Type: history.Info, F: history.FEvent, Value: v})
 		if e.Event == workloads.EventFailpoint {
-			s.r.setFailpoint(s.index, process, failpointName(v.Detail))
+			s.r.setFailpoint(s.index, process, failpointName(v.Ext().Detail))
 		}
 	}
 	w, err := startWorker(ctx, s.r.argv, t.WorkerEnv, cfg, s.r.workLog, s.r.openTimeout(), onEvent)
@@ -197,6 +197,6 @@ func (s *slot) retire(key string) {
 	rec := s.r.rec
 	rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: history.FCrash, Key: key})
 	rec.Record(history.Op{Process: s.process, Type: history.Info, F: history.FCrash, Key: key,
-		Value: &history.Value{Detail: "worker killed; process retired"}})
+		Value: &history.Value{Extra: &history.Extra{Detail: "worker killed; process retired"}}})
 	s.process += s.r.test.Workers
 }

@@ -66,7 +66,7 @@ func (r *run) watchStorage() func() {
 		case time.Since(since) > bound:
 			e := &Unresponsive{Name: "storage", Addr: addr, Silence: time.Since(since), Last: err}
 			r.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: history.FServerExit,
-				Value: &history.Value{Nodes: []string{e.Name}, Detail: fmt.Sprintf("alive, but answered no health probe for %s", e.Silence.Round(100*time.Millisecond))}})
+				Value: &history.Value{Extra: &history.Extra{Nodes: []string{e.Name}, Detail: fmt.Sprintf("alive, but answered no health probe for %s", e.Silence.Round(100*time.Millisecond))}}})
 			r.fail(e)
 			return true
 		}
@@ -85,7 +85,7 @@ func (r *run) serverExited(e clusters.ServerExit) {
 	}
 	// The history says so too, so that check analyze of it is not valid.
 	r.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: history.FServerExit,
-		Value: &history.Value{Nodes: []string{e.Name}, Detail: fmt.Sprintf("pid %d, %s", e.Pid, e.Status)}})
+		Value: &history.Value{Extra: &history.Extra{Nodes: []string{e.Name}, Detail: fmt.Sprintf("pid %d, %s", e.Pid, e.Status)}}})
 	r.fail(&e)
 }
 

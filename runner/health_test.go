@@ -169,7 +169,7 @@ func TestServerDeathEndsTheRun(t *testing.T) {
 			// The history says so itself: analyze of it is not valid either.
 			exits := 0
 			for _, op := range h {
-				if op.F == history.FServerExit && op.Value != nil && len(op.Value.Nodes) == 1 && op.Value.Nodes[0] == tc.node {
+				if op.F == history.FServerExit && op.Value != nil && len(op.Value.Ext().Nodes) == 1 && op.Value.Ext().Nodes[0] == tc.node {
 					exits++
 				}
 			}

@@ -29,10 +29,10 @@ func TestObserverRedisFailoverControlRun(t *testing.T) {
 				if op.F == history.FAcquire && op.Type == history.OK && op.Value != nil {
 					owners[op.Value.Owner] = true
 				}
-				if op.F != history.FServerRelease || op.Value.Release.Probe {
+				if op.F != history.FServerRelease || op.Value.Ext().Release.Probe {
 					continue
 				}
-				if op.Value.Release.How == history.ReleaseFailoverLost {
+				if op.Value.Ext().Release.How == history.ReleaseFailoverLost {
 					t.Errorf("a failover reported with no fault: %+v", *op.Value)
 				}
 				if owners[op.Value.Owner] {

@@ -33,15 +33,15 @@ func TestObserverRedisZK(t *testing.T) {
 			if op.F == history.FAcquire && op.Type == history.OK && op.Value != nil {
 				owners[op.Value.Owner] = true
 			}
-			if op.F != history.FServerRelease || op.Value.Release.Probe {
+			if op.F != history.FServerRelease || op.Value.Ext().Release.Probe {
 				continue
 			}
-			if len(op.Value.Nodes) != 1 || (op.Value.Nodes[0] != clusters.PartRedis && op.Value.Nodes[0] != clusters.PartZooKeeper) {
-				t.Errorf("release %d names nodes %v", op.Index, op.Value.Nodes)
+			if len(op.Value.Ext().Nodes) != 1 || (op.Value.Ext().Nodes[0] != clusters.PartRedis && op.Value.Ext().Nodes[0] != clusters.PartZooKeeper) {
+				t.Errorf("release %d names nodes %v", op.Index, op.Value.Ext().Nodes)
 				continue
 			}
 			if owners[op.Value.Owner] {
-				halves[op.Value.Nodes[0]]++
+				halves[op.Value.Ext().Nodes[0]]++
 			}
 		}
 		if halves[clusters.PartRedis] < 5 || halves[clusters.PartZooKeeper] < 5 {

@@ -34,15 +34,15 @@ func TestObserverSQLControlRun(t *testing.T) {
 			}
 			deleted := 0
 			for _, op := range h {
-				if op.F != history.FServerRelease || op.Value.Release.Probe {
+				if op.F != history.FServerRelease || op.Value.Ext().Release.Probe {
 					continue
 				}
 				v := op.Value
-				if v.Release.How == history.ReleaseDeleted {
+				if v.Ext().Release.How == history.ReleaseDeleted {
 					deleted++
 				}
-				if v.Release.How != history.ReleaseDeleted || (granted[op.Key] != nil && !granted[op.Key][v.Backend]) {
-					t.Errorf("release %d of %s %+v %+v: not a let-go of a session granted it", op.Index, op.Key, *v, *v.Release)
+				if v.Ext().Release.How != history.ReleaseDeleted || (granted[op.Key] != nil && !granted[op.Key][v.Backend]) {
+					t.Errorf("release %d of %s %+v %+v: not a let-go of a session granted it", op.Index, op.Key, *v, *v.Ext().Release)
 				}
 			}
 			if deleted < 5 {

@@ -45,7 +45,7 @@ func TestObserverControlRun(t *testing.T) {
 				if op.F != history.FServerRelease {
 					continue
 				}
-				if op.Value.Release.Probe {
+				if op.Value.Ext().Release.Probe {
 					probes++
 					continue
 				}
@@ -133,7 +133,7 @@ func releasedInFault(w checker.Window, faults []history.Fault, open bool) bool {
 // hasProbe reports whether h has an observer's probe.
 func hasProbe(h history.History) bool {
 	for _, op := range h {
-		if op.F == history.FServerRelease && op.Value != nil && op.Value.Release != nil && op.Value.Release.Probe {
+		if op.F == history.FServerRelease && op.Value != nil && op.Value.Ext().Release != nil && op.Value.Ext().Release.Probe {
 			return true
 		}
 	}

@@ -31,13 +31,13 @@ func TestRunReentrantWatchdogNoFault(t *testing.T) {
 		switch {
 		case op.F == history.FAcquire && op.Type == history.OK:
 			grants++
-			if op.Value == nil || op.Value.Detail != "depth 2" {
+			if op.Value == nil || op.Value.Ext().Detail != "depth 2" {
 				t.Errorf("grant without depth 2: %s", op)
 			}
 		case op.F == history.FRelease && op.Type == history.OK:
-			if op.Value == nil || !strings.HasPrefix(op.Value.Detail, "released from depth 2; ") {
+			if op.Value == nil || !strings.HasPrefix(op.Value.Ext().Detail, "released from depth 2; ") {
 				t.Errorf("release not from depth 2: %s", op)
-			} else if !strings.HasSuffix(op.Value.Detail, " 0 times") {
+			} else if !strings.HasSuffix(op.Value.Ext().Detail, " 0 times") {
 				renewed++
 			}
 		}

@@ -497,8 +497,8 @@ func (r *run) recordFault(op history.Op) history.Op {
 		r.mu.Lock()
 		if _, starts := history.EndOf(op.F); starts && op.Error == "" {
 			r.fault = op.F
-			if op.Value != nil && op.Value.Detail != "" {
-				r.fault = op.Value.Detail
+			if op.Value != nil && op.Value.Ext().Detail != "" {
+				r.fault = op.Value.Ext().Detail
 			}
 		} else if !starts {
 			r.fault = ""

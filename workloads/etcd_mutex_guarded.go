@@ -73,11 +73,11 @@ func (l etcdMutexGuarded) CriticalSection(ctx context.Context, key string, token
 			return nil, err
 		}
 		if !resp.Succeeded {
-			val.Rejected = what
+			val.Mut().Rejected = what
 			if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
-				val.MaxToken = kvs[0].CreateRevision
+				val.Mut().MaxToken = kvs[0].CreateRevision
 			}
-			val.Detail = "etcd refused the " + what + ": lock key " + h.m.Key() + " gone"
+			val.Mut().Detail = "etcd refused the " + what + ": lock key " + h.m.Key() + " gone"
 			return nil, ErrRejected
 		}
 		return resp, nil

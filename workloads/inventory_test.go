@@ -55,12 +55,12 @@ func TestInventoryResource(t *testing.T) {
 		}
 		for i, want := range []int64{2, 1} {
 			v, err := res.CriticalSection(ctx, key, int64(i+1), nil)
-			if err != nil || *v.Read != want || v.Wrote == nil || *v.Wrote != want-1 || v.Detail != "" {
+			if err != nil || *v.Read != want || v.Wrote == nil || *v.Wrote != want-1 || v.Ext().Detail != "" {
 				t.Fatalf("fenced %v, sale %d: %+v %v, want read %d wrote %d", fenced, i, v, err, want, want-1)
 			}
 		}
 		v, err := res.CriticalSection(ctx, key, 3, nil)
-		if err != nil || *v.Read != 0 || v.Wrote != nil || v.Detail != SoldOut {
+		if err != nil || *v.Read != 0 || v.Wrote != nil || v.Ext().Detail != SoldOut {
 			t.Fatalf("fenced %v, sold out: %+v %v, want read 0, no write, %q", fenced, v, err, SoldOut)
 		}
 		if n, err := res.Value(ctx, key); err != nil || n != 0 {
@@ -74,7 +74,7 @@ func TestInventoryResource(t *testing.T) {
 				t.Fatal(err)
 			}
 			v, err := res.CriticalSection(ctx, key, 6, nil)
-			if !errors.Is(err, ErrRejected) || v.Rejected != "read" || v.Wrote != nil {
+			if !errors.Is(err, ErrRejected) || v.Ext().Rejected != "read" || v.Wrote != nil {
 				t.Fatalf("stale token: %+v %v, want a rejected read", v, err)
 			}
 			if n, _ := res.Value(ctx, key); n != 4 {
@@ -176,7 +176,7 @@ func TestWatchInventoryRetries(t *testing.T) {
 		t.Fatalf("fast sale: %+v %v", v, err)
 	}
 	v := <-done
-	if v == nil || *v.Read != 9 || *v.Wrote != 8 || !strings.Contains(v.Detail, "1 aborted transaction") {
+	if v == nil || *v.Read != 9 || *v.Wrote != 8 || !strings.Contains(v.Ext().Detail, "1 aborted transaction") {
 		t.Fatalf("slow sale: %+v, want read 9 wrote 8 after 1 aborted transaction", v)
 	}
 }

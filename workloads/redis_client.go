@@ -66,7 +66,7 @@ func releaseByDel(ctx context.Context, c redis.Scripter, key string, g Grant) (*
 	if err != nil {
 		return nil, fmt.Errorf("release %s by DEL: %w", key, err)
 	}
-	return &history.Value{Released: history.Bool(v == g.Owner), DeletedOwner: v}, nil
+	return &history.Value{Released: history.Bool(v == g.Owner), Extra: &history.Extra{DeletedOwner: v}}, nil
 }
 
 // newFailoverClient returns go-redis's failover client: it asks the

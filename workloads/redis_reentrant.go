@@ -144,8 +144,10 @@ func (l *reentrant) Release(ctx context.Context, key string, g Grant) (*history.
 		n, err := reentrantRelease.Run(ctx, l.c, []string{key}, l.cfg.LeaseMS, g.Owner).Int64()
 		if errors.Is(err, redis.Nil) {
 			// Not ours (any more): the lease ran out, perhaps another holds it.
-			return &history.Value{Released: history.Bool(false),
-				Detail: fmt.Sprintf("not held at depth %d; %s", depth, renewedDetail(renewed))}, nil
+			return &history.Value{
+				Released: history.Bool(false),
+				Extra:    &history.Extra{Detail: fmt.Sprintf("not held at depth %d; %s", depth, renewedDetail(renewed))},
+			}, nil
 		}
 		if err != nil {
 			if depth < reentrantDepth {
@@ -163,8 +165,10 @@ func (l *reentrant) Release(ctx context.Context, key string, g Grant) (*history.
 			return nil, undefinite(fmt.Errorf("release %s at depth %d: script gave %d, want %d", key, depth, n, want))
 		}
 	}
-	return &history.Value{Released: history.Bool(true),
-		Detail: fmt.Sprintf("released from depth %d; %s", reentrantDepth, renewedDetail(renewed))}, nil
+	return &history.Value{
+		Released: history.Bool(true),
+		Extra:    &history.Extra{Detail: fmt.Sprintf("released from depth %d; %s", reentrantDepth, renewedDetail(renewed))},
+	}, nil
 }
 
 func (l *reentrant) Close() error {

@@ -138,14 +138,16 @@ func (l *setNXGetSet) Acquire(ctx context.Context, key string) (Grant, error) {
 // "over" expiry): that overwrite only moved our expiry, so the key was ours.
 func (l *setNXGetSet) Release(ctx context.Context, key string, g Grant) (*history.Value, error) {
 	v, err := releaseByDel(ctx, l.c, key, g)
-	if err != nil || v.DeletedOwner == "" || v.DeletedOwner == g.Owner {
+	if err != nil || v.Ext().DeletedOwner == "" || v.Ext().DeletedOwner == g.Owner {
 		return v, err
 	}
 	mine, err1 := parseLockValue(g.Owner)
-	got, err2 := parseLockValue(v.DeletedOwner)
+	got, err2 := parseLockValue(v.Ext().DeletedOwner)
 	if err1 == nil && err2 == nil && mine.over != 0 && got.over == mine.over {
-		return &history.Value{Released: history.Bool(true),
-			Detail: "value " + v.DeletedOwner + " of a client that lost our GETSET race"}, nil
+		return &history.Value{
+			Released: history.Bool(true),
+			Extra:    &history.Extra{Detail: "value " + v.Ext().DeletedOwner + " of a client that lost our GETSET race"},
+		}, nil
 	}
 	return v, nil
 }

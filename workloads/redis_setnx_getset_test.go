@@ -67,7 +67,7 @@ func TestSetNXGetSetClientClock(t *testing.T) {
 		t.Errorf("tokens %d then %d", g.Token, g2.Token)
 	}
 	v, err := a.Release(ctx, "m5", g)
-	if err != nil || *v.Released || v.DeletedOwner != g2.Owner {
+	if err != nil || *v.Released || v.Ext().DeletedOwner != g2.Owner {
 		t.Errorf("stale release: %+v %v, want the successor's key deleted", v, err)
 	}
 }

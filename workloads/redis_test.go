@@ -93,11 +93,11 @@ func TestRedisLocks(t *testing.T) {
 				t.Errorf("stale release claims it released its own key: %+v", v)
 			}
 			if d.Name == "redis-set-px" {
-				if v.DeletedOwner != "" {
-					t.Errorf("compare-and-delete deleted %q", v.DeletedOwner)
+				if v.Ext().DeletedOwner != "" {
+					t.Errorf("compare-and-delete deleted %q", v.Ext().DeletedOwner)
 				}
-			} else if v.DeletedOwner != g3.Owner {
-				t.Errorf("plain DEL: deleted owner %q, want the new holder %q", v.DeletedOwner, g3.Owner)
+			} else if v.Ext().DeletedOwner != g3.Owner {
+				t.Errorf("plain DEL: deleted owner %q, want the new holder %q", v.Ext().DeletedOwner, g3.Owner)
 			}
 		})
 	}
@@ -115,7 +115,7 @@ func TestFencedResource(t *testing.T) {
 		t.Fatalf("cs token 5: %+v %v", v, err)
 	}
 	v, err = res.CriticalSection(ctx, "f", 4, nil)
-	if !errors.Is(err, ErrRejected) || v.Rejected != "read" || v.MaxToken != 5 || Classify(err) != history.Fail {
+	if !errors.Is(err, ErrRejected) || v.Ext().Rejected != "read" || v.Ext().MaxToken != 5 || Classify(err) != history.Fail {
 		t.Fatalf("stale token 4: %+v %v, want a rejected read", v, err)
 	}
 	v, err = res.CriticalSection(ctx, "f", 5, nil)

@@ -60,7 +60,7 @@ func (l *watchInventory) Acquire(_ context.Context, _ string) (Grant, error) {
 
 // Release does nothing: there is no lock to give back.
 func (l *watchInventory) Release(context.Context, string, Grant) (*history.Value, error) {
-	return &history.Value{Detail: "no lock to release"}, nil
+	return &history.Value{Extra: &history.Extra{Detail: "no lock to release"}}, nil
 }
 
 // Close closes the connection to the lock service.
@@ -92,7 +92,7 @@ func (l *watchInventory) CriticalSection(ctx context.Context, key string, token 
 			}
 			val.Read = history.Int64(n)
 			if n <= 0 {
-				val.Detail = SoldOut
+				val.Mut().Detail = SoldOut
 				return nil
 			}
 			if err := think(ctx, l.think); err != nil {
@@ -124,12 +124,12 @@ func (l *watchInventory) CriticalSection(ctx context.Context, key string, token 
 		}
 		if aborted > 0 {
 			detail := plural(aborted, "aborted transaction")
-			if val.Detail != "" {
-				detail = val.Detail + " after " + detail
+			if val.Ext().Detail != "" {
+				detail = val.Ext().Detail + " after " + detail
 			} else {
 				detail = "sold after " + detail
 			}
-			val.Detail = detail
+			val.Mut().Detail = detail
 		}
 		return val, nil
 	}

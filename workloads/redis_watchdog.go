@@ -217,7 +217,7 @@ func (l *watchdogLock) Release(ctx context.Context, key string, g Grant) (*histo
 	if err != nil {
 		return nil, fmt.Errorf("release %s: %w", key, err)
 	}
-	return &history.Value{Released: history.Bool(n == 1), Detail: renewedDetail(renewed)}, nil
+	return &history.Value{Released: history.Bool(n == 1), Extra: &history.Extra{Detail: renewedDetail(renewed)}}, nil
 }
 
 func (l *watchdogLock) Close() error {

@@ -147,8 +147,10 @@ func (l *redisZK) Release(ctx context.Context, key string, g Grant) (*history.Va
 		}
 		return nil, err
 	}
-	return &history.Value{Released: history.Bool(zkDeleted && redisDeleted),
-		Detail: "znode " + foundWord(zkDeleted) + ", redis key " + foundWord(redisDeleted)}, nil
+	return &history.Value{
+		Released: history.Bool(zkDeleted && redisDeleted),
+		Extra:    &history.Extra{Detail: "znode " + foundWord(zkDeleted) + ", redis key " + foundWord(redisDeleted)},
+	}, nil
 }
 
 // foundWord says what a release found of one half.

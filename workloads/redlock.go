@@ -197,7 +197,7 @@ func (l *redlock) Release(ctx context.Context, key string, g Grant) (*history.Va
 		return nil, undefinite(err)
 	}
 	sort.Strings(deleted)
-	return &history.Value{Released: history.Bool(len(deleted) >= l.quorum()), Nodes: deleted}, nil
+	return &history.Value{Released: history.Bool(len(deleted) >= l.quorum()), Extra: &history.Extra{Nodes: deleted}}, nil
 }
 
 // joinLine joins errs into one error whose message is one line.

@@ -111,7 +111,7 @@ func TestRedlock(t *testing.T) {
 		t.Fatalf("valid after the client's clock passed the lease: %v", err)
 	}
 	v, err := a.Release(ctx, "k", g1)
-	if err != nil || !*v.Released || len(v.Nodes) != 5 {
+	if err != nil || !*v.Released || len(v.Ext().Nodes) != 5 {
 		t.Fatalf("release: %+v %v", v, err)
 	}
 	if err := a.(Validator).Valid("k"); err == nil {

@@ -173,7 +173,7 @@ func (l *redsyncLock) Release(ctx context.Context, key string, g Grant) (*histor
 	}
 	v := &history.Value{Released: history.Bool(false)}
 	if err != nil {
-		v.Detail = err.Error()
+		v.Mut().Detail = err.Error()
 	}
 	return v, nil
 }

@@ -114,7 +114,7 @@ func (r *Resource) CriticalSection(ctx context.Context, key string, token int64,
 	next := read + 1
 	if r.inventory {
 		if read <= 0 {
-			val.Detail = SoldOut
+			val.Mut().Detail = SoldOut
 			return val, nil
 		}
 		next = read - 1
@@ -144,7 +144,7 @@ func (r *Resource) read(ctx context.Context, keys []string, token int64, val *hi
 		return 0, Definite(fmt.Errorf("fenced read of %s: %w", keys[0], err))
 	}
 	if res[0] == 0 {
-		val.Rejected, val.MaxToken = "read", res[1]
+		val.Mut().Rejected, val.Mut().MaxToken = "read", res[1]
 		return 0, ErrRejected
 	}
 	return res[1], nil
@@ -164,7 +164,7 @@ func (r *Resource) write(ctx context.Context, keys []string, token, v int64, val
 		return fmt.Errorf("fenced write of %s: %w", keys[0], err)
 	}
 	if res[0] == 0 {
-		val.Rejected, val.MaxToken = "write", res[1]
+		val.Mut().Rejected, val.Mut().MaxToken = "write", res[1]
 		return ErrRejected
 	}
 	return nil

@@ -46,7 +46,7 @@ func (l *sqlOptimistic) Acquire(context.Context, string) (Grant, error) {
 
 // Release does nothing: there is no lock to give back.
 func (l *sqlOptimistic) Release(context.Context, string, Grant) (*history.Value, error) {
-	return &history.Value{Detail: "no lock to release"}, nil
+	return &history.Value{Extra: &history.Extra{Detail: "no lock to release"}}, nil
 }
 
 // Close ends the session.
@@ -92,7 +92,7 @@ func (l *sqlOptimistic) CriticalSection(ctx context.Context, key string, token i
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
 			if conflicts > 0 {
-				val.Detail = fmt.Sprintf("written after %s", plural(conflicts, "version conflict"))
+				val.Mut().Detail = fmt.Sprintf("written after %s", plural(conflicts, "version conflict"))
 			}
 			return val, nil
 		}

@@ -236,7 +236,7 @@ func scanGID(scan func(...any) error, cols int) (string, error) {
 func (l *sqlTxLock) Release(ctx context.Context, key string, g Grant) (*history.Value, error) {
 	h, ok := l.held[key]
 	if !ok || h.owner != g.Owner {
-		return &history.Value{Released: history.Bool(false), Detail: "no open transaction holds it"}, nil
+		return &history.Value{Released: history.Bool(false), Extra: &history.Extra{Detail: "no open transaction holds it"}}, nil
 	}
 	delete(l.held, key)
 	if h.gid != "" && !h.prepared {
@@ -253,7 +253,7 @@ func (l *sqlTxLock) Release(ctx context.Context, key string, g Grant) (*history.
 			return nil, err
 		}
 	} else if l.s.conn == nil {
-		return &history.Value{Released: history.Bool(false), Detail: "the session holding it had ended"}, nil
+		return &history.Value{Released: history.Bool(false), Extra: &history.Extra{Detail: "the session holding it had ended"}}, nil
 	}
 	cctx, cancel := l.s.opCtx(ctx, 0)
 	defer cancel()
@@ -264,7 +264,7 @@ func (l *sqlTxLock) Release(ctx context.Context, key string, g Grant) (*history.
 	err = l.s.fail(fmt.Errorf("release %s: %w", key, err))
 	var d definiteError
 	if asDefinite(err, &d) {
-		return &history.Value{Released: history.Bool(false), Detail: "the server had ended the transaction: " + err.Error()}, nil
+		return &history.Value{Released: history.Bool(false), Extra: &history.Extra{Detail: "the server had ended the transaction: " + err.Error()}}, nil
 	}
 	return nil, err
 }

@@ -127,7 +127,7 @@ func (l *sqlUniqueRow) Release(ctx context.Context, key string, g Grant) (*histo
 		return nil, l.s.fail(fmt.Errorf("release %s: %w", key, err))
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
-		return &history.Value{Released: history.Bool(true), Detail: "reentrant count decremented"}, nil
+		return &history.Value{Released: history.Bool(true), Extra: &history.Extra{Detail: "reentrant count decremented"}}, nil
 	}
 	return &history.Value{Released: history.Bool(false)}, nil
 }

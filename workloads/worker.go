@@ -48,7 +48,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		case strings.HasPrefix(detail, "watchdog "):
 			ev = "watchdog"
 		}
-		_ = write(Reply{Event: ev, Value: &history.Value{Detail: detail}})
+		_ = write(Reply{Event: ev, Value: &history.Value{Extra: &history.Extra{Detail: detail}}})
 	}
 	var wk *worker
 	defer func() {
@@ -135,7 +135,7 @@ func (w *worker) invoke(ctx context.Context, req Request) (*history.Value, error
 		if err != nil {
 			return nil, err
 		}
-		return &history.Value{Token: g.Token, Owner: g.Owner, Detail: g.Detail, Nodes: g.Nodes, Backend: g.Backend}, nil
+		return &history.Value{Token: g.Token, Owner: g.Owner, Backend: g.Backend, Extra: &history.Extra{Detail: g.Detail, Nodes: g.Nodes}}, nil
 	case history.FRelease:
 		return w.lock.Release(ctx, req.Key, g)
 	case history.FCS:

@@ -297,7 +297,7 @@ func (n *toyStall) Invoke(ctx context.Context, op history.Op) history.Op {
 			procs = append(procs, p)
 		}
 		n.stopped = make(map[int]int)
-		op.Value = &history.Value{Targets: procs, Hit: &history.Hit{Nemesis: "toy-stall", Lasted: time.Since(n.since)}}
+		op.Value = &history.Value{Extra: &history.Extra{Targets: procs, Hit: &history.Hit{Nemesis: "toy-stall", Lasted: time.Since(n.since)}}}
 		return op
 	}
 	for deadline := time.Now().Add(2 * time.Second); ctx.Err() == nil && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
@@ -311,7 +311,7 @@ func (n *toyStall) Invoke(ctx context.Context, op history.Op) history.Op {
 			return op
 		}
 		n.stopped[h.Pid], n.since = h.Process, time.Now()
-		op.Value = &history.Value{Targets: []int{h.Process}, Hit: &history.Hit{Nemesis: "toy-stall", Holder: true, Key: h.Key}}
+		op.Value = &history.Value{Extra: &history.Extra{Targets: []int{h.Process}, Hit: &history.Hit{Nemesis: "toy-stall", Holder: true, Key: h.Key}}}
 		return op
 	}
 	op.Error = "no worker held a lock"
