@@ -42,6 +42,9 @@ type ObserveConfig struct {
 	// observer has read what holds it, so that a test can wait for that
 	// instead of sleeping.
 	read func(key string)
+	// leaseProof, when set (by tests), is how long etcd's observer waits
+	// for a lease to show it lives (default leaseProof).
+	leaseProof time.Duration
 }
 
 // didRead calls cfg.read, if set.

@@ -196,3 +196,83 @@ func oneEtcdMember(t *testing.T) *Etcd {
 	t.Cleanup(func() { e.Teardown(context.Background()) })
 	return e
 }
+
+// TestEtcdObserverLeaseLives: a holder's deleted key is reported as
+// deleted as soon as its lease puts a key again, without asking etcd (the
+// observer would wait a minute here before it asked), placed at when the
+// observer heard of it; a release still waiting when the observer stops
+// is asked about and reported then.
+func TestEtcdObserverLeaseLives(t *testing.T) {
+	ctx := context.Background()
+	e := oneEtcdMember(t)
+	start := time.Now()
+	now := func() time.Duration { return time.Since(start) }
+	got := make(chan observation, 100)
+	stop, err := e.ObserveReleases(ctx, ObserveConfig{Keys: []string{"k0"}, Now: now, leaseProof: time.Minute, Probe: 20 * time.Millisecond,
+		Report: func(key string, v *history.Value) { got <- observation{key, v, now()} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop()
+		}
+	}()
+	c, err := clientv3.New(clientv3.Config{Endpoints: e.LockAddrs(0), DialTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	l, err := c.Grant(ctx, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []func() error{
+		func() error { _, err := c.Put(ctx, "/lockcheck/k0/a", "", clientv3.WithLease(l.ID)); return err },
+		func() error { _, err := c.Delete(ctx, "/lockcheck/k0/a"); return err },
+		func() error { _, err := c.Put(ctx, "/lockcheck/k0/b", "", clientv3.WithLease(l.ID)); return err },
+	} {
+		if err := op(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	probes := 0
+	o := nextRelease(t, got, "k0", &probes)
+	if r := o.v.Ext().Release; o.v.Owner != "/lockcheck/k0/a" || r.How != history.ReleaseDeleted || r.At <= 0 || r.At > o.at {
+		t.Fatalf("deletion observed as %+v %+v at %s", *o.v, *r, o.at)
+	}
+	if _, err := c.Revoke(ctx, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	// A probe sent after the revocation was heard after it, on the same
+	// watch: the observer holds b's release back by then.
+	revoked := now()
+	for heard := false; !heard; {
+		select {
+		case o := <-got:
+			r := o.v.Ext().Release
+			if !r.Probe {
+				t.Fatalf("%+v %+v reported before its minute or the stop", *o.v, *r)
+			}
+			heard = r.At > revoked
+		case <-time.After(15 * time.Second):
+			t.Fatal("no probe after the revocation in 15 s")
+		}
+	}
+	stop()
+	stopped = true
+	for {
+		select {
+		case o := <-got:
+			if r := o.v.Ext().Release; r.Probe {
+				continue
+			} else if o.v.Owner != "/lockcheck/k0/b" || r.How != history.ReleaseLease {
+				t.Fatalf("revocation observed as %+v %+v", *o.v, *r)
+			}
+			return
+		default:
+			t.Fatal("the release held back was not reported at the stop")
+		}
+	}
+}

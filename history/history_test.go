@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -254,5 +255,48 @@ func TestRecorderView(t *testing.T) {
 	}
 	if w := r.View(); len(w) != 2 || &w[0] != &r.ops[0] {
 		t.Errorf("second view has %d ops or is a copy", len(w))
+	}
+}
+
+// TestValueExtra checks the split of Value: Ext reads the fields few ops
+// carry (all zero on a value without them, or no value), Mut adds them,
+// and the JSON form is one object, as if the fields were Value's own.
+func TestValueExtra(t *testing.T) {
+	var none *Value
+	if x := none.Ext(); x.Detail != "" || x.Hit != nil {
+		t.Errorf("nil value's Ext = %+v", x)
+	}
+	plain := &Value{Token: 3, Owner: "o"}
+	if x := plain.Ext(); x.Detail != "" || plain.Extra != nil {
+		t.Errorf("plain value's Ext = %+v, Extra %v", x, plain.Extra)
+	}
+	plain.Mut().Detail = "d"
+	plain.Mut().Targets = []int{1}
+	if x := plain.Ext(); x.Detail != "d" || len(x.Targets) != 1 {
+		t.Errorf("after Mut, Ext = %+v", x)
+	}
+	x := plain.Ext()
+	x.Detail = "changed"
+	if plain.Ext().Detail != "d" {
+		t.Error("a change to Ext's copy reached the value")
+	}
+	for _, c := range []struct {
+		v     Value
+		json  string
+		extra bool
+	}{
+		{Value{Token: 3, Owner: "o"}, `{"token":3,"owner":"o"}`, false},
+		{Value{Token: 3, Extra: &Extra{Detail: "d", Targets: []int{1, 2}}, Backend: 7},
+			`{"token":3,"targets":[1,2],"detail":"d","backend":7}`, true},
+		{Value{Extra: &Extra{Rejected: "write", MaxToken: 9}}, `{"rejected":"write","max_token":9}`, true},
+	} {
+		b, err := json.Marshal(c.v)
+		if err != nil || string(b) != c.json {
+			t.Errorf("Marshal(%+v) = %s, %v; want %s", c.v, b, err, c.json)
+		}
+		var back Value
+		if err := json.Unmarshal([]byte(c.json), &back); err != nil || (back.Extra != nil) != c.extra || !reflect.DeepEqual(back, c.v) {
+			t.Errorf("Unmarshal(%s) = %+v (extra %+v), %v", c.json, back, back.Extra, err)
+		}
 	}
 }

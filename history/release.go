@@ -42,9 +42,11 @@ type Release struct {
 	// (a key's expiry time), zero when the server does not say.
 	ServerTime time.Time `json:"server_time,omitzero"`
 	// At is the release's instant on the history's clock, estimated from
-	// ServerTime and the server clock's offset that the observer measured;
-	// 0 when the server does not say, and the op's Time is then the best
-	// bound (the release came at most Lag before it).
+	// ServerTime and the server clock's offset that the observer measured,
+	// or, when the observer reported it later than it heard of it (etcd's,
+	// once it knows whether the lease went with the key), when it heard;
+	// 0 otherwise, and the op's Time is then the best bound (the release
+	// came at most Lag before it).
 	At time.Duration `json:"at,omitempty"`
 	// Lease names the lease or session the lock went with ("lease
 	// 0x694d..."), for services that have one.

@@ -45,10 +45,12 @@ func (r *run) observe(ctx context.Context) (stop func()) {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			// end first: an observer may report what it still held
+			// back (etcd's releases waiting on their lease).
+			end()
 			mu.Lock()
 			on = false
 			mu.Unlock()
-			end()
 		})
 	}
 }
