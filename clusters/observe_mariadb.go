@@ -20,15 +20,20 @@ const mariaProbeLock = "lockcheck-observer:probe"
 // and IS_USED_LOCK of each lock key's GET_LOCK name (mysql-get-lock's
 // "lockcheck:" and the key) and of the probe's, and the count of the
 // sessions the server ended: Com_kill (KILL statements) and Aborted_clients
-// (a timeout, a client that vanished). It does not see
-// mysql-for-update's row locks: MariaDB lists an InnoDB row lock
-// (INNODB_LOCKS) only while another transaction waits for it.
+// (a timeout, a client that vanished). Once the table of mysql-for-update
+// exists, it also reads that design's row locks from SHOW ENGINE INNODB
+// STATUS, with the server's innodb_status_output_locks on (the only
+// listing of a row lock that no other transaction waits for: INNODB_LOCKS
+// has it only while one does).
 type mariaSampler struct {
 	db    *sql.DB
 	addr  string
 	query string
 	keys  []string
 	apps  map[int64]string // a session's program_name, once looked up
+	// rows is whether lockcheck_for_update exists, and with it the row
+	// locks to read (asked at each sample until it does).
+	rows bool
 }
 
 func (e *mariadbEngine) sampler(ctx context.Context, addr string, keys []string) (sqlSampler, error) {
@@ -43,6 +48,7 @@ func (e *mariadbEngine) sampler(ctx context.Context, addr string, keys []string)
 	}
 	q := []string{"(SELECT GROUP_CONCAT(ID) FROM information_schema.PROCESSLIST)",
 		"(SELECT coalesce(SUM(VARIABLE_VALUE), 0) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN ('COM_KILL', 'ABORTED_CLIENTS'))",
+		"@@GLOBAL.innodb_status_output_locks",
 		"IS_USED_LOCK('" + mariaProbeLock + "')"}
 	for _, k := range keys {
 		q = append(q, "IS_USED_LOCK('lockcheck:"+strings.ReplaceAll(k, "'", "''")+"')")
@@ -54,7 +60,8 @@ func (s *mariaSampler) sample(ctx context.Context) (sqlSnapshot, error) {
 	var live sql.NullString
 	held := make([]sql.NullInt64, len(s.keys)+1)
 	var ended int64
-	dest := []any{&live, &ended}
+	var listsLocks bool
+	dest := []any{&live, &ended, &listsLocks}
 	for i := range held {
 		dest = append(dest, &held[i])
 	}
@@ -77,7 +84,49 @@ func (s *mariaSampler) sample(ctx context.Context) (sqlSnapshot, error) {
 		}
 		sn.held[key] = sqlSession{id: h.Int64, app: s.app(ctx, h.Int64)}
 	}
+	if err := s.rowLocks(ctx, sn.held, listsLocks); err != nil {
+		return sqlSnapshot{}, err
+	}
 	return sn, nil
+}
+
+// rowLocks adds to held the sessions that hold the run's keys' rows of
+// lockcheck_for_update (mysql-for-update's row locks), once that table
+// exists; listsLocks is whether the server's status lists row locks
+// (innodb_status_output_locks) as the sample began.
+func (s *mariaSampler) rowLocks(ctx context.Context, held map[string]sqlSession, listsLocks bool) error {
+	if !s.rows {
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.TABLES
+			WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'lockcheck_for_update'`).Scan(&n); err != nil {
+			return fmt.Errorf("sample: look for lockcheck_for_update: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		s.rows = true
+	}
+	// Set whenever it is off: a server that restarted (the pool
+	// reconnects by itself) has it off again, and would list no row
+	// lock, as if every holder had let go. The server is the run's own.
+	if !listsLocks {
+		if _, err := s.db.ExecContext(ctx, "SET GLOBAL innodb_status_output_locks = ON"); err != nil {
+			return fmt.Errorf("sample: list row locks: %w", err)
+		}
+	}
+	var typ, name, status string
+	if err := s.db.QueryRowContext(ctx, "SHOW ENGINE INNODB STATUS").Scan(&typ, &name, &status); err != nil {
+		return fmt.Errorf("sample SHOW ENGINE INNODB STATUS: %w", err)
+	}
+	rows := innodbRowHolders(status)
+	for _, k := range s.keys {
+		if id, ok := rows[k]; ok {
+			if _, taken := held[k]; !taken {
+				held[k] = sqlSession{id: id, app: s.app(ctx, id)}
+			}
+		}
+	}
+	return nil
 }
 
 // app returns session id's program_name, looked up once.

@@ -132,3 +132,86 @@ func waitRead(t *testing.T, reads chan string, key string) {
 		}
 	}
 }
+
+// TestMariaDBRowLockObserver: mysql-for-update's row locks, which MariaDB
+// lists only in SHOW ENGINE INNODB STATUS: a committed row lock is
+// deleted, naming its session; and a server whose status stops listing
+// row locks (innodb_status_output_locks off, as after a restart) is set
+// to list them again before any holder is taken for gone.
+func TestMariaDBRowLockObserver(t *testing.T) {
+	needMariaDB(t)
+	ctx := context.Background()
+	c := NewMariaDB(SQLDBConfig{Workers: 1, LogDir: t.TempDir()})
+	if err := c.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Teardown(ctx)
+	db, err := sql.Open("mysql", MariaDBDSN(c.Addr(), SessionName(2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{"CREATE TABLE lockcheck_for_update (name varchar(191) PRIMARY KEY) ENGINE=InnoDB",
+		"INSERT INTO lockcheck_for_update (name) VALUES ('k0'), ('k1')"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, reads, now := watchReleases(t, c, "k0", "k1")
+	probes := 0
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var session int64
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&session); err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := conn.ExecContext(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	take := func(key string) {
+		t.Helper()
+		exec("BEGIN")
+		exec("SELECT name FROM lockcheck_for_update WHERE name = ? FOR UPDATE", key)
+		waitRead(t, reads, key)
+	}
+	take("k0")
+	committed := now()
+	exec("COMMIT")
+	o := nextRelease(t, got, "k0", &probes)
+	if r := o.v.Ext().Release; r.How != history.ReleaseDeleted || o.v.Backend != session || r.At > o.at {
+		t.Fatalf("a committed row lock observed as %+v %+v (session %d, committed at %v)", *o.v, *r, session, committed)
+	}
+	take("k1")
+	if _, err := db.ExecContext(ctx, "SET GLOBAL innodb_status_output_locks = OFF"); err != nil {
+		t.Fatal(err)
+	}
+	off := now()
+	// Two probes sent after the setting went off: samples after it ran,
+	// and none may have taken k1's holder for gone.
+	for seen := 0; seen < 2; {
+		select {
+		case o := <-got:
+			r := o.v.Ext().Release
+			if !r.Probe {
+				t.Fatalf("%q %+v %+v observed while its holder held it", o.key, *o.v, *r)
+			}
+			if r.At > off {
+				seen++
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("no probes in 15 s")
+		}
+	}
+	rolledBack := now()
+	exec("ROLLBACK")
+	o = nextRelease(t, got, "k1", &probes)
+	if r := o.v.Ext().Release; r.How != history.ReleaseDeleted || o.v.Backend != session || o.at < rolledBack {
+		t.Fatalf("a rolled back row lock observed as %+v %+v at %v (rolled back at %v)", *o.v, *r, o.at, rolledBack)
+	}
+}

@@ -16,7 +16,7 @@ import (
 // let go by it (deleted: no session was ended by the server, and a worker
 // that stops closes its own); and no lost-lock window appears.
 func TestObserverSQLControlRun(t *testing.T) {
-	for _, lock := range []string{"pg-advisory", "pg-for-update", "mysql-get-lock"} {
+	for _, lock := range []string{"pg-advisory", "pg-for-update", "mysql-get-lock", "mysql-for-update"} {
 		t.Run(lock, func(t *testing.T) {
 			tt := quick(t, lock, "none", false)
 			grants20 := untilGrants(20)
@@ -71,7 +71,7 @@ func sqlReleases(h history.History) int {
 // session-kill op that ended it ran, and the window is classed; the story
 // says the server ended the session.
 func TestObserverSessionKill(t *testing.T) {
-	for _, lock := range []string{"pg-advisory", "mysql-get-lock"} {
+	for _, lock := range []string{"pg-advisory", "mysql-get-lock", "mysql-for-update"} {
 		t.Run(lock, func(t *testing.T) {
 			tt := quick(t, lock, "session-kill", false)
 			tt.Time = patient
