@@ -3,10 +3,13 @@ package clusters
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 var _ sqlObservable = (*mariadbEngine)(nil)
@@ -21,7 +24,7 @@ const mariaProbeLock = "lockcheck-observer:probe"
 // "lockcheck:" and the key) and of the probe's, and the count of the
 // sessions the server ended: Com_kill (KILL statements) and Aborted_clients
 // (a timeout, a client that vanished). Once the table of mysql-for-update
-// exists, it also reads that design's row locks from SHOW ENGINE INNODB
+// has a row of a run's key, it also reads that design's row locks from SHOW ENGINE INNODB
 // STATUS, with the server's innodb_status_output_locks on (the only
 // listing of a row lock that no other transaction waits for: INNODB_LOCKS
 // has it only while one does).
@@ -31,9 +34,31 @@ type mariaSampler struct {
 	query string
 	keys  []string
 	apps  map[int64]string // a session's program_name, once looked up
-	// rows is whether lockcheck_for_update exists, and with it the row
-	// locks to read (asked at each sample until it does).
-	rows bool
+	// rows is whether lockcheck_for_update has a row of a run's key,
+	// which mysql-for-update inserts before it first locks it, and with
+	// it the row locks to read; until it does, the server is asked every
+	// mariaTableEvery, after lookedAt. Every MariaDB design's schema has
+	// the table, and reading the status text each sample cost
+	// mysql-get-lock a tenth of its grants.
+	rows     bool
+	lookedAt time.Time
+}
+
+// mariaTableEvery is how often a sampler asks whether the table of
+// mysql-for-update has a row of the run's keys until it does.
+const mariaTableEvery = 250 * time.Millisecond
+
+// mariaNoSuchTable is MariaDB's error number for a table that does not
+// exist (ER_NO_SUCH_TABLE).
+const mariaNoSuchTable = 1146
+
+// keyArgs returns the run's keys as query arguments.
+func (s *mariaSampler) keyArgs() []any {
+	args := make([]any, len(s.keys))
+	for i, k := range s.keys {
+		args[i] = k
+	}
+	return args
 }
 
 func (e *mariadbEngine) sampler(ctx context.Context, addr string, keys []string) (sqlSampler, error) {
@@ -96,10 +121,19 @@ func (s *mariaSampler) sample(ctx context.Context) (sqlSnapshot, error) {
 // (innodb_status_output_locks) as the sample began.
 func (s *mariaSampler) rowLocks(ctx context.Context, held map[string]sqlSession, listsLocks bool) error {
 	if !s.rows {
+		if len(s.keys) == 0 || time.Since(s.lookedAt) < mariaTableEvery {
+			return nil
+		}
+		s.lookedAt = time.Now()
 		var n int
-		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.TABLES
-			WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'lockcheck_for_update'`).Scan(&n); err != nil {
-			return fmt.Errorf("sample: look for lockcheck_for_update: %w", err)
+		err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM lockcheck_for_update WHERE name IN (?"+
+			strings.Repeat(", ?", len(s.keys)-1)+")", s.keyArgs()...).Scan(&n)
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && me.Number == mariaNoSuchTable {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("sample: look for lockcheck_for_update's rows: %w", err)
 		}
 		if n == 0 {
 			return nil
