@@ -219,21 +219,21 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 		if !ok {
 			continue
 		}
-		v := op.Value
+		v, x := op.Value, op.Value.Ext()
 		node := ""
-		if len(v.Ext().Nodes) > 0 {
-			node = v.Ext().Nodes[0]
+		if len(x.Nodes) > 0 {
+			node = x.Nodes[0]
 			nodes[node] = true
 		}
-		if v.Ext().Release.Probe {
-			lags = append(lags, v.Ext().Release.Lag)
+		if x.Release.Probe {
+			lags = append(lags, x.Release.Lag)
 			continue
 		}
 		if op.Key == "" {
 			continue
 		}
 		observed++
-		if v.Owner == "" && v.Token == 0 && v.Ext().Release.How == history.ReleaseDeleted {
+		if v.Owner == "" && v.Token == 0 && x.Release.How == history.ReleaseDeleted {
 			// A deletion of a key the observer never read: a quick
 			// grant's own release, most likely, but it names no grant,
 			// and placed by time it might fall in the next one's.
@@ -351,7 +351,8 @@ func findWindows(a *analysis) ([]lostWindow, []time.Duration, int) {
 	var out []lostWindow
 	for _, f := range found {
 		hd, rel, per := holds[f.i], f.rel, got[f.i]
-		w := lostWindow{hold: hd, how: rel.op.Value.Ext().Release.How, lease: rel.op.Value.Ext().Release.Lease, backend: rel.backend(),
+		seen := rel.op.Value.Ext().Release
+		w := lostWindow{hold: hd, how: seen.How, lease: seen.Lease, backend: rel.backend(),
 			released: rel.at, heard: rel.op.Time, learned: -1, ops: []int{hd.acquire, rel.op.Index}}
 		for _, r := range per {
 			if r.at <= rel.at && r.node != "" {
