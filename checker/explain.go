@@ -332,11 +332,11 @@ func sessionBefore(events []*history.Op, t time.Duration) string {
 		if ev.Value == nil {
 			continue
 		}
+		detail := ev.Value.Ext().Detail
 		for _, what := range []string{"session", "lease"} {
-			if strings.HasPrefix(ev.Value.Ext().Detail, what+" 0x") {
-				if f := strings.Fields(ev.Value.Ext().Detail); len(f) > 1 {
-					s = what + " " + f[1]
-				}
+			if strings.HasPrefix(detail, what+" 0x") {
+				// The prefix makes the id the second field.
+				s = what + " " + strings.Fields(detail)[1]
 			}
 		}
 	}
