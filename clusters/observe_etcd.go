@@ -86,6 +86,11 @@ func (e *Etcd) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), 
 // whether the lease is gone.
 const leaseProof = 100 * time.Millisecond
 
+// settleAtStop bounds what the stop spends asking about the releases
+// still pending; one whose question gets no answer is reported deleted,
+// as when etcd does not answer during the run.
+const settleAtStop = 2 * time.Second
+
 // etcdRelease is a holder's deleted key not yet reported: whether its
 // lease went with it is not known yet.
 type etcdRelease struct {
@@ -166,7 +171,11 @@ func (o *etcdObserver) run(ctx context.Context, wch clientv3.WatchChan) {
 		case <-ctx.Done():
 			return
 		case <-o.stop:
-			o.settle(ctx, time.Time{})
+			// Bounded as a whole: with etcd down, each lock's question
+			// would wait its own second.
+			sctx, cancel := context.WithTimeout(ctx, settleAtStop)
+			o.settle(sctx, time.Time{})
+			cancel()
 			return
 		case <-due.C:
 			o.settle(ctx, time.Now())
