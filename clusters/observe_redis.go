@@ -62,7 +62,11 @@ func observeRedisNodes(ctx context.Context, nodes []Node, cfg ObserveConfig) (fu
 // channels, and a client of its own to read a key's owner and expiry when
 // it is set or renewed, and to set probes.
 type redisObserver struct {
-	node  string
+	node string
+	// deleted is the extra fields of every deletion this observer
+	// reports, shared by all of them (a long run has one a grant): this
+	// node, and how. Nothing changes them.
+	deleted *history.Extra
 	cfg   ObserveConfig
 	keys  map[string]bool
 	probe string
@@ -109,7 +113,7 @@ type redisHeld struct {
 func newRedisObserver(ctx context.Context, n Node, cfg ObserveConfig, keys map[string]bool) (*redisObserver, error) {
 	c := redis.NewClient(&redis.Options{Addr: n.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: 2,
 		DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: time.Second, PoolSize: 2})
-	o := &redisObserver{node: n.Name, cfg: cfg, keys: keys, c: c, held: make(map[string]redisHeld),
+	o := &redisObserver{node: n.Name, deleted: &history.Extra{Nodes: []string{n.Name}, Release: &history.Release{How: history.ReleaseDeleted}}, cfg: cfg, keys: keys, c: c, held: make(map[string]redisHeld),
 		probe: "lockcheck:observer-probe:" + n.Name, mark: "lockcheck:observer-mark:" + n.Name,
 		reads: make(map[int64]pendingRead), latest: make(map[string]int64)}
 	if err := c.ConfigSet(ctx, "notify-keyspace-events", redisNotify).Err(); err != nil {
@@ -275,11 +279,11 @@ func (o *redisObserver) event(ctx context.Context, ev, key string) {
 		// observer lagged) read the next holder's key, or none.
 		hd := o.held[key]
 		delete(o.held, key)
-		rel := &history.Release{How: history.ReleaseDeleted}
+		x := o.deleted
 		if ev == "expired" {
-			rel = &history.Release{How: history.ReleaseExpired, ServerTime: hd.st, At: hd.at}
+			x = &history.Extra{Nodes: o.deleted.Nodes, Release: &history.Release{How: history.ReleaseExpired, ServerTime: hd.st, At: hd.at}}
 		}
-		o.cfg.Report(key, &history.Value{Owner: hd.owner, Extra: &history.Extra{Nodes: []string{o.node}, Release: rel}})
+		o.cfg.Report(key, &history.Value{Owner: hd.owner, Extra: x})
 	}
 }
 

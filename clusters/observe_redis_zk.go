@@ -18,7 +18,11 @@ func (c *RedisZK) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(
 	part := func(name string) ObserveConfig {
 		pc := cfg
 		pc.Report = func(key string, v *history.Value) {
-			v.Mut().Nodes = []string{name}
+			// A changed copy: an observer may share one Extra
+			// among its values.
+			x := v.Ext()
+			x.Nodes = []string{name}
+			v.Extra = &x
 			cfg.Report(key, v)
 		}
 		return pc

@@ -113,7 +113,10 @@ type Value struct {
 	Backend int64 `json:"backend,omitempty"`
 }
 
-// Extra holds the fields of a Value that few ops carry.
+// Extra holds the fields of a Value that few ops carry. Values may share
+// one (a Redis observer's every plain deletion on a node does): Mut sets a
+// field only of a value whose Extra its caller made; to change another's,
+// set v.Extra to a changed copy of v.Ext().
 type Extra struct {
 	// Rejected is set on a cs fail when the fenced resource refused a stale
 	// token; it names the access that was refused ("read" or "write").

@@ -140,7 +140,13 @@ func (s *slot) cycle(ctx context.Context, key string) {
 		}
 	}
 	s.r.setHolder(s.index, nil)
-	rel := &history.Value{Owner: grant.Owner, Token: grant.Token}
+	// The release sends the grant's owner and token: the grant's own
+	// value when that is all it holds (recorded ops are never changed,
+	// and a long run has one a grant).
+	rel := grant
+	if grant.Read != nil || grant.Wrote != nil || grant.Released != nil || grant.Extra != nil || grant.Backend != 0 {
+		rel = &history.Value{Owner: grant.Owner, Token: grant.Token}
+	}
 	for try := 1; ; try++ {
 		done := s.op(context.WithoutCancel(ctx), history.FRelease, key, rel)
 		switch {
