@@ -67,11 +67,11 @@ type redisObserver struct {
 	// reports, shared by all of them (a long run has one a grant): this
 	// node, and how. Nothing changes them.
 	deleted *history.Extra
-	cfg   ObserveConfig
-	keys  map[string]bool
-	probe string
-	c     *redis.Client
-	sub   *redis.PubSub
+	cfg     ObserveConfig
+	keys    map[string]bool
+	probe   string
+	c       *redis.Client
+	sub     *redis.PubSub
 	// held is what the observer read of each lock key since its last
 	// set or renewal: a key absent here was set again after the last read
 	// whose mark came through, so its owner is not known.
