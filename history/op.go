@@ -184,10 +184,11 @@ func (op Op) String() string {
 		if v.Wrote != nil {
 			s += fmt.Sprintf(" wrote=%d", *v.Wrote)
 		}
-		if x := v.Ext(); x.Rejected != "" {
+		x := v.Ext()
+		if x.Rejected != "" {
 			s += " rejected=" + x.Rejected
 		}
-		if x := v.Ext(); x.Detail != "" {
+		if x.Detail != "" {
 			s += " " + x.Detail
 		}
 	}

@@ -64,10 +64,14 @@ type Release struct {
 // the controller heard of it). ok is false for an op that is not a server
 // release.
 func (op *Op) ReleaseAt() (at time.Duration, ok bool) {
-	if op.F != FServerRelease || op.Value == nil || op.Value.Ext().Release == nil {
+	if op.F != FServerRelease {
 		return 0, false
 	}
-	if a := op.Value.Ext().Release.At; a > 0 {
+	r := op.Value.Ext().Release // Ext: zero for a nil Value
+	if r == nil {
+		return 0, false
+	}
+	if a := r.At; a > 0 {
 		return a, true
 	}
 	return op.Time, true

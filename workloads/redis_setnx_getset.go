@@ -138,15 +138,19 @@ func (l *setNXGetSet) Acquire(ctx context.Context, key string) (Grant, error) {
 // "over" expiry): that overwrite only moved our expiry, so the key was ours.
 func (l *setNXGetSet) Release(ctx context.Context, key string, g Grant) (*history.Value, error) {
 	v, err := releaseByDel(ctx, l.c, key, g)
-	if err != nil || v.Ext().DeletedOwner == "" || v.Ext().DeletedOwner == g.Owner {
+	if err != nil {
 		return v, err
 	}
+	deleted := v.Ext().DeletedOwner
+	if deleted == "" || deleted == g.Owner {
+		return v, nil
+	}
 	mine, err1 := parseLockValue(g.Owner)
-	got, err2 := parseLockValue(v.Ext().DeletedOwner)
+	got, err2 := parseLockValue(deleted)
 	if err1 == nil && err2 == nil && mine.over != 0 && got.over == mine.over {
 		return &history.Value{
 			Released: history.Bool(true),
-			Extra:    &history.Extra{Detail: "value " + v.Ext().DeletedOwner + " of a client that lost our GETSET race"},
+			Extra:    &history.Extra{Detail: "value " + deleted + " of a client that lost our GETSET race"},
 		}, nil
 	}
 	return v, nil
