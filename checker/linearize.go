@@ -42,6 +42,9 @@ type linInput interface {
 	// operation returns the Porcupine operation, with the input itself as
 	// Input.
 	operation() porcupine.Operation
+	// detached returns a copy of the input of its own, for what a result
+	// keeps: an input is an element of its checker's array of them all.
+	detached() linInput
 }
 
 // tracker follows the model state over a key's ops in call order, to tell the
@@ -75,6 +78,17 @@ func (c chunk) operations(buf []porcupine.Operation) []porcupine.Operation {
 		buf = append(buf, in.operation())
 	}
 	return buf
+}
+
+// detached returns the Porcupine operations of c as operations does, each
+// with a copy of its input (linInput.detached).
+func (c chunk) detached() []porcupine.Operation {
+	ops := make([]porcupine.Operation, 0, len(c.ops)+1)
+	ops = append(ops, c.start.detached().operation())
+	for _, in := range c.ops {
+		ops = append(ops, in.detached().operation())
+	}
+	return ops
 }
 
 // maxOps is the most ops one search may take.
@@ -233,7 +247,11 @@ func verbose(model porcupine.Model, chunks []chunk, faults []history.Fault, budg
 	var ids []int
 	from, to := chunks[0].from, chunks[0].to
 	for i, c := range chunks {
-		parts[i] = c.operations(nil)
+		// The parts are the result's (its visualization draws them): each
+		// op is a copy, so that they do not keep the checker's array of
+		// inputs, one per op of a long history, live for the rest of the
+		// check.
+		parts[i] = c.detached()
 		for _, op := range parts[i] {
 			if _, ok := rows[op.ClientId]; !ok {
 				rows[op.ClientId] = 0

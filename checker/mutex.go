@@ -100,6 +100,12 @@ type mutexOp struct {
 	abandon bool
 }
 
+// detached implements linInput.
+func (in *mutexOp) detached() linInput {
+	c := *in
+	return &c
+}
+
 // operation implements linInput.
 func (in *mutexOp) operation() porcupine.Operation {
 	return porcupine.Operation{ClientId: in.proc, Input: in, Call: int64(in.call), Return: int64(in.ret)}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -122,5 +123,30 @@ func TestMutexVisualizeReturnBeforeCall(t *testing.T) {
 	fine := safeVisualize(func(w io.Writer) error { _, err := io.WriteString(w, "ok"); return err })
 	if buf.Reset(); fine(&buf) != nil || buf.String() != "ok" {
 		t.Fatalf("safeVisualize changed a working Visualize: %q", buf.String())
+	}
+}
+
+// TestVerbosePartsAreCopies checks that the operations a visualization
+// keeps are copies of the chunk's inputs, equal to them but not them: an
+// input is an element of its checker's array of one per op, which a kept
+// pointer would hold live for the rest of a long history's check.
+func TestVerbosePartsAreCopies(t *testing.T) {
+	start := &mutexOp{kind: mStart, inv: -1, done: -1, call: 4, ret: 4}
+	ops := []linInput{&mutexOp{kind: mAcquire, proc: 0, inv: 1, done: 2, call: 10, ret: 20},
+		&csOp{kind: rRMW, proc: 1, read: 2, wrote: 3, inv: 3, done: 4, call: 30, ret: 40}}
+	_, parts := verbose(mutexModel(), []chunk{{key: "k", start: start, ops: ops, from: 4, to: 40}}, nil, 0)
+	if len(parts) != 1 || len(parts[0]) != 3 {
+		t.Fatalf("parts %v, want one of three ops", parts)
+	}
+	for i, in := range append([]linInput{start}, ops...) {
+		got := parts[0][i].Input
+		if got == any(in) {
+			t.Errorf("op %d: the part holds the chunk's own input", i)
+		}
+		want := in.operation()
+		want.Input = got
+		if !reflect.DeepEqual(got, any(in)) || parts[0][i] != want {
+			t.Errorf("op %d: part %+v (input %+v), want a copy of %+v", i, parts[0][i], got, in)
+		}
 	}
 }

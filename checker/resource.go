@@ -79,6 +79,12 @@ type csOp struct {
 	returned time.Duration
 }
 
+// detached implements linInput.
+func (in *csOp) detached() linInput {
+	c := *in
+	return &c
+}
+
 // operation implements linInput.
 func (in *csOp) operation() porcupine.Operation {
 	return porcupine.Operation{ClientId: in.proc, Input: in, Call: int64(in.call), Return: int64(in.ret)}

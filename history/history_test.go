@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -253,9 +254,80 @@ func TestRecorderView(t *testing.T) {
 	if len(v) != 1 || cap(v) != 1 || v[0].F != FAcquire {
 		t.Fatalf("view %v (cap %d), want the one op recorded before it", v, cap(v))
 	}
-	if w := r.View(); len(w) != 2 || &w[0] != &r.ops[0] {
-		t.Errorf("second view has %d ops or is a copy", len(w))
+	w := r.View()
+	if len(w) != 2 || w[1].Type != OK {
+		t.Fatalf("second view %v, want both ops", w)
 	}
+	if again := r.View(); &again[0] != &w[0] || len(again) != 2 {
+		t.Errorf("a view asked for again with nothing recorded since is a copy")
+	}
+}
+
+// TestRecorderBlocks records across several blocks, with a view between,
+// and checks that every way of reading gives back each op as recorded:
+// its index, strings, process (a wide one too) and value.
+func TestRecorderBlocks(t *testing.T) {
+	defer func(n int) { blockOps = n }(blockOps)
+	blockOps = 3
+	r := NewRecorder(nil)
+	var want History
+	record := func(k int) {
+		for range k {
+			i := len(want)
+			op := Op{Process: i % 4, Type: []Type{Invoke, OK, Fail, Info}[i%4], F: []string{FAcquire, FRelease, FCS}[i%3],
+				Key: fmt.Sprintf("k%d", i%2), Value: &Value{Token: int64(i)}}
+			switch i {
+			case 4:
+				op.Error = "timeout"
+			case 5:
+				op.Process = math.MaxInt32 + 1
+			case 6:
+				op.Process = math.MinInt32
+			case 7:
+				op.Process = NemesisProcess
+				op.Value = nil
+			}
+			got := r.Record(op)
+			op.Index, op.Time = i, got.Time
+			if got.Index != i {
+				t.Fatalf("op %d recorded as %d", i, got.Index)
+			}
+			want = append(want, op)
+		}
+	}
+	same := func(what string, got, want History) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d ops, want %d", what, len(got), len(want))
+		}
+		for i := range want {
+			if g, w := got[i], want[i]; g.Index != w.Index || g.Time != w.Time || g.Process != w.Process || g.Type != w.Type ||
+				g.F != w.F || g.Key != w.Key || g.Error != w.Error || g.Value != w.Value {
+				t.Errorf("%s: op %d = %+v, want %+v", what, i, g, w)
+			}
+		}
+	}
+	record(8)
+	same("History", r.History(), want)
+	same("Since(5)", r.Since(5), want[5:])
+	v := r.View()
+	same("View", v, want)
+	if cap(v) != len(v) {
+		t.Errorf("view's capacity %d, want %d", cap(v), len(v))
+	}
+	record(7)
+	same("View before", v, want[:8])
+	same("Since(6) across the view", r.Since(6), want[6:])
+	var each History
+	r.Each(func(op Op) bool { each = append(each, op); return true })
+	same("Each", each, want)
+	n := 0
+	r.Each(func(Op) bool { n++; return n < 4 })
+	if n != 4 {
+		t.Errorf("Each went on after false: %d calls", n)
+	}
+	same("View again", r.View(), want)
+	same("History after views", r.History(), want)
 }
 
 // TestValueExtra checks the split of Value: Ext reads the fields few ops

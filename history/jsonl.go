@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"time"
 )
 
 // maxLine bounds one JSON line; a longer line is reported as malformed.
@@ -280,80 +279,4 @@ func Encode(w io.Writer, h History) error {
 		}
 	}
 	return nil
-}
-
-// Recorder appends ops to a history as they happen, stamping each with the
-// next index and the controller's monotonic time since the recorder started.
-// Each op is written to the sink as one line at once, so a crashed run still
-// leaves a readable history. Recorder is safe for concurrent use.
-type Recorder struct {
-	mu    sync.Mutex
-	start time.Time
-	sink  io.Writer
-	ops   History
-	err   error
-}
-
-// NewRecorder returns a recorder whose clock starts now. sink may be nil.
-func NewRecorder(sink io.Writer) *Recorder {
-	return &Recorder{start: time.Now(), sink: sink}
-}
-
-// Now returns the monotonic time since the recorder started.
-func (r *Recorder) Now() time.Duration { return time.Since(r.start) }
-
-// Record stamps op with its index and the current time, appends it, writes it
-// to the sink, and returns the stamped op.
-func (r *Recorder) Record(op Op) Op {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	op.Index = len(r.ops)
-	op.Time = time.Since(r.start)
-	r.ops = append(r.ops, op)
-	if r.sink != nil && r.err == nil {
-		b, err := json.Marshal(op)
-		if err == nil {
-			b = append(b, '\n')
-			_, err = r.sink.Write(b)
-		}
-		if err != nil {
-			r.err = fmt.Errorf("write history op %d: %w", op.Index, err)
-		}
-	}
-	return op
-}
-
-// History returns a copy of everything recorded so far.
-func (r *Recorder) History() History {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append(History(nil), r.ops...)
-}
-
-// View returns everything recorded so far without copying it: ops are
-// never changed once recorded, and the view's capacity ends at its length,
-// so later ops go elsewhere. The caller must not change it. A long run's
-// history is hundreds of megabytes: the run checks and reports it through
-// a view, not a copy.
-func (r *Recorder) View() History {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.ops[:len(r.ops):len(r.ops)]
-}
-
-// Since returns a copy of the ops recorded from index i on (none when i is
-// past the end), so that a watcher can follow the history as it grows
-// without copying all of it each time.
-func (r *Recorder) Since(i int) History {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	// Appending nothing to nil leaves nil: past the end, the copy is nil.
-	return append(History(nil), r.ops[min(max(i, 0), len(r.ops)):]...)
-}
-
-// Err returns the first error writing to the sink, if any.
-func (r *Recorder) Err() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.err
 }

@@ -771,8 +771,15 @@ func (d *incidentDrawing) render() (template.HTML, string) {
 				title += " (" + tokenWords(tok, h.token) + ")"
 			}
 			title += fmt.Sprintf(" from %s to %s, until %s", secs(h.start), secs(h.end), h.endedBy)
-			b.f(`<rect class="in-srv" x="%s" y="%s" width="%s" height="9"><title>the server holds it for process %d from %s to %s</title></rect>`,
-				num(xs), num(bandS), num(max(xe-xs, 0.8)), h.proc, secs(h.start), secs(srvEnd))
+			// The server's band has a tooltip of its own where it says
+			// more than the hold's: on the main lane, or where the server
+			// let go first. The other grants of a long pause are many
+			// (a page's size is mostly theirs), and their two bands agree.
+			b.f(`<rect class="in-srv" x="%s" y="%s" width="%s" height="9">`, num(xs), num(bandS), num(max(xe-xs, 0.8)))
+			if l.main || srvEnd != h.end {
+				b.title(fmt.Sprintf("the server holds it for process %d from %s to %s", h.proc, secs(h.start), secs(srvEnd)))
+			}
+			b.f(`</rect>`)
 			b.f(`<rect class="in-hold%s" data-acquire="%d" x="%s" y="%s" width="%s" height="11">`, map[bool]string{true: " main", false: ""}[l.main],
 				h.acquire, num(xs), num(bandB), num(max(xb-xs, 0.8)))
 			b.title(title)

@@ -116,6 +116,34 @@ var (
 	laneAttr  = regexp.MustCompile(`<g class="in-lane[^"]*" data-lane="(-?\d+)"`)
 )
 
+// TestIncidentServerBandTitles checks, on the default run's first
+// incident, that a server band carries a tooltip of its own only where it
+// says more than its hold's: on the paused holder's lane, whose server
+// band ends when the server let go, and nowhere on the lanes of the other
+// grants, whose two bands agree (a long pause's page is mostly theirs).
+func TestIncidentServerBandTitles(t *testing.T) {
+	_, in := loadDefaultRun(t)
+	_, page := writeReport(t, in)
+	svg := incidentSVG(t, page)
+	srv := regexp.MustCompile(`<rect class="in-srv"[^>]*>(<title>([^<]*)</title>)?</rect>`).FindAllStringSubmatch(svg, -1)
+	holds := len(holdAttr.FindAllStringSubmatch(svg, -1))
+	if len(srv) != holds || holds < 2 {
+		t.Fatalf("%d server bands for %d holds, want one each (and several holds)", len(srv), holds)
+	}
+	titled := 0
+	for _, m := range srv {
+		if m[1] != "" {
+			titled++
+			if !strings.Contains(m[2], "the server holds it for process") {
+				t.Errorf("server band tooltip %q", m[2])
+			}
+		}
+	}
+	if titled != 1 {
+		t.Errorf("%d server bands have a tooltip, want 1 (the paused holder's; the other grants' bands agree with their holds)", titled)
+	}
+}
+
 // TestIncidentDrawsEveryOverlappingGrant checks, on the default run, that
 // the first incident is drawn with the holder the pause struck and every
 // grant made while it held the lock, and nothing else: the set drawn

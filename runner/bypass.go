@@ -32,20 +32,21 @@ func (e *BypassedProxies) Error() string {
 }
 
 // checkProxies returns a *BypassedProxies when a worker slot whose
-// processes were granted a lock in h sent nothing through any of its
+// processes were granted a lock in the history sent nothing through any of its
 // proxies. A slot none of whose addresses is a proxy (a topology without
 // them) and a design that takes no lock are not judged. It must be called
 // before the topology's proxies close.
-func (r *run) checkProxies(h history.History) error {
+func (r *run) checkProxies() error {
 	if r.design.NoLock {
 		return nil
 	}
 	grants := make(map[int]int) // slot -> grants
-	for _, op := range h {
+	r.rec.Each(func(op history.Op) bool {
 		if op.F == history.FAcquire && op.Type == history.OK && op.Process >= 0 {
 			grants[op.Process%r.test.Workers]++
 		}
-	}
+		return true
+	})
 	e := &BypassedProxies{}
 	for slot, n := range grants {
 		cfg := withLinks(r.test.workerConfig(slot, r.cluster.LockAddrs(slot), ""), r.cluster, slot)

@@ -229,7 +229,7 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	healed := r.rec.Now()
 	workloadEnd := <-slotsDone
 	stopObserve()
-	if err := r.checkProxies(r.rec.View()); err != nil {
+	if err := r.checkProxies(); err != nil {
 		r.fail(err)
 	}
 	stopStore()

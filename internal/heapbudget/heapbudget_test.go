@@ -15,8 +15,8 @@ func TestLimit(t *testing.T) {
 	}{
 		{0, Budget},
 		{100 << 20, Budget},
-		{720 << 20, Budget},            // 900 MiB exactly
-		{721 << 20, 901<<20 + 256<<10}, // a quarter over 721 MiB
+		{640 << 20, Budget},            // 800 MiB exactly
+		{641 << 20, 801<<20 + 256<<10}, // a quarter over 641 MiB
 		{4 << 30, 5 << 30},
 		{math.MaxUint64, math.MaxInt64},
 	} {
