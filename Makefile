@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/check
 SEED ?= 1
 
-.PHONY: deps deps-run build shim run test test-under-load vet fuzz mutation bench acceptance acceptance-zk acceptance-redis acceptance-db acceptance-etcd acceptance-redis-cluster acceptance-redis-zk incident-matrix scenarios clean
+.PHONY: deps deps-run build shim run test test-under-load vet fuzz mutation bench acceptance acceptance-zk acceptance-redis acceptance-db acceptance-etcd acceptance-redis-cluster acceptance-redis-zk incident-matrix windows-matrix scenarios clean
 
 deps:
 	@bash scripts/deps.sh
@@ -189,6 +189,12 @@ acceptance-redis-cluster: deps build
 # partition, Redis node kill and ZooKeeper leader kill.
 acceptance-redis-zk: deps build
 	$(MATRIX) --cells scripts/redis-zk-matrix.txt --junit store/acceptance-redis-zk.xml --markdown store/acceptance-redis-zk.md
+
+# Every design with an observer under pause, partition and session-kill:
+# the lost-lock windows of docs/verdicts.md (scripts/windows-matrix.txt,
+# 61 cells; about two hours at SEEDS=1..10 on 2 cores).
+windows-matrix: deps build
+	$(MATRIX) --cells scripts/windows-matrix.txt --junit store/windows-matrix.xml --markdown store/windows-matrix.md
 
 # Every incident fault (latency, reply-loss, starve, clock-strobe,
 # restart-lose, partition shapes, ...) against every design it applies to,
