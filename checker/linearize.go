@@ -83,8 +83,7 @@ func (c chunk) operations(buf []porcupine.Operation) []porcupine.Operation {
 // detached returns the Porcupine operations of c as operations does, each
 // with a copy of its input (linInput.detached).
 func (c chunk) detached() []porcupine.Operation {
-	ops := make([]porcupine.Operation, 0, len(c.ops)+1)
-	ops = append(ops, c.start.detached().operation())
+	ops := []porcupine.Operation{c.start.detached().operation()}
 	for _, in := range c.ops {
 		ops = append(ops, in.detached().operation())
 	}
