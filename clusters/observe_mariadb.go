@@ -27,7 +27,8 @@ const mariaProbeLock = "lockcheck-observer:probe"
 // has a row of a run's key, it also reads that design's row locks from SHOW ENGINE INNODB
 // STATUS, with the server's innodb_status_output_locks on (the only
 // listing of a row lock that no other transaction waits for: INNODB_LOCKS
-// has it only while one does).
+// has it only while one does). Once lockcheck_rows has a row of a run's
+// key (a unique-row design's lock), it reads those rows too.
 type mariaSampler struct {
 	db    *sql.DB
 	addr  string
@@ -42,6 +43,10 @@ type mariaSampler struct {
 	// mysql-get-lock a tenth of its grants.
 	rows     bool
 	lookedAt time.Time
+	// lockRows is whether lockcheck_rows has had a row of a run's key;
+	// until it has, it is asked every mariaTableEvery, after rowsAt.
+	lockRows bool
+	rowsAt   time.Time
 }
 
 // mariaTableEvery is how often a sampler asks whether the table of
@@ -112,7 +117,48 @@ func (s *mariaSampler) sample(ctx context.Context) (sqlSnapshot, error) {
 	if err := s.rowLocks(ctx, sn.held, listsLocks); err != nil {
 		return sqlSnapshot{}, err
 	}
+	rows, err := s.lockRowsOf(ctx)
+	if err != nil {
+		return sqlSnapshot{}, err
+	}
+	sn.rows = rows
 	return sn, nil
+}
+
+// lockRowsOf returns the rows of lockcheck_rows of the run's keys (the
+// unique-row designs' locks), once that table has had one: nil before.
+func (s *mariaSampler) lockRowsOf(ctx context.Context) (map[string]lockRow, error) {
+	if len(s.keys) == 0 || (!s.lockRows && time.Since(s.rowsAt) < mariaTableEvery) {
+		return nil, nil
+	}
+	s.rowsAt = time.Now()
+	rs, err := s.db.QueryContext(ctx, "SELECT name, id, owner FROM lockcheck_rows WHERE name IN (?"+
+		strings.Repeat(", ?", len(s.keys)-1)+")", s.keyArgs()...)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == mariaNoSuchTable {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sample lockcheck_rows: %w", err)
+	}
+	defer rs.Close()
+	rows := map[string]lockRow{}
+	for rs.Next() {
+		var name, owner string
+		var id int64
+		if err := rs.Scan(&name, &id, &owner); err != nil {
+			return nil, fmt.Errorf("sample lockcheck_rows: %w", err)
+		}
+		rows[name] = lockRow{id: id, owner: owner}
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("sample lockcheck_rows: %w", err)
+	}
+	if len(rows) == 0 && !s.lockRows {
+		return nil, nil
+	}
+	s.lockRows = true
+	return rows, nil
 }
 
 // rowLocks adds to held the sessions that hold the run's keys' rows of

@@ -22,7 +22,8 @@ const pgProbeA, pgProbeB = 0x6c6b, 1
 // session's transaction has locked each row of lockcheck_for_update
 // (pg-for-update: a row locked FOR UPDATE carries the locking
 // transaction's id as its xmax, the session in that transaction has it as
-// its backend_xid). A lock held by a prepared transaction (register-in-db)
+// its backend_xid), and the rows of lockcheck_rows (the unique-row
+// designs' locks, with their owners). A lock held by a prepared transaction (register-in-db)
 // has no session: it is held by session 0. The count of the sessions the
 // server ended is pg_stat_database's sessions_killed, sessions_fatal (a
 // timeout) and sessions_abandoned (the client vanished), summed.
@@ -31,7 +32,7 @@ type pgSampler struct {
 	addr string
 	keys []string
 	ids  map[int64]string // advisory lock id -> key
-	rows bool             // lockcheck_for_update exists
+	tables bool           // lockcheck_for_update and lockcheck_rows exist
 }
 
 func (e *postgresEngine) sampler(ctx context.Context, addr string, keys []string) (sqlSampler, error) {
@@ -89,8 +90,8 @@ func (s *pgSampler) sample(ctx context.Context) (sqlSnapshot, error) {
 	b.Queue(`SELECT coalesce(sum(sessions_killed + sessions_fatal + sessions_abandoned), 0)::bigint FROM pg_stat_database`).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&sn.ended)
 	})
-	rows := s.rows
-	if rows {
+	if s.tables {
+		sn.rows = map[string]lockRow{}
 		b.Queue(`SELECT f.name, a.pid, a.backend_start, coalesce(a.application_name, '')
 			FROM lockcheck_for_update f JOIN pg_stat_activity a ON a.backend_xid = f.xmax
 			WHERE f.name = ANY($1)`, s.keys).Query(func(rows pgx.Rows) error {
@@ -103,9 +104,18 @@ func (s *pgSampler) sample(ctx context.Context) (sqlSnapshot, error) {
 			})
 			return err
 		})
+		b.Queue(`SELECT name, id, owner FROM lockcheck_rows WHERE name = ANY($1)`, s.keys).Query(func(rows pgx.Rows) error {
+			var name, owner string
+			var id int64
+			_, err := pgx.ForEachRow(rows, []any{&name, &id, &owner}, func() error {
+				sn.rows[name] = lockRow{id: id, owner: owner}
+				return nil
+			})
+			return err
+		})
 	} else {
-		b.Queue(`SELECT to_regclass('lockcheck_for_update') IS NOT NULL`).QueryRow(func(row pgx.Row) error {
-			return row.Scan(&s.rows)
+		b.Queue(`SELECT to_regclass('lockcheck_for_update') IS NOT NULL AND to_regclass('lockcheck_rows') IS NOT NULL`).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&s.tables)
 		})
 	}
 	if err := s.conn.SendBatch(ctx, b).Close(); err != nil {

@@ -45,6 +45,17 @@ type sqlSnapshot struct {
 	// of those whose client vanished without closing them); a server
 	// that restarted starts it again from 0.
 	ended int64
+	// rows are the lock rows of the run's keys (lockcheck_rows, the
+	// unique-row designs' locks), by key.
+	rows map[string]lockRow
+}
+
+// lockRow is a unique-row design's lock as the server holds it: a row of
+// lockcheck_rows. Its id is the grant's token and names the row for as
+// long as it lives (a re-entry changes its owner, not its id).
+type lockRow struct {
+	id    int64
+	owner string
 }
 
 // alive reports whether s is still among the live sessions.
@@ -81,7 +92,11 @@ type sqlObservable interface {
 // gone, history.ReleaseDeleted when it lives and let go (a holder's own
 // release, a commit). The release names the session (Value.Backend: the
 // designs record the same id on their grants) but not the grant's owner,
-// which the server never sees.
+// which the server never sees. A unique-row design's lock is a row of
+// lockcheck_rows, which names its owner: a row that is gone, or whose key
+// another row holds now, is a release of that owner
+// (history.ReleaseDeleted: its own release, or a takeover of an expired
+// row).
 func (c *SQLDB) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
 	addr := c.Addr()
 	var eng dbEngine = c.engine
@@ -238,6 +253,35 @@ func (w *sqlWatcher) compare(sn sqlSnapshot) {
 	}
 	for key, now := range sn.held {
 		if was, ok := w.last.held[key]; key != probeKey && (!ok || !was.same(now)) {
+			w.cfg.didRead(key) // a new holder seen
+		}
+	}
+	w.compareRows(sn)
+}
+
+// compareRows reports the lock rows that sn shows gone since the last
+// sample: deleted by their holder, or by a client that found them expired
+// and took the key over (then another row holds it already). A row went
+// between the last sample and this one; it is placed at this one's start,
+// the latest it can have gone: a release names its row's owner and token,
+// so it is never taken for the next grant's, and placed earlier a
+// holder's own release, deleting its row just after the sample before,
+// would seem to have come before the holder asked for it.
+func (w *sqlWatcher) compareRows(sn sqlSnapshot) {
+	for key, was := range w.last.rows {
+		now, held := sn.rows[key]
+		if held && now.id == was.id {
+			continue
+		}
+		detail := fmt.Sprintf("row id %d deleted", was.id)
+		if held {
+			detail = fmt.Sprintf("row id %d deleted; row id %d holds the key now", was.id, now.id)
+		}
+		w.cfg.Report(key, &history.Value{Owner: was.owner, Token: was.id, Extra: &history.Extra{Nodes: []string{w.node}, Detail: detail,
+			Release: &history.Release{How: history.ReleaseDeleted, At: max(w.start, 1)}}})
+	}
+	for key, now := range sn.rows {
+		if was, ok := w.last.rows[key]; !ok || was.id != now.id {
 			w.cfg.didRead(key) // a new holder seen
 		}
 	}

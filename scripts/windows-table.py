@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""The lost-lock windows of a matrix, per cell: docs/verdicts.md's table.
+
+  windows-table.py runs STORE/matrix/TIME/matrix.json > runs.jsonl
+      one line per run of the matrix: its cell, seed and verdict, and what
+      its windows checker found (server releases, each window's length,
+      class and how the holder learned, the observer's lag);
+  windows-table.py table runs.jsonl [more.jsonl ...] > table.md
+      the markdown table of docs/verdicts.md from one or more such files
+      (for example seeds 1..5 and 6..10 run apart), one row per cell.
+
+A window runs from the server's release of a holder's lock to when the
+holder learned of it. Only the standard library; run with python3.
+"""
+import json
+import os
+import statistics
+import sys
+
+
+def runs(matrix_path):
+    m = json.load(open(matrix_path))
+    # Run directories are relative to the store the matrix was stored in:
+    # STORE/matrix/TIME/matrix.json.
+    store = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(matrix_path))))
+    for c in m["cells"]:
+        for r in c["runs"]:
+            out = {"row": c["row"], "column": c["column"], "args": c["args"], "seed": r["seed"],
+                   "verdict": r["verdict"], "server_releases": 0, "windows": [], "lag_median_s": None}
+            res = os.path.join(store, r.get("dir", ""), "results.json")
+            if r.get("dir") and os.path.exists(res):
+                for sub in json.load(open(res)).get("results", []):
+                    if sub.get("checker") != "windows":
+                        continue
+                    st = sub.get("stats", {})
+                    out["server_releases"] = st.get("server_releases", 0)
+                    out["lag_median_s"] = (st.get("observer_lag") or {}).get("median_s")
+                    out["windows"] = [{"s": w.get("window_s", 0), "class": w.get("class", ""),
+                                       "learned_by": w.get("learned_by", "")} for w in st.get("windows") or []]
+            print(json.dumps(out, sort_keys=True))
+
+
+def nearest_rank(xs, q):
+    xs = sorted(xs)
+    k = max(0, min(len(xs) - 1, -(-len(xs) * q // 100) - 1))
+    return xs[int(k)]
+
+
+def grouped(counts):
+    return "; ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def fault_words(column, args):
+    if column == "partition" and "--think" in args:
+        return "partition, %s section" % args[args.index("--think") + 1].replace("ms", " ms").replace("2500 ms", "2.5 s")
+    return column
+
+
+def table(paths):
+    cells, order = {}, []
+    for p in paths:
+        for line in open(p):
+            r = json.loads(line)
+            k = (r["row"], r["column"])
+            if k not in cells:
+                cells[k] = []
+                order.append(k)
+            cells[k].append(r)
+    print("| design | fault | verdicts | server releases | windows | window median / p99 / max (s) "
+          "| classes | how the holder learned | observer lag (median) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for k in order:
+        rs = cells[k]
+        verdicts = {}
+        for r in rs:
+            v = {"valid": "S", "invalid": "U"}.get(r["verdict"], r["verdict"])
+            verdicts[v] = verdicts.get(v, 0) + 1
+        ws = [w for r in rs for w in r["windows"]]
+        lengths = [w["s"] for w in ws]
+        classes, learned = {}, {}
+        for w in ws:
+            classes[w["class"]] = classes.get(w["class"], 0) + 1
+            how = w["learned_by"].split(":")[0]
+            learned[how] = learned.get(how, 0) + 1
+        lags = [r["lag_median_s"] for r in rs if r["lag_median_s"] is not None]
+        spread = "–"
+        if lengths:
+            spread = "%.2f / %.2f / %.2f" % (statistics.median(lengths), nearest_rank(lengths, 99), max(lengths))
+        lag = "%.0f ms" % (statistics.median(lags) * 1000) if lags else "–"
+        print("| `%s` | %s | %s | %d | %d | %s | %s | %s | %s |" % (
+            k[0], fault_words(k[1], rs[0]["args"]), ", ".join(f"{v} {n}/{len(rs)}" for v, n in sorted(verdicts.items())),
+            sum(r["server_releases"] for r in rs), len(ws), spread, grouped(classes) or "–", grouped(learned) or "–", lag))
+
+
+def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "runs":
+        runs(sys.argv[2])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "table":
+        table(sys.argv[2:])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
