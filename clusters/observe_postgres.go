@@ -28,11 +28,11 @@ const pgProbeA, pgProbeB = 0x6c6b, 1
 // server ended is pg_stat_database's sessions_killed, sessions_fatal (a
 // timeout) and sessions_abandoned (the client vanished), summed.
 type pgSampler struct {
-	conn *pgx.Conn
-	addr string
-	keys []string
-	ids  map[int64]string // advisory lock id -> key
-	tables bool           // lockcheck_for_update and lockcheck_rows exist
+	conn   *pgx.Conn
+	addr   string
+	keys   []string
+	ids    map[int64]string // advisory lock id -> key
+	tables bool             // lockcheck_for_update and lockcheck_rows exist
 }
 
 func (e *postgresEngine) sampler(ctx context.Context, addr string, keys []string) (sqlSampler, error) {

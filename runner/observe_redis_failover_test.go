@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"io"
 	"testing"
 	"time"
 
@@ -73,14 +72,7 @@ func TestObserverFailover(t *testing.T) {
 				}
 				return false
 			}
-			out, err := Run(context.Background(), tt, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := history.ReadFile(out.Dir + "/history.jsonl")
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, h := runRecorded(t, tt)
 			faults := h.Faults()
 			ws, _ := windowsOf(t, out.Result).Stats["windows"].([]checker.Window)
 			inside := 0

@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -58,14 +56,7 @@ func TestObserverRedisZK(t *testing.T) {
 		tt.Lease, tt.NemesisDuration = time.Second, 2500*time.Millisecond
 		tt.Time = patient
 		tt.Until = untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder", "The server's side: ")
-		out, err := Run(context.Background(), tt, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := history.ReadFile(out.Dir + "/history.jsonl")
-		if err != nil {
-			t.Fatal(err)
-		}
+		out, h := runRecorded(t, tt)
 		faults := h.Faults()
 		ws, _ := windowsOf(t, out.Result).Stats["windows"].([]checker.Window)
 		inside := 0

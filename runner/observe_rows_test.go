@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"context"
-	"io"
 	"strings"
 	"testing"
 
@@ -20,11 +18,7 @@ var rowDesigns = []string{"pg-unique-row", "mysql-unique-row"}
 func TestObserverLockRowsControlRun(t *testing.T) {
 	for _, lock := range rowDesigns {
 		t.Run(lock, func(t *testing.T) {
-			tt := quick(t, lock, "none", false)
-			grants20 := untilGrants(20)
-			tt.Time, tt.Lease = patient, safeLease
-			tt.Until = func(h history.History) bool { return grants20(h) && hasProbe(h) && sqlReleases(h) >= 5 }
-			out, h := runValid(t, tt)
+			out, h := sqlControlRun(t, lock)
 			type grant struct {
 				key, owner string
 				token      int64
@@ -67,14 +61,7 @@ func TestObserverLockRowsPause(t *testing.T) {
 			tt := quick(t, lock, "pause", false)
 			tt.Time = patient
 			tt.Until = untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder", "The server's side: ")
-			out, err := Run(context.Background(), tt, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := history.ReadFile(out.Dir + "/history.jsonl")
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, h := runRecorded(t, tt)
 			taken := 0
 			for _, w := range windowsOf(t, out.Result).Stats["windows"].([]checker.Window) {
 				if w.Class == "" || w.Length <= 0 || w.How != history.ReleaseDeleted {

@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"context"
-	"io"
 	"strings"
 	"testing"
 
@@ -18,11 +16,7 @@ import (
 func TestObserverSQLControlRun(t *testing.T) {
 	for _, lock := range []string{"pg-advisory", "pg-for-update", "mysql-get-lock", "mysql-for-update"} {
 		t.Run(lock, func(t *testing.T) {
-			tt := quick(t, lock, "none", false)
-			grants20 := untilGrants(20)
-			tt.Time, tt.Lease = patient, safeLease
-			tt.Until = func(h history.History) bool { return grants20(h) && hasProbe(h) && sqlReleases(h) >= 5 }
-			out, h := runValid(t, tt)
+			out, h := sqlControlRun(t, lock)
 			granted := map[string]map[int64]bool{} // key -> sessions granted it
 			for _, op := range h {
 				if op.F == history.FAcquire && op.Type == history.OK && op.Value != nil && op.Value.Backend != 0 {
@@ -54,6 +48,17 @@ func TestObserverSQLControlRun(t *testing.T) {
 	}
 }
 
+// sqlControlRun runs a database design with no fault, with the safe
+// lease, until 20 grants, the observer's probe and 5 observed releases.
+func sqlControlRun(t *testing.T, lock string) (Outcome, history.History) {
+	t.Helper()
+	tt := quick(t, lock, "none", false)
+	grants20 := untilGrants(20)
+	tt.Time, tt.Lease = patient, safeLease
+	tt.Until = func(h history.History) bool { return grants20(h) && hasProbe(h) && sqlReleases(h) >= 5 }
+	return runValid(t, tt)
+}
+
 // sqlReleases counts the observed releases of lock keys in h.
 func sqlReleases(h history.History) int {
 	n := 0
@@ -76,14 +81,7 @@ func TestObserverSessionKill(t *testing.T) {
 			tt := quick(t, lock, "session-kill", false)
 			tt.Time = patient
 			tt.Until = untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder", "The server's side: ")
-			out, err := Run(context.Background(), tt, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := history.ReadFile(out.Dir + "/history.jsonl")
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, h := runRecorded(t, tt)
 			ws := windowsOf(t, out.Result).Stats["windows"].([]checker.Window)
 			inside := 0
 			for _, w := range ws {

@@ -71,14 +71,7 @@ func TestObserverControlRun(t *testing.T) {
 func TestObserverPause(t *testing.T) {
 	tt := quick(t, "redis-set-px", "pause", false)
 	tt.Time, tt.Until = patient, untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder")
-	out, err := Run(context.Background(), tt, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := history.ReadFile(out.Dir + "/history.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, h := runRecorded(t, tt)
 	faults := h.Faults()
 	ws := windowsOf(t, out.Result).Stats["windows"].([]checker.Window)
 	if len(ws) == 0 {
@@ -106,6 +99,20 @@ func TestObserverPause(t *testing.T) {
 		t.Errorf("no double holder's story names the server's release: %+v", out.Result.Anomalies)
 	}
 	assertNoChildren(t)
+}
+
+// runRecorded runs tt and reads back the history it stored.
+func runRecorded(t *testing.T, tt Test) (Outcome, history.History) {
+	t.Helper()
+	out, err := Run(context.Background(), tt, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.ReadFile(out.Dir + "/history.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, h
 }
 
 // assertNoWindows fails t when res has a lost-lock window (a control run's
