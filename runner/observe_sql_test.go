@@ -14,7 +14,7 @@ import (
 // let go by it (deleted: no session was ended by the server, and a worker
 // that stops closes its own); and no lost-lock window appears.
 func TestObserverSQLControlRun(t *testing.T) {
-	for _, lock := range []string{"pg-advisory", "pg-for-update", "mysql-get-lock", "mysql-for-update"} {
+	for _, lock := range []string{"pg-advisory", "pg-for-update", "pg-advisory-xact", "mysql-get-lock", "mysql-for-update"} {
 		t.Run(lock, func(t *testing.T) {
 			out, h := sqlControlRun(t, lock)
 			granted := map[string]map[int64]bool{} // key -> sessions granted it
@@ -76,7 +76,7 @@ func sqlReleases(h history.History) int {
 // session-kill op that ended it ran, and the window is classed; the story
 // says the server ended the session.
 func TestObserverSessionKill(t *testing.T) {
-	for _, lock := range []string{"pg-advisory", "mysql-get-lock", "mysql-for-update"} {
+	for _, lock := range []string{"pg-advisory", "mysql-get-lock", "mysql-for-update", "pg-for-update", "pg-advisory-xact"} {
 		t.Run(lock, func(t *testing.T) {
 			tt := quick(t, lock, "session-kill", false)
 			tt.Time = patient

@@ -24,7 +24,10 @@ func init() {
 
 // txLockSQL is how a design takes a lock inside a transaction: prepare
 // (optional, outside the transaction) makes sure the lock exists, lock
-// waits for it within the dialect's lock timeout.
+// waits for it within the dialect's lock timeout and returns two columns,
+// the second the server's id of the session that ran it (the grant's
+// Backend: behind a transaction-mode pooler, the server session the
+// transaction runs on, not the one the client connected to).
 type txLockSQL struct {
 	prepare string
 	lock    string
@@ -143,7 +146,8 @@ func (l *sqlTxLock) Acquire(ctx context.Context, key string) (Grant, error) {
 		}
 	}
 	var v any
-	if err := l.s.conn.QueryRowContext(cctx, d.rebind(l.sql.lock), l.sql.arg(key)).Scan(&v); err != nil {
+	var backend int64
+	if err := l.s.conn.QueryRowContext(cctx, d.rebind(l.sql.lock), l.sql.arg(key)).Scan(&v, &backend); err != nil {
 		return fail(err)
 	}
 	tok, err := l.s.token(ctx, l.s.conn)
@@ -153,7 +157,7 @@ func (l *sqlTxLock) Acquire(ctx context.Context, key string) (Grant, error) {
 		return g, undefinite(err)
 	}
 	l.held[key] = h
-	return Grant{Owner: owner, Token: tok, Detail: fmt.Sprintf("session %d", l.s.id)}, nil
+	return Grant{Owner: owner, Token: tok, Detail: fmt.Sprintf("session %d", l.s.id), Backend: backend}, nil
 }
 
 // rollback ends h's open transaction, dropping the session when that
