@@ -733,7 +733,7 @@ func (w lostWindow) releaseWords() string {
 		return fmt.Sprintf("%s did not have key %s", replica, key)
 	}
 	verb := map[string]string{history.ReleaseExpired: "expired", history.ReleaseDeleted: "deleted",
-		history.ReleaseLease: "deleted"}[w.how]
+		history.ReleaseLease: "deleted", history.ReleaseOverwritten: "let another client write over"}[w.how]
 	if verb == "" {
 		verb = "released"
 	}

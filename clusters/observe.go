@@ -38,6 +38,13 @@ type ObserveConfig struct {
 	// Probe is how often the observer measures its lag with a probe that
 	// the server must release (a key with a short TTL); 0 means never.
 	Probe time.Duration
+	// TookOver, when set, asks an observer to watch writes of the keys
+	// too: the design passes its lock from holder to holder by writing
+	// over the key (workloads.Design.WrittenOver), and a write whose value
+	// took the lock from the holder the old value named
+	// (TookOver(old, new)) is that holder's release
+	// (history.ReleaseOverwritten).
+	TookOver func(old, next string) bool
 	// read, when set (by tests), is called with a lock key each time the
 	// observer has read what holds it, so that a test can wait for that
 	// instead of sleeping.

@@ -15,8 +15,14 @@ import (
 var _ ReleaseObserver = (*Redis)(nil)
 
 // The keyspace events a Redis observer asks for: keyevent channels (E) of
-// generic commands (g: del, expire) and of expiries (x).
-const redisNotify = "Egx"
+// generic commands (g: del, expire) and of expiries (x); redisNotifyWrites
+// adds string writes ($: set, which SETNX and GETSET fire too), for a
+// design whose locks change hands by being written over
+// (ObserveConfig.TookOver).
+const (
+	redisNotify       = "Egx"
+	redisNotifyWrites = "Eg$x"
+)
 
 // ObserveReleases implements ReleaseObserver for plain Redis lock nodes (one,
 // or RedLock's five): keyspace notifications on each node, set with CONFIG
@@ -96,6 +102,11 @@ type redisObserver struct {
 type pendingRead struct {
 	key string
 	hd  redisHeld
+	// over is, for a read after a write of a key that named a holder,
+	// what the observer had read of it before, and wrote when it heard
+	// of the write.
+	over  *redisHeld
+	wrote time.Duration
 }
 
 // redisHeld is a lock key as the observer last read it.
@@ -116,12 +127,16 @@ func newRedisObserver(ctx context.Context, n Node, cfg ObserveConfig, keys map[s
 	o := &redisObserver{node: n.Name, deleted: &history.Extra{Nodes: []string{n.Name}, Release: &history.Release{How: history.ReleaseDeleted}}, cfg: cfg, keys: keys, c: c, held: make(map[string]redisHeld),
 		probe: "lockcheck:observer-probe:" + n.Name, mark: "lockcheck:observer-mark:" + n.Name,
 		reads: make(map[int64]pendingRead), latest: make(map[string]int64)}
-	if err := c.ConfigSet(ctx, "notify-keyspace-events", redisNotify).Err(); err != nil {
+	notify, channels := redisNotify, []string{"__keyevent@0__:expire", "__keyevent@0__:expired", "__keyevent@0__:del", o.mark}
+	if cfg.TookOver != nil {
+		notify, channels = redisNotifyWrites, append(channels, "__keyevent@0__:set")
+	}
+	if err := c.ConfigSet(ctx, "notify-keyspace-events", notify).Err(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("observe %s: config set notify-keyspace-events: %w", n.Name, err)
 	}
-	o.sub = c.Subscribe(ctx, "__keyevent@0__:expire", "__keyevent@0__:expired", "__keyevent@0__:del", o.mark)
-	for range 4 { // one confirmation per channel
+	o.sub = c.Subscribe(ctx, channels...)
+	for range channels { // one confirmation per channel
 		if _, err := o.sub.ReceiveTimeout(ctx, 5*time.Second); err != nil {
 			o.close()
 			return nil, fmt.Errorf("observe %s: subscribe to keyspace events: %w", n.Name, err)
@@ -250,7 +265,8 @@ func (o *redisObserver) touchDue(ctx context.Context) {
 	}
 }
 
-// event handles one keyevent: ev is expire, expired or del, key the key.
+// event handles one keyevent: ev is expire, expired, del or set (with
+// TookOver), key the key.
 func (o *redisObserver) event(ctx context.Context, ev, key string) {
 	if key == o.probe {
 		if ev == "expired" && o.probeAt > 0 {
@@ -271,6 +287,18 @@ func (o *redisObserver) event(ctx context.Context, ev, key string) {
 		delete(o.held, key)
 		if hd, seq, err := o.read(ctx, key); err == nil {
 			o.reads[seq] = pendingRead{key: key, hd: hd}
+			o.latest[key] = seq
+		}
+	case "set": // written over (SETNX, GETSET): read who it names now
+		wrote := o.cfg.Now()
+		prev, had := o.held[key]
+		delete(o.held, key)
+		if hd, seq, err := o.read(ctx, key); err == nil {
+			pr := pendingRead{key: key, hd: hd}
+			if had && prev.owner != "" {
+				pr.over, pr.wrote = &prev, wrote
+			}
+			o.reads[seq] = pr
 			o.latest[key] = seq
 		}
 	case "expired", "del":
@@ -300,6 +328,12 @@ func (o *redisObserver) marked(payload string) {
 	}
 	delete(o.reads, seq)
 	if o.latest[p.key] == seq {
+		if p.over != nil && o.cfg.TookOver != nil && o.cfg.TookOver(p.over.owner, p.hd.owner) {
+			// The write took the lock from the holder the key named:
+			// its release, when the observer heard of the write.
+			o.cfg.Report(p.key, &history.Value{Owner: p.over.owner, Extra: &history.Extra{Nodes: []string{o.node},
+				Release: &history.Release{How: history.ReleaseOverwritten, At: p.wrote}}})
+		}
 		o.held[p.key] = p.hd
 		o.cfg.didRead(p.key)
 	}

@@ -2,6 +2,7 @@ package clusters
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,15 +43,8 @@ func TestOnHistoryClock(t *testing.T) {
 // an expiry placed where the TTL put it, nothing for other keys, and
 // probes with their lag.
 func TestRedisObserver(t *testing.T) {
-	if _, err := LookRedis(); err != nil {
-		t.Fatalf("%v (make test installs it)", err)
-	}
 	ctx := context.Background()
-	r := NewRedis(RedisConfig{LockNodes: 1, Workers: 1, LogDir: t.TempDir()})
-	if err := r.Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer r.Teardown(ctx)
+	r := oneRedis(t)
 	got, _, now := watchReleases(t, r, "k0", "k1")
 	probes := 0
 	next := func(want string) observation { return nextRelease(t, got, want, &probes) }
@@ -110,6 +104,51 @@ func TestRedisObserver(t *testing.T) {
 	}
 }
 
+// TestRedisObserverWrites checks the observer of a design whose locks
+// change hands by being written over: a write whose value took the lock
+// (TookOver) is the release of the owner the key named, placed when the
+// write was heard; a write that took nothing (a GETSET that lost the
+// race) is none; and a plain delete names the owner the last write put.
+func TestRedisObserverWrites(t *testing.T) {
+	ctx := context.Background()
+	r := oneRedis(t)
+	// A value takes over the one it names after ">".
+	took := func(old, next string) bool { _, over, ok := strings.Cut(next, ">"); return ok && over == old }
+	got, reads, now := watchWith(t, r, ObserveConfig{Keys: []string{"k0"}, TookOver: took})
+	probes := 0
+	c := redis.NewClient(&redis.Options{Addr: r.lock[0].Addr(), Protocol: 2, DisableIdentity: true})
+	defer c.Close()
+	write := func(v string) time.Duration {
+		t.Helper()
+		at := now()
+		if _, err := c.SetNX(ctx, "k0", v, 0).Result(); err != nil {
+			t.Fatal(err)
+		}
+		if v != "a" {
+			if err := c.GetSet(ctx, "k0", v).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitRead(t, reads, "k0")
+		return at
+	}
+	write("a")
+	at := write("b>a") // takes a's lock
+	o := nextRelease(t, got, "k0", &probes)
+	rel := o.v.Ext().Release
+	if rel.How != history.ReleaseOverwritten || o.v.Owner != "a" || rel.At < at || rel.At > o.at {
+		t.Fatalf("takeover observed as %+v %+v (written at %v, reported at %v)", *o.v, *rel, at, o.at)
+	}
+	write("c>a") // a write that lost the race: b keeps the lock
+	if err := c.Del(ctx, "k0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	o = nextRelease(t, got, "k0", &probes)
+	if rel := o.v.Ext().Release; rel.How != history.ReleaseDeleted || o.v.Owner != "c>a" {
+		t.Fatalf("after a write that took nothing, observed %+v %+v, want the delete of c>a", *o.v, *rel)
+	}
+}
+
 func TestTouchAt(t *testing.T) {
 	ms := time.Millisecond
 	for _, tt := range []struct {
@@ -148,16 +187,38 @@ type observation struct {
 	at  time.Duration
 }
 
+// oneRedis starts a one-node Redis topology until the test ends.
+func oneRedis(t *testing.T) *Redis {
+	t.Helper()
+	if _, err := LookRedis(); err != nil {
+		t.Fatalf("%v (make test installs it)", err)
+	}
+	r := NewRedis(RedisConfig{LockNodes: 1, Workers: 1, LogDir: t.TempDir()})
+	if err := r.Setup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Teardown(context.Background()) })
+	return r
+}
+
 // watchReleases starts o's observer on keys with a 50 ms probe until the
 // test ends: every report goes to got, every key the observer read to
 // reads, and now is the clock the observer was given.
 func watchReleases(t *testing.T, o ReleaseObserver, keys ...string) (got chan observation, reads chan string, now func() time.Duration) {
 	t.Helper()
+	return watchWith(t, o, ObserveConfig{Keys: keys})
+}
+
+// watchWith is watchReleases with cfg's other fields (TookOver).
+func watchWith(t *testing.T, o ReleaseObserver, cfg ObserveConfig) (got chan observation, reads chan string, now func() time.Duration) {
+	t.Helper()
 	start := time.Now()
 	now = func() time.Duration { return time.Since(start) }
 	got, reads = make(chan observation, 1000), make(chan string, 1000)
-	stop, err := o.ObserveReleases(context.Background(), ObserveConfig{Keys: keys, Now: now, Probe: 50 * time.Millisecond,
-		Report: func(key string, v *history.Value) { got <- observation{key, v, now()} }, read: func(key string) { reads <- key }})
+	cfg.Now, cfg.Probe = now, 50*time.Millisecond
+	cfg.Report = func(key string, v *history.Value) { got <- observation{key, v, now()} }
+	cfg.read = func(key string) { reads <- key }
+	stop, err := o.ObserveReleases(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

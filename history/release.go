@@ -28,6 +28,11 @@ const (
 	// from the server (ended, timed out, or the server restarted), and its
 	// locks went with it.
 	ReleaseSessionEnded = "session-ended"
+	// ReleaseOverwritten: a client wrote over the key, which named another
+	// holder (a lock whose keys have no time to live and change hands by
+	// GETSET, as redis-setnx-getset's do, once a client judged its time
+	// passed).
+	ReleaseOverwritten = "overwritten"
 	// ReleaseFailoverLost: a failover promoted a replica that did not have
 	// the lock key another node still held: the grant was lost with the
 	// old master.

@@ -167,6 +167,8 @@ func serverRelease(h holdIv, w *checker.Window, lease time.Duration, next *holdI
 			r.words, r.label = "a failover lost its lock", "lost in failover"
 		case history.ReleaseDeleted:
 			r.words, r.label = "its lock key was deleted on the server", "key deleted"
+		case history.ReleaseOverwritten:
+			r.words, r.label = "another client wrote over its lock key on the server", "key written over"
 		default:
 			r.words, r.label = "the server released its lock", "server released it"
 		}

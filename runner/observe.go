@@ -37,7 +37,8 @@ func (r *run) observe(ctx context.Context) (stop func()) {
 			r.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: history.FServerRelease, Key: key, Value: v})
 		}
 	}
-	end, err := o.ObserveReleases(ctx, clusters.ObserveConfig{Keys: keyNames(r.test.Keys), Now: r.rec.Now, Report: report, Probe: observeProbe})
+	end, err := o.ObserveReleases(ctx, clusters.ObserveConfig{Keys: keyNames(r.test.Keys), Now: r.rec.Now, Report: report, Probe: observeProbe,
+		TookOver: r.design.WrittenOver})
 	if err != nil {
 		fmt.Fprintf(r.log, "release observer: %v; no server releases recorded\n", err)
 		return func() {}

@@ -29,7 +29,7 @@ func windowsOf(t *testing.T, res checker.Result) checker.Result {
 // after it, so the run has no lost-lock window; the observer saw the
 // grants' releases, and its probes.
 func TestObserverControlRun(t *testing.T) {
-	for _, lock := range []string{"redis-set-px", "redlock", "etcd-mutex", "zk-ephemeral"} {
+	for _, lock := range []string{"redis-set-px", "redis-setnx-getset", "redlock", "etcd-mutex", "zk-ephemeral"} {
 		t.Run(lock, func(t *testing.T) {
 			tt := quick(t, lock, "none", false)
 			grants20 := untilGrants(20)
@@ -65,40 +65,50 @@ func TestObserverControlRun(t *testing.T) {
 	}
 }
 
-// TestObserverPause runs redis-set-px under pause until a double holder:
-// the server's release of the paused holder's key is observed inside the
-// pause, its window is classed, and the double holder's story names it.
+// TestObserverPause runs a Redis design under pause until a double holder
+// whose story names the server's release of the paused holder's key: a key
+// that expired (redis-set-px), or one another client wrote over once it
+// judged the stored time passed (redis-setnx-getset, whose keys have no
+// time to live). The release is observed inside the pause, and its window
+// is classed.
 func TestObserverPause(t *testing.T) {
-	tt := quick(t, "redis-set-px", "pause", false)
-	tt.Time, tt.Until = patient, untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder")
-	out, h := runRecorded(t, tt)
-	faults := h.Faults()
-	ws := windowsOf(t, out.Result).Stats["windows"].([]checker.Window)
-	if len(ws) == 0 {
-		t.Fatal("no lost-lock window in a run with a double holder")
+	for _, c := range []struct{ lock, how, story string }{
+		{"redis-set-px", history.ReleaseExpired, "The server's side: lock0 expired key"},
+		{"redis-setnx-getset", history.ReleaseOverwritten, "The server's side: lock0 let another client write over key"},
+	} {
+		t.Run(c.lock, func(t *testing.T) {
+			tt := quick(t, c.lock, "pause", false)
+			tt.Time, tt.Until = patient, untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder", c.story)
+			out, h := runRecorded(t, tt)
+			faults := h.Faults()
+			ws := windowsOf(t, out.Result).Stats["windows"].([]checker.Window)
+			if len(ws) == 0 {
+				t.Fatal("no lost-lock window in a run with a double holder")
+			}
+			inside := 0
+			for _, w := range ws {
+				if w.Class == "" || w.Length <= 0 {
+					t.Errorf("window %+v", w)
+				}
+				if w.How == c.how && releasedInFault(w, faults, false) {
+					inside++
+				}
+			}
+			if inside == 0 {
+				t.Errorf("no window's release (%s) inside a fault: %+v, faults %+v", c.how, ws, faults)
+			}
+			told := false
+			for _, a := range out.Result.Anomalies {
+				if a.Kind == "double-holder" && strings.Contains(a.Explanation, c.story) {
+					told = true
+				}
+			}
+			if !told {
+				t.Errorf("no double holder's story names the server's release: %+v", out.Result.Anomalies)
+			}
+			assertNoChildren(t)
+		})
 	}
-	inside := 0
-	for _, w := range ws {
-		if w.Class == "" || w.Length <= 0 {
-			t.Errorf("window %+v", w)
-		}
-		if releasedInFault(w, faults, false) {
-			inside++
-		}
-	}
-	if inside == 0 {
-		t.Errorf("no window's release inside a fault: %+v, faults %+v", ws, faults)
-	}
-	told := false
-	for _, a := range out.Result.Anomalies {
-		if a.Kind == "double-holder" && strings.Contains(a.Explanation, "The server's side: lock0 expired key") {
-			told = true
-		}
-	}
-	if !told {
-		t.Errorf("no double holder's story names the server's release: %+v", out.Result.Anomalies)
-	}
-	assertNoChildren(t)
 }
 
 // runRecorded runs tt and reads back the history it stored.

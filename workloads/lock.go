@@ -104,6 +104,14 @@ type Design struct {
 	// Renews reports whether the client renews its lease while it holds
 	// the lock (a watchdog), so a held lock does not expire on its own.
 	Renews bool
+	// WrittenOver, when set, marks a design whose lock keys have no time
+	// to live on the server and pass from holder to holder by being
+	// written over (SETNX, then GETSET once a client judges the stored
+	// time passed): the release observer watches writes of the keys too.
+	// It reports whether writing the value next over the value old took
+	// the lock from old's holder; a write that lost the race for it (it
+	// only moved the time) did not.
+	WrittenOver func(old, next string) bool
 	// New builds a client for one worker; events reports what the client
 	// notices on its own (session events) into the history. It is nil for
 	// a design with its own Worker.

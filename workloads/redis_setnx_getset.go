@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register(Design{Name: "redis-setnx-getset", Service: "redis", LockNodes: 1, Tokens: true, New: newSetNXGetSet,
+	register(Design{Name: "redis-setnx-getset", Service: "redis", LockNodes: 1, Tokens: true, WrittenOver: tookOver, New: newSetNXGetSet,
 		Summary: "the old SETNX docs pattern: SETNX key <expiry timestamp by the client's clock>; when the stored time has passed, GETSET and check the old value; release by plain DEL (+ INCR token)"})
 }
 
@@ -72,6 +72,17 @@ func parseLockValue(s string) (lockValue, error) {
 		v.over, _ = strconv.ParseInt(rest[i+1:], 10, 64)
 	}
 	return v, nil
+}
+
+// tookOver reports whether the lock value next, written over old, took the
+// lock from old's holder: next names old's expiry as the one it judged
+// passed. A GETSET that lost the race to the same passed expiry also
+// writes over the winner's value, naming the loser's own expiry, but takes
+// nothing: the winner holds the lock until that time passes.
+func tookOver(old, next string) bool {
+	o, err1 := parseLockValue(old)
+	n, err2 := parseLockValue(next)
+	return err1 == nil && err2 == nil && n.over != 0 && n.over == o.expiry
 }
 
 // value returns a new lock value expiring a lease from now by the client's
