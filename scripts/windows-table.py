@@ -4,10 +4,13 @@
   windows-table.py runs STORE/matrix/TIME/matrix.json > runs.jsonl
       one line per run of the matrix: its cell, seed and verdict, and what
       its windows checker found (server releases, each window's length,
-      class and how the holder learned, the observer's lag);
+      the count of each class and of each way the holder learned, the
+      observer's median lag);
   windows-table.py table runs.jsonl [more.jsonl ...] > table.md
       the markdown table of docs/verdicts.md from one or more such files
-      (for example seeds 1..5 and 6..10 run apart), one row per cell.
+      (for example seeds 1..5 and 6..10 run apart), one row per cell; a
+      run of a cell and seed in a later file replaces one in an earlier
+      file (a cell run again).
 
 A window runs from the server's release of a holder's lock to when the
 holder learned of it. Only the standard library; run with python3.
@@ -26,7 +29,8 @@ def runs(matrix_path):
     for c in m["cells"]:
         for r in c["runs"]:
             out = {"row": c["row"], "column": c["column"], "args": c["args"], "seed": r["seed"],
-                   "verdict": r["verdict"], "server_releases": 0, "windows": [], "lag_median_s": None}
+                   "verdict": r["verdict"], "server_releases": 0, "lengths": [], "classes": {}, "learned": {},
+                   "lag_median_s": None}
             res = os.path.join(store, r.get("dir", ""), "results.json")
             if r.get("dir") and os.path.exists(res):
                 for sub in json.load(open(res)).get("results", []):
@@ -35,9 +39,15 @@ def runs(matrix_path):
                     st = sub.get("stats", {})
                     out["server_releases"] = st.get("server_releases", 0)
                     out["lag_median_s"] = (st.get("observer_lag") or {}).get("median_s")
-                    out["windows"] = [{"s": w.get("window_s", 0), "class": w.get("class", ""),
-                                       "learned_by": w.get("learned_by", "")} for w in st.get("windows") or []]
+                    for w in st.get("windows") or []:
+                        out["lengths"].append(round(w.get("window_s", 0), 3))
+                        add(out["classes"], w.get("class", ""))
+                        add(out["learned"], w.get("learned_by", "").split(":")[0])
             print(json.dumps(out, sort_keys=True))
+
+
+def add(counts, k, n=1):
+    counts[k] = counts.get(k, 0) + n
 
 
 def nearest_rank(xs, q):
@@ -63,9 +73,10 @@ def table(paths):
             r = json.loads(line)
             k = (r["row"], r["column"])
             if k not in cells:
-                cells[k] = []
+                cells[k] = {}
                 order.append(k)
-            cells[k].append(r)
+            cells[k][r["seed"]] = r
+    cells = {k: [rs[seed] for seed in sorted(rs)] for k, rs in cells.items()}
     print("| design | fault | verdicts | server releases | windows | window median / p99 / max (s) "
           "| classes | how the holder learned | observer lag (median) |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -75,13 +86,13 @@ def table(paths):
         for r in rs:
             v = {"valid": "S", "invalid": "U"}.get(r["verdict"], r["verdict"])
             verdicts[v] = verdicts.get(v, 0) + 1
-        ws = [w for r in rs for w in r["windows"]]
-        lengths = [w["s"] for w in ws]
+        lengths = [x for r in rs for x in r["lengths"]]
         classes, learned = {}, {}
-        for w in ws:
-            classes[w["class"]] = classes.get(w["class"], 0) + 1
-            how = w["learned_by"].split(":")[0]
-            learned[how] = learned.get(how, 0) + 1
+        for r in rs:
+            for name, n in r["classes"].items():
+                add(classes, name, n)
+            for name, n in r["learned"].items():
+                add(learned, name, n)
         lags = [r["lag_median_s"] for r in rs if r["lag_median_s"] is not None]
         spread = "–"
         if lengths:
@@ -89,7 +100,7 @@ def table(paths):
         lag = "%.0f ms" % (statistics.median(lags) * 1000) if lags else "–"
         print("| `%s` | %s | %s | %d | %d | %s | %s | %s | %s |" % (
             k[0], fault_words(k[1], rs[0]["args"]), ", ".join(f"{v} {n}/{len(rs)}" for v, n in sorted(verdicts.items())),
-            sum(r["server_releases"] for r in rs), len(ws), spread, grouped(classes) or "–", grouped(learned) or "–", lag))
+            sum(r["server_releases"] for r in rs), len(lengths), spread, grouped(classes) or "–", grouped(learned) or "–", lag))
 
 
 def main():
