@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -370,5 +371,43 @@ func TestValueExtra(t *testing.T) {
 		if err := json.Unmarshal([]byte(c.json), &back); err != nil || (back.Extra != nil) != c.extra || !reflect.DeepEqual(back, c.v) {
 			t.Errorf("Unmarshal(%s) = %+v (extra %+v), %v", c.json, back, back.Extra, err)
 		}
+	}
+}
+
+// BenchmarkRecorderLive records a run's shape of ops (an acquire, a
+// critical section and a release of ten processes, one key, each op's
+// value its own) and reports what the recorder holds live per op while
+// the workload runs ("live-B/op": its records and their values), and
+// after View made the History the checkers read ("view-B/op"), against
+// issue 26's budget for a long run (docs/performance.md).
+func BenchmarkRecorderLive(b *testing.B) {
+	const n = 1 << 18
+	live := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	for range b.N {
+		base := live()
+		r := NewRecorder(nil)
+		for i := range n / 6 {
+			p, tok := i%10, int64(i)
+			owner := fmt.Sprintf("p%d-%016x", p, i)
+			r.Record(Op{Process: p, Type: Invoke, F: FAcquire, Key: "k0"})
+			r.Record(Op{Process: p, Type: OK, F: FAcquire, Key: "k0", Value: &Value{Token: tok, Owner: owner}})
+			r.Record(Op{Process: p, Type: Invoke, F: FCS, Key: "k0", Value: &Value{Token: tok, Owner: owner}})
+			read, wrote := tok, tok+1
+			r.Record(Op{Process: p, Type: OK, F: FCS, Key: "k0", Value: &Value{Read: &read, Wrote: &wrote}})
+			r.Record(Op{Process: p, Type: Invoke, F: FRelease, Key: "k0", Value: &Value{Token: tok, Owner: owner}})
+			r.Record(Op{Process: p, Type: OK, F: FRelease, Key: "k0", Value: &Value{Released: Bool(true)}})
+		}
+		recorded := live()
+		h := r.View()
+		viewed := live()
+		b.ReportMetric(float64(recorded-base)/float64(len(h)), "live-B/op")
+		b.ReportMetric(float64(viewed-base)/float64(len(h)), "view-B/op")
+		runtime.KeepAlive(r)
+		runtime.KeepAlive(h)
 	}
 }
