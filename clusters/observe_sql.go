@@ -143,10 +143,10 @@ type sqlWatcher struct {
 	s         sqlSampler
 	reconnect func(ctx context.Context) (sqlSampler, error)
 	// last is the latest sample that succeeded, which started at
-	// lastStart; start is when the latest sample started (on the
-	// history's clock).
-	last             sqlSnapshot
-	lastStart, start time.Duration
+	// lastStart; start is when the latest sample started and done when
+	// it returned (on the history's clock).
+	last                   sqlSnapshot
+	lastStart, start, done time.Duration
 	// ending are the locks whose session was found gone, not reported
 	// yet.
 	ending []sqlEnd
@@ -180,6 +180,7 @@ func (w *sqlWatcher) sampleOnce(ctx context.Context) (sqlSnapshot, error) {
 		w.start = w.cfg.Now()
 		sn, err = w.s.sample(sctx)
 	}
+	w.done = w.cfg.Now()
 	return sn, err
 }
 
@@ -262,11 +263,12 @@ func (w *sqlWatcher) compare(sn sqlSnapshot) {
 // compareRows reports the lock rows that sn shows gone since the last
 // sample: deleted by their holder, or by a client that found them expired
 // and took the key over (then another row holds it already). A row went
-// between the last sample and this one; it is placed at this one's start,
-// the latest it can have gone: a release names its row's owner and token,
-// so it is never taken for the next grant's, and placed earlier a
-// holder's own release, deleting its row just after the sample before,
-// would seem to have come before the holder asked for it.
+// before this sample returned, after the sample before read it; it is
+// placed when this one returned, the latest it can have gone. A release
+// names its row's owner and token, so it is never taken for the next
+// grant's; placed any earlier, even at this sample's start (its read of
+// the rows may come after other queries), a holder's own release could
+// seem to come before the holder asked for it.
 func (w *sqlWatcher) compareRows(sn sqlSnapshot) {
 	for key, was := range w.last.rows {
 		now, held := sn.rows[key]
@@ -278,7 +280,7 @@ func (w *sqlWatcher) compareRows(sn sqlSnapshot) {
 			detail = fmt.Sprintf("row id %d deleted; row id %d holds the key now", was.id, now.id)
 		}
 		w.cfg.Report(key, &history.Value{Owner: was.owner, Token: was.id, Extra: &history.Extra{Nodes: []string{w.node}, Detail: detail,
-			Release: &history.Release{How: history.ReleaseDeleted, At: max(w.start, 1)}}})
+			Release: &history.Release{How: history.ReleaseDeleted, At: max(w.done, 1)}}})
 	}
 	for key, now := range sn.rows {
 		if was, ok := w.last.rows[key]; !ok || was.id != now.id {

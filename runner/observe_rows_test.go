@@ -3,6 +3,7 @@ package runner
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
@@ -45,16 +46,55 @@ func TestObserverLockRowsControlRun(t *testing.T) {
 				t.Errorf("%d row releases observed", rows)
 			}
 			assertNoWindows(t, out.Result)
+			assertOwnRowsNotEarly(t, h)
 			assertNoChildren(t)
 		})
+	}
+}
+
+// assertOwnRowsNotEarly checks that every row the observer saw go whose
+// holder's release deleted it (released true) is placed no earlier than
+// that release was asked for: a holder's own deletion placed before it
+// would be a lost-lock window that never was.
+func assertOwnRowsNotEarly(t *testing.T, h history.History) {
+	t.Helper()
+	asked := map[string]time.Duration{} // owner -> its release's invocation
+	for i, op := range h {
+		if op.F != history.FRelease || op.Type != history.Invoke || op.Value == nil {
+			continue
+		}
+		for _, done := range h[i+1:] {
+			if done.Process == op.Process && done.F == history.FRelease && done.Type != history.Invoke {
+				if done.Type == history.OK && done.Value != nil && done.Value.Released != nil && *done.Value.Released {
+					asked[op.Value.Owner] = op.Time
+				}
+				break
+			}
+		}
+	}
+	own := 0
+	for _, op := range h {
+		if op.F != history.FServerRelease || op.Key == "" {
+			continue
+		}
+		if at, ok := asked[op.Value.Owner]; ok {
+			own++
+			if rel, _ := op.ReleaseAt(); rel < at {
+				t.Errorf("row of %s placed at %v, before its holder asked to delete it at %v: %+v", op.Value.Owner, rel, at, *op.Value.Ext().Release)
+			}
+		}
+	}
+	if own == 0 {
+		t.Error("no row its holder deleted was observed")
 	}
 }
 
 // TestObserverLockRowsPause runs the unique-row designs under pause until
 // a double holder whose story has the server's side: a paused holder's row
 // expired and another client took the key over. The window's release is
-// that row's deletion, with the row that took its place, and the window is
-// classed.
+// that row's deletion (by that client: the sample saw the key empty, or
+// another row in it already), and the window is classed; no row its
+// holder deleted is placed before the holder asked.
 func TestObserverLockRowsPause(t *testing.T) {
 	for _, lock := range rowDesigns {
 		t.Run(lock, func(t *testing.T) {
@@ -67,13 +107,16 @@ func TestObserverLockRowsPause(t *testing.T) {
 				if w.Class == "" || w.Length <= 0 || w.How != history.ReleaseDeleted {
 					t.Errorf("window %+v", w)
 				}
-				if rel := h[w.Ops[1]]; strings.Contains(rel.Value.Ext().Detail, "holds the key now") && rel.Value.Owner == w.Owner {
+				// Another client deleted the expired row: the sample saw
+				// the key empty, or another row in it already.
+				if rel := h[w.Ops[1]]; strings.HasPrefix(rel.Value.Ext().Detail, "row id ") && rel.Value.Owner == w.Owner && rel.Value.Token == w.Token {
 					taken++
 				}
 			}
 			if taken == 0 {
 				t.Errorf("no window released by a takeover of the holder's row: %+v", windowsOf(t, out.Result).Stats["windows"])
 			}
+			assertOwnRowsNotEarly(t, h)
 			assertNoChildren(t)
 		})
 	}
