@@ -42,8 +42,19 @@ def runs(matrix_path):
                     for w in st.get("windows") or []:
                         out["lengths"].append(round(w.get("window_s", 0), 3))
                         add(out["classes"], w.get("class", ""))
-                        add(out["learned"], w.get("learned_by", "").split(":")[0])
+                        add(out["learned"], how_learned(w.get("learned_by", "")))
             print(json.dumps(out, sort_keys=True))
+
+
+def how_learned(by):
+    """The way a holder learned, without its particulars: what its client
+    said ("its lock client reported"), when it released ("never told")."""
+    cut = len(by)
+    for sep in (' "', " (", ":"):
+        i = by.find(sep)
+        if i >= 0:
+            cut = min(cut, i)
+    return by[:cut]
 
 
 def add(counts, k, n=1):
