@@ -152,3 +152,41 @@ func TestDockerSweep(t *testing.T) {
 		t.Errorf("after the sweep: stale %v (want gone), live %v, foreign %v (want kept)", have[stale], have[live], have[foreign])
 	}
 }
+
+// TestDockerSweepsAtOnce runs four sweeps at once over the same stale
+// containers, as two lockcheck processes (or two test packages) starting
+// together do: every sweep succeeds, and the containers are gone. A sweep
+// that took another's removal under way for an error failed its run.
+func TestDockerSweepsAtOnce(t *testing.T) {
+	e := engineOrSkip(t)
+	ctx := context.Background()
+	gone := "pid=1 start=1 boot=00000000-0000-0000-0000-000000000000"
+	for range 8 {
+		c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: redisImage.Ref(),
+			Labels: map[string]string{LabelRun: "test-sweeps-at-once", LabelOwner: gone, "org.lockcheck.test": t.Name()}}, nil, nil, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.removeContainer(context.Background(), c.ID) })
+	}
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			_, err := e.sweep(ctx)
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Errorf("a sweep beside others: %v", err)
+		}
+	}
+	left, err := e.cli.ContainerList(ctx, container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", "org.lockcheck.test="+t.Name()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("%d stale containers left after the sweeps", len(left))
+	}
+}

@@ -120,8 +120,12 @@ func (e *engine) sweep(ctx context.Context) ([]string, error) {
 		if !clusters.OwnerGone(n.Labels[LabelOwner]) {
 			continue
 		}
-		if err := e.cli.NetworkRemove(ctx, n.ID); err != nil && !errdefs.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("remove stale network %s: %w", n.Name, err))
+		if err := e.cli.NetworkRemove(ctx, n.ID); err != nil {
+			// Gone, or still in use by a container another sweep is
+			// removing: left to that sweep, or to the next.
+			if !errdefs.IsNotFound(err) && !errdefs.IsConflict(err) {
+				errs = append(errs, fmt.Errorf("remove stale network %s: %w", n.Name, err))
+			}
 			continue
 		}
 		removed = append(removed, n.Name)
@@ -137,13 +141,21 @@ func firstName(names []string) string {
 }
 
 // removeContainer removes a container, running or paused, with its
-// anonymous volumes.
+// anonymous volumes. A container already gone, or whose removal another
+// client has under way (two lockcheck processes sweeping the same
+// leftovers at once), is no error.
 func (e *engine) removeContainer(ctx context.Context, id string) error {
 	err := e.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !errdefs.IsNotFound(err) {
+	if err != nil && !errdefs.IsNotFound(err) && !removalUnderWay(err) {
 		return fmt.Errorf("remove container %.12s: %w", id, err)
 	}
 	return nil
+}
+
+// removalUnderWay reports whether err is the engine's answer to a forced
+// removal of a container that another request is removing already.
+func removalUnderWay(err error) bool {
+	return errdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress")
 }
 
 // removeRun removes every container and network labelled with runID and
