@@ -57,13 +57,21 @@ const mariaTableEvery = 250 * time.Millisecond
 // exist (ER_NO_SUCH_TABLE).
 const mariaNoSuchTable = 1146
 
-// keyArgs returns the run's keys as query arguments.
-func (s *mariaSampler) keyArgs() []any {
+// keysIn returns the condition that a table's name column is one of the
+// run's keys, and the keys as its arguments.
+func (s *mariaSampler) keysIn() (string, []any) {
 	args := make([]any, len(s.keys))
 	for i, k := range s.keys {
 		args[i] = k
 	}
-	return args
+	return "name IN (?" + strings.Repeat(", ?", len(s.keys)-1) + ")", args
+}
+
+// noSuchTable reports whether err is MariaDB's answer about a table that
+// does not exist (yet: a design's worker makes its schema).
+func noSuchTable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == mariaNoSuchTable
 }
 
 func (e *mariadbEngine) sampler(ctx context.Context, addr string, keys []string) (sqlSampler, error) {
@@ -132,10 +140,9 @@ func (s *mariaSampler) lockRowsOf(ctx context.Context) (map[string]lockRow, erro
 		return nil, nil
 	}
 	s.rowsAt = time.Now()
-	rs, err := s.db.QueryContext(ctx, "SELECT name, id, owner FROM lockcheck_rows WHERE name IN (?"+
-		strings.Repeat(", ?", len(s.keys)-1)+")", s.keyArgs()...)
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == mariaNoSuchTable {
+	in, args := s.keysIn()
+	rs, err := s.db.QueryContext(ctx, "SELECT name, id, owner FROM lockcheck_rows WHERE "+in, args...)
+	if noSuchTable(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -172,10 +179,9 @@ func (s *mariaSampler) rowLocks(ctx context.Context, held map[string]sqlSession,
 		}
 		s.lookedAt = time.Now()
 		var n int
-		err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM lockcheck_for_update WHERE name IN (?"+
-			strings.Repeat(", ?", len(s.keys)-1)+")", s.keyArgs()...).Scan(&n)
-		var me *mysql.MySQLError
-		if errors.As(err, &me) && me.Number == mariaNoSuchTable {
+		in, args := s.keysIn()
+		err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM lockcheck_for_update WHERE "+in, args...).Scan(&n)
+		if noSuchTable(err) {
 			return nil
 		}
 		if err != nil {
