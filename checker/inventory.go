@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -410,7 +411,9 @@ func stockRuns(groups [][]*csOp) [][][]*csOp {
 // lateSale is a sale left in doubt whose write, the reads prove, landed
 // late and set the stock back.
 type lateSale struct {
-	op *csOp
+	// lateWrite is the sale, how many others could have done it and the
+	// crash that retired its process.
+	lateWrite
 	// first and again are the first two acknowledged sales from the stock
 	// it set back: first's write was overwritten, again's read proves the
 	// late write landed.
@@ -418,10 +421,6 @@ type lateSale struct {
 	// prev is the acknowledged sale that sold from the same stock as op
 	// did (the first that took the stock to what op wrote), or nil.
 	prev *csOp
-	// others counts further sales left in doubt that could have done it.
-	others int
-	// retired is the crash that retired its process, or nil.
-	retired *history.Op
 }
 
 // findLateSale looks, when the first two acknowledged sales that read one
@@ -452,27 +451,16 @@ func findLateSale(g []*csOp, s *stock, retired map[int]*history.Op) *lateSale {
 			prev = op
 		}
 	}
-	var late *lateSale
-	for _, op := range s.doubt {
-		switch {
-		case op.call > b.ret || op.call > readBy || op.ret < a.call:
-			continue
-		case op.kind == rMaybe && op.wrote != r:
-			continue
+	late := latestLate(slices.Values(s.doubt), func(op *csOp) bool {
+		if op.call > b.ret || op.call > readBy || op.ret < a.call {
+			return false
 		}
-		if late == nil {
-			late = &lateSale{op: op, first: a, again: b, prev: prev}
-			continue
-		}
-		late.others++
-		if op.call > late.op.call {
-			late.op = op
-		}
+		return op.kind != rMaybe || op.wrote == r
+	}, retired)
+	if late.op == nil {
+		return nil
 	}
-	if late != nil {
-		late.retired = retired[late.op.proc]
-	}
-	return late
+	return &lateSale{lateWrite: late, first: a, again: b, prev: prev}
 }
 
 // story tells how the late sale set the stock back and which read proves

@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"fmt"
+	"iter"
 	"sort"
 	"strings"
 	"time"
@@ -514,27 +515,45 @@ func findLateWrite(ops []*csOp, all []linInput, retired map[int]*history.Op) *la
 			readBy = min(readBy, op.ret)
 		}
 	}
-	var late *lateWrite
-	for _, in := range all {
-		op := in.(*csOp)
+	ins := func(yield func(*csOp) bool) {
+		for _, in := range all {
+			if !yield(in.(*csOp)) {
+				return
+			}
+		}
+	}
+	late := latestLate(ins, func(op *csOp) bool {
 		switch {
 		case op.kind != rMaybe && op.kind != rCredit:
-			continue
+			return false
 		case op.call > b.ret || op.call > readBy:
-			continue
-		case op.kind == rMaybe && op.wrote != r:
+			return false
+		}
+		return op.kind != rMaybe || op.wrote == r
+	}, retired)
+	if late.op == nil {
+		return nil
+	}
+	return &late
+}
+
+// latestLate is, of the candidates that fits accepts, the latest invoked,
+// with how many others could have done it and the crash that retired its
+// process; its op is nil when none fits.
+func latestLate(candidates iter.Seq[*csOp], fits func(*csOp) bool, retired map[int]*history.Op) lateWrite {
+	var late lateWrite
+	for op := range candidates {
+		if !fits(op) {
 			continue
 		}
-		if late == nil {
-			late = &lateWrite{op: op}
-			continue
+		if late.op != nil {
+			late.others++
 		}
-		late.others++
-		if op.call > late.op.call {
+		if late.op == nil || op.call > late.op.call {
 			late.op = op
 		}
 	}
-	if late != nil {
+	if late.op != nil {
 		late.retired = retired[late.op.proc]
 	}
 	return late

@@ -89,34 +89,7 @@ func TestWatchAgreesWithDefault(t *testing.T) {
 // by four processes, where the service sometimes grants a held lock.
 func randomHolds(seed uint64) history.History {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	b := &builder{}
-	holding := map[int]string{}
-	t := 0.0
-	for range 60 {
-		t += 0.01
-		p := rng.IntN(4)
-		key := []string{"a", "b"}[rng.IntN(2)]
-		if k, ok := holding[p]; ok {
-			switch rng.IntN(5) {
-			case 0:
-				b.pair(p, history.FCrash, k, t, t+0.001, history.Info, nil, nil)
-			default:
-				b.pair(p, history.FRelease, k, t, t+0.005, history.OK, nil, &history.Value{Released: history.Bool(true)})
-			}
-			delete(holding, p)
-			continue
-		}
-		held := false
-		for _, k := range holding {
-			held = held || k == key
-		}
-		if held && rng.Float64() > 0.1 {
-			b.pair(p, history.FAcquire, key, t, t+0.005, history.Fail, nil, nil)
-			continue
-		}
-		b.pair(p, history.FAcquire, key, t, t+0.005, history.OK, nil, &history.Value{Owner: fmt.Sprint(p)})
-		holding[p] = key
-	}
+	b, t := randomLocks(rng, func() float64 { return 0.01 }, 5, func(held bool) bool { return held && rng.Float64() > 0.1 })
 	// The history goes on after the last grant, as a run's does after a
 	// stop, so a grant's overlap has a length.
 	b.pair(9, history.FAcquire, "z", t+1, t+1.005, history.Fail, nil, nil)
@@ -175,15 +148,26 @@ func BenchmarkWatch(b *testing.B) {
 // bound).
 func randomGaps(seed uint64) history.History {
 	rng := rand.New(rand.NewPCG(seed, 11))
+	b, _ := randomLocks(rng, func() float64 { return 0.01 + rng.Float64()*rng.Float64()*0.2 }, 6,
+		func(held bool) bool { return held || rng.IntN(3) == 0 })
+	return b.build()
+}
+
+// randomLocks builds 60 steps on two keys by four processes, each step
+// after the last by step(): a holder crashes one time in crashOneIn and
+// releases otherwise; another process asks for a key, and is refused
+// when refused(whether another holds the key) says so. It returns the
+// builder and the last step's time.
+func randomLocks(rng *rand.Rand, step func() float64, crashOneIn int, refused func(held bool) bool) (*builder, float64) {
 	b := &builder{}
 	holding := map[int]string{}
 	t := 0.0
 	for range 60 {
-		t += 0.01 + rng.Float64()*rng.Float64()*0.2
+		t += step()
 		p := rng.IntN(4)
 		key := []string{"a", "b"}[rng.IntN(2)]
 		if k, ok := holding[p]; ok {
-			if rng.IntN(6) == 0 {
+			if rng.IntN(crashOneIn) == 0 {
 				b.pair(p, history.FCrash, k, t, t+0.001, history.Info, nil, nil)
 			} else {
 				b.pair(p, history.FRelease, k, t, t+0.005, history.OK, nil, &history.Value{Released: history.Bool(true)})
@@ -195,14 +179,14 @@ func randomGaps(seed uint64) history.History {
 		for _, k := range holding {
 			held = held || k == key
 		}
-		if held || rng.IntN(3) == 0 {
+		if refused(held) {
 			b.pair(p, history.FAcquire, key, t, t+0.005, history.Fail, nil, nil)
 			continue
 		}
 		b.pair(p, history.FAcquire, key, t, t+0.005, history.OK, nil, &history.Value{Owner: fmt.Sprint(p)})
 		holding[p] = key
 	}
-	return b.build()
+	return b, t
 }
 
 // TestWatchStuckMatchesLiveness: with a stuck bound, a stuck lock the watch

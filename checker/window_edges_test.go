@@ -185,14 +185,8 @@ func TestWindowSentenceEdges(t *testing.T) {
 				"when its release found the lock gone, 1.00 s later, and accessed the resource 3 times in between, before it could know."},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := windowStories(newAnalysis(tt.h.build()))
-			if len(s) != 1 {
-				t.Fatalf("stories %v", s)
-			}
-			for _, got := range s {
-				if got != tt.want {
-					t.Fatalf("sentence\n got %s\nwant %s", got, tt.want)
-				}
+			if got := oneWindowStory(t, tt.h); got != tt.want {
+				t.Fatalf("sentence\n got %s\nwant %s", got, tt.want)
 			}
 		})
 	}

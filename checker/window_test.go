@@ -341,20 +341,28 @@ func TestWindowSentence(t *testing.T) {
 			"The server's side: lock0 expired key k at 2.01 s; process 0 had been told at 1.50 s, when its lock client reported \"disconnected\", before the server let go, and made no access in between."},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := windowStories(newAnalysis(tt.h.build()))
-			if len(s) != 1 {
-				t.Fatalf("stories %v", s)
-			}
-			for _, got := range s {
-				if got != tt.want {
-					t.Fatalf("sentence\n got %s\nwant %s", got, tt.want)
-				}
+			if got := oneWindowStory(t, tt.h); got != tt.want {
+				t.Fatalf("sentence\n got %s\nwant %s", got, tt.want)
 			}
 		})
 	}
 	if s := windowStories(newAnalysis(new(builder).acquire(0, 1, 1.01, 1, "a").build())); s != nil {
 		t.Fatalf("stories without observations: %v", s)
 	}
+}
+
+// oneWindowStory is the one window story of h's history; it fails the test
+// when there is not exactly one.
+func oneWindowStory(t *testing.T, h *builder) string {
+	t.Helper()
+	s := windowStories(newAnalysis(h.build()))
+	if len(s) != 1 {
+		t.Fatalf("stories %v", s)
+	}
+	for _, got := range s {
+		return got
+	}
+	return ""
 }
 
 // TestWindowsResult checks the checker's Stats, and that it never decides.
@@ -586,14 +594,8 @@ func TestWindowSentenceHow(t *testing.T) {
 			"The server's side: the promoted replica did not have key k at 2.05 s; process 0 was never told"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := windowStories(newAnalysis(tt.h.build()))
-			if len(s) != 1 {
-				t.Fatalf("stories %v", s)
-			}
-			for _, got := range s {
-				if !strings.HasPrefix(got, tt.want) {
-					t.Fatalf("sentence\n got %s\nwant %s...", got, tt.want)
-				}
+			if got := oneWindowStory(t, tt.h); !strings.HasPrefix(got, tt.want) {
+				t.Fatalf("sentence\n got %s\nwant %s...", got, tt.want)
 			}
 		})
 	}

@@ -54,6 +54,16 @@ type ObserveConfig struct {
 	leaseProof time.Duration
 }
 
+// probes is a channel that ticks every cfg.Probe (nil, never ready, when
+// there are no probes) and the function that stops it.
+func (cfg *ObserveConfig) probes() (<-chan time.Time, func()) {
+	if cfg.Probe <= 0 {
+		return nil, func() {}
+	}
+	t := time.NewTicker(cfg.Probe)
+	return t.C, t.Stop
+}
+
 // didRead calls cfg.read, if set.
 func (cfg *ObserveConfig) didRead(key string) {
 	if cfg.read != nil {

@@ -155,12 +155,8 @@ func (o *etcdObserver) deleted(lock, key string, rev int64) bool {
 // a probe every cfg.Probe, and reports each pending release once its lease
 // showed it lives or once it is due.
 func (o *etcdObserver) run(ctx context.Context, wch clientv3.WatchChan) {
-	var tick <-chan time.Time
-	if o.cfg.Probe > 0 {
-		t := time.NewTicker(o.cfg.Probe)
-		defer t.Stop()
-		tick = t.C
-	}
+	tick, stopTick := o.cfg.probes()
+	defer stopTick()
 	due := time.NewTimer(time.Hour)
 	defer due.Stop()
 	for {

@@ -156,12 +156,8 @@ func (o *redisObserver) close() {
 // run handles events until ctx ends, and sets a probe every cfg.Probe.
 func (o *redisObserver) run(ctx context.Context) {
 	ch := o.sub.Channel(redis.WithChannelSize(1000))
-	var tick <-chan time.Time
-	if o.cfg.Probe > 0 {
-		t := time.NewTicker(o.cfg.Probe)
-		defer t.Stop()
-		tick = t.C
-	}
+	tick, stopTick := o.cfg.probes()
+	defer stopTick()
 	due := time.NewTimer(time.Hour)
 	defer due.Stop()
 	for {

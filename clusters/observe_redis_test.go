@@ -226,6 +226,20 @@ func watchWith(t *testing.T, o ReleaseObserver, cfg ObserveConfig) (got chan obs
 	return got, reads, now
 }
 
+// awaitProbe waits for the next observation in got, which must be a probe
+// (no release comes after the test's last).
+func awaitProbe(t *testing.T, got chan observation) {
+	t.Helper()
+	select {
+	case o := <-got:
+		if o.v.Ext().Release == nil || !o.v.Ext().Release.Probe {
+			t.Fatalf("observed %q %+v after the last release", o.key, *o.v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no probe in 10 s")
+	}
+}
+
 // nextRelease returns the next observation in got that is not a probe,
 // which must be of key want; it counts the probes on the way (each with
 // a lag) in probes, and fails the test after 15 s.

@@ -188,12 +188,8 @@ func (w *sqlWatcher) sampleOnce(ctx context.Context) (sqlSnapshot, error) {
 func (w *sqlWatcher) run(ctx context.Context) {
 	t := time.NewTicker(sqlSampleEvery)
 	defer t.Stop()
-	var probeT <-chan time.Time
-	if w.cfg.Probe > 0 {
-		pt := time.NewTicker(w.cfg.Probe)
-		defer pt.Stop()
-		probeT = pt.C
-	}
+	probeT, stopProbes := w.cfg.probes()
+	defer stopProbes()
 	for {
 		select {
 		case <-ctx.Done():

@@ -20,13 +20,8 @@ import (
 func TestSQLObserver(t *testing.T) {
 	for _, s := range sqlServers {
 		t.Run(s.name, func(t *testing.T) {
-			s.need(t)
 			ctx := context.Background()
-			c := s.new(SQLDBConfig{Workers: 1, LogDir: t.TempDir()})
-			if err := c.Setup(ctx); err != nil {
-				t.Fatal(err)
-			}
-			defer c.Teardown(ctx)
+			c := startSQL(t, s.need, s.new, 1)
 			lock, unlock := "SELECT pg_advisory_lock($1)", "SELECT pg_advisory_unlock($1)"
 			arg := func(key string) any { return sqlLockID(key) }
 			id := "SELECT pg_backend_pid()"
@@ -37,15 +32,7 @@ func TestSQLObserver(t *testing.T) {
 			}
 			got, reads, now := watchReleases(t, c, "k0", "k1")
 			probes := 0
-			db, err := sql.Open(s.driver, s.dsn(c.Addr(), SessionName(3)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			conn, err := db.Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			db, conn := sqlConn(t, s.driver, s.dsn(c.Addr(), SessionName(3)))
 			var backend int64
 			if err := conn.QueryRowContext(ctx, id).Scan(&backend); err != nil {
 				t.Fatal(err)
@@ -82,7 +69,7 @@ func TestSQLObserver(t *testing.T) {
 			}
 			conn.Close()
 			// A session its client closes lets go of its lock.
-			conn, err = db.Conn(ctx)
+			conn, err := db.Conn(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,6 +29,36 @@ func needMariaDB(t testing.TB) {
 	}
 }
 
+// startSQL starts a database topology for workers after need says its
+// server is here, and tears it down when the test ends.
+func startSQL(t *testing.T, need func(testing.TB), newDB func(SQLDBConfig) *SQLDB, workers int) *SQLDB {
+	t.Helper()
+	need(t)
+	c := newDB(SQLDBConfig{Workers: workers, LogDir: t.TempDir()})
+	if err := c.Setup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Teardown(context.Background()) })
+	return c
+}
+
+// sqlConn is a client of dsn and one session of it, closed when the test
+// ends.
+func sqlConn(t *testing.T, driver, dsn string) (*sql.DB, *sql.Conn) {
+	t.Helper()
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return db, conn
+}
+
 // sqlServers are the database topologies under test, with how a client
 // connects to them.
 var sqlServers = []struct {
@@ -47,22 +77,9 @@ var sqlServers = []struct {
 func TestSQLDBSetupTeardown(t *testing.T) {
 	for _, s := range sqlServers {
 		t.Run(s.name, func(t *testing.T) {
-			s.need(t)
 			ctx := context.Background()
-			c := s.new(SQLDBConfig{Workers: 2, LogDir: t.TempDir()})
-			if err := c.Setup(ctx); err != nil {
-				t.Fatal(err)
-			}
-			defer c.Teardown(ctx)
-			db, err := sql.Open(s.driver, s.dsn(c.LockAddrs(1)[0], SessionName(7)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			conn, err := db.Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := startSQL(t, s.need, s.new, 2)
+			db, conn := sqlConn(t, s.driver, s.dsn(c.LockAddrs(1)[0], SessionName(7)))
 			if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(new(int)); err != nil {
 				t.Fatal(err)
 			}

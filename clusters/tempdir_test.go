@@ -19,16 +19,7 @@ func TestSweepTempDirs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	child := exec.Command("sleep", "60")
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	dead, err := processOwner(child.Process.Pid)
-	_ = child.Process.Kill()
-	_ = child.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dead := deadOwner(t)
 	// A child that has exited and not been waited for: a zombie, as the
 	// orphans of a killed run stay under an init that does not reap.
 	zchild := exec.Command("true")
@@ -70,7 +61,9 @@ func TestSweepTempDirs(t *testing.T) {
 		{"lockcheck-bench-garbled", "pid=abc", false},
 		{"other-dead", dead.String(), false},
 	}
+	want := make(map[string]bool, len(tests))
 	for _, tt := range tests {
+		want[tt.name] = tt.remove
 		dir := filepath.Join(root, tt.name)
 		if err := os.MkdirAll(filepath.Join(dir, "lock0"), 0o755); err != nil {
 			t.Fatal(err)
@@ -80,10 +73,6 @@ func TestSweepTempDirs(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-	}
-	want := make(map[string]bool, len(tests))
-	for _, tt := range tests {
-		want[tt.name] = tt.remove
 	}
 	assertSwept(t, root, want)
 }
@@ -147,15 +136,7 @@ func TestSweepTempDirsOfAnotherUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	child := exec.Command("true")
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	dead, err := processOwner(child.Process.Pid)
-	_ = child.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dead := deadOwner(t)
 	root := t.TempDir()
 	tests := []struct {
 		name        string
@@ -168,7 +149,9 @@ func TestSweepTempDirsOfAnotherUser(t *testing.T) {
 		{"lockcheck-mariadb-garbled", "pid=1 start=x", 0, false},
 		{"lockcheck-mariadb-theirs", dead.String(), other, false},
 	}
+	want := make(map[string]bool, len(tests))
 	for _, tt := range tests {
+		want[tt.name] = tt.remove
 		dir := filepath.Join(root, tt.name)
 		data := filepath.Join(dir, "data", "base")
 		if err := os.MkdirAll(data, 0o700); err != nil {
@@ -190,10 +173,6 @@ func TestSweepTempDirsOfAnotherUser(t *testing.T) {
 			}
 		}
 	}
-	want := make(map[string]bool, len(tests))
-	for _, tt := range tests {
-		want[tt.name] = tt.remove
-	}
 	assertSwept(t, root, want)
 }
 
@@ -201,15 +180,7 @@ func TestSweepTempDirsOfAnotherUser(t *testing.T) {
 // (a server of the dead run still writing, a file it may not delete) keeps
 // the owner record, so a later sweep still knows the directory is stale.
 func TestSweepKeepsTheRecordUntilLast(t *testing.T) {
-	child := exec.Command("true")
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	dead, err := processOwner(child.Process.Pid)
-	_ = child.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dead := deadOwner(t)
 	root := t.TempDir()
 	dir := filepath.Join(root, "lockcheck-postgres-stuck")
 	for _, sub := range []string{"a", "b", "z"} {
@@ -244,6 +215,23 @@ func TestSweepKeepsTheRecordUntilLast(t *testing.T) {
 
 // assertSwept sweeps root and checks which of its directories went: want
 // says, by name, whether each should.
+// deadOwner is the owner record of a process that has exited and been
+// waited for.
+func deadOwner(t *testing.T) owner {
+	t.Helper()
+	child := exec.Command("sleep", "60")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dead, err := processOwner(child.Process.Pid)
+	_ = child.Process.Kill()
+	_ = child.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dead
+}
+
 func assertSwept(t *testing.T, root string, want map[string]bool) {
 	t.Helper()
 	removed, err := SweepTempDirs(root)

@@ -29,18 +29,7 @@ func TestReadResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			dir := t.TempDir()
-			b, err := os.ReadFile(filepath.Join("testdata", "results", tt.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			res, err := ReadResults(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := readResultsOf(t, tt.file)
 			r := Run{Exit: tt.exit}
 			r.Fill(res)
 			r.Verdict = Classify(r.Exit, r.NotExercised)
@@ -91,6 +80,25 @@ func TestPanicIn(t *testing.T) {
 	}
 }
 
+// readResultsOf is what ReadResults reads of a run directory whose
+// results.json is testdata/results/file.
+func readResultsOf(t *testing.T, file string) Results {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", "results", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadResults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // storyOf returns the first anomaly's explanation in testdata/results/file.
 func storyOf(t *testing.T, file string) string {
 	t.Helper()
@@ -108,18 +116,7 @@ func storyOf(t *testing.T, file string) string {
 // TestWindowP99 tallies the windows of stored runs: the cell's p99 is over
 // every run's windows (nearest rank), and a cell with none has no p99.
 func TestWindowP99(t *testing.T) {
-	dir := t.TempDir()
-	b, err := os.ReadFile(filepath.Join("testdata", "results", "windows.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := ReadResults(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := readResultsOf(t, "windows.json")
 	stored := Run{Seed: 1, Verdict: Invalid, Exit: 1}
 	stored.Fill(res)
 	long := Run{Seed: 2, Verdict: Invalid, Exit: 1, WindowsS: []float64{0.5, 3.25}}

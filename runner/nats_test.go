@@ -16,9 +16,7 @@ import (
 func TestRunNATS(t *testing.T) {
 	servicetest.Need(t, "nats-kv")
 	t.Run("nats-kv", func(t *testing.T) {
-		tt := quick(t, "nats-kv", "none", false)
-		tt.Time, tt.Until, tt.Lease = patient, untilGrants(20), safeLease
-		runValid(t, tt)
+		runValid(t, control(quick(t, "nats-kv", "none", false), nil))
 		assertNoChildren(t)
 	})
 	t.Run("nats-kv-r3", func(t *testing.T) {

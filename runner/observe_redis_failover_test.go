@@ -17,11 +17,7 @@ func TestObserverRedisFailoverControlRun(t *testing.T) {
 	for _, lock := range []string{"redis-sentinel", "redis-cluster"} {
 		t.Run(lock, func(t *testing.T) {
 			needService(t, lock)
-			tt := quick(t, lock, "none", false)
-			grants20 := untilGrants(20)
-			tt.Time, tt.Lease = patient, safeLease
-			tt.Until = func(h history.History) bool { return grants20(h) && hasProbe(h) }
-			out, h := runValid(t, tt)
+			out, h := runValid(t, control(quick(t, lock, "none", false), hasProbe))
 			owners := map[string]bool{}
 			granted := 0
 			for _, op := range h {

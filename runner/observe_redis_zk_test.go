@@ -19,11 +19,8 @@ import (
 func TestObserverRedisZK(t *testing.T) {
 	needService(t, "redis-zk")
 	t.Run("none", func(t *testing.T) {
-		tt := quick(t, "redis-zk", "none", false)
+		tt := control(quick(t, "redis-zk", "none", false), hasProbe)
 		tt.Nodes = 1
-		grants20 := untilGrants(20)
-		tt.Time, tt.Lease = patient, safeLease
-		tt.Until = func(h history.History) bool { return grants20(h) && hasProbe(h) }
 		out, h := runValid(t, tt)
 		owners := map[string]bool{}
 		halves := map[string]int{}

@@ -31,11 +31,7 @@ func windowsOf(t *testing.T, res checker.Result) checker.Result {
 func TestObserverControlRun(t *testing.T) {
 	for _, lock := range []string{"redis-set-px", "redis-setnx-getset", "redlock", "etcd-mutex", "zk-ephemeral"} {
 		t.Run(lock, func(t *testing.T) {
-			tt := quick(t, lock, "none", false)
-			grants20 := untilGrants(20)
-			tt.Time, tt.Lease = patient, safeLease
-			tt.Until = func(h history.History) bool { return grants20(h) && hasProbe(h) }
-			out, h := runValid(t, tt)
+			out, h := runValid(t, control(quick(t, lock, "none", false), hasProbe))
 			owners := map[string]bool{}
 			releases, probes, granted := 0, 0, 0
 			for _, op := range h {

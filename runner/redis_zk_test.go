@@ -21,17 +21,9 @@ import (
 func TestRunRedisZK(t *testing.T) {
 	needService(t, "redis-zk")
 	t.Run("none", func(t *testing.T) {
-		tt := quick(t, "redis-zk", "none", false)
+		tt := control(quick(t, "redis-zk", "none", false), nil)
 		tt.Nodes = 1
-		tt.Time, tt.Until = patient, untilGrants(20)
-		tt.Lease = safeLease // no lease may run out in a run without faults
-		out, err := Run(context.Background(), tt, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out.Result.Valid != checker.Valid {
-			t.Fatalf("verdict %v, anomalies %+v", out.Result.Valid, out.Result.Anomalies)
-		}
+		out, _ := runValid(t, tt)
 		if n := grants(t, out.Dir); n < 20 {
 			t.Errorf("only %d grants", n)
 		}
