@@ -203,11 +203,7 @@ func TestInventory(t *testing.T) {
 			for _, a := range r.Anomalies {
 				text += a.Explanation + "\n"
 			}
-			for _, s := range tt.story {
-				if !strings.Contains(text, s) {
-					t.Errorf("story lacks %q:\n%s", s, text)
-				}
-			}
+			assertTells(t, text, tt.story)
 			if !strings.Contains(r.Error, tt.errorText) {
 				t.Errorf("error %q, want it to contain %q", r.Error, tt.errorText)
 			}

@@ -84,11 +84,7 @@ func TestInventoryLateSaleVariants(t *testing.T) {
 				t.Errorf("stats %v, want landed %d oversold %d lost %d", r.Stats, tt.landed, tt.oversold, tt.lost)
 			}
 			text := r.Anomalies[0].Explanation
-			for _, s := range tt.story {
-				if !strings.Contains(text, s) {
-					t.Errorf("story lacks %q:\n%s", s, text)
-				}
-			}
+			assertTells(t, text, tt.story)
 			for _, s := range tt.not {
 				if strings.Contains(text, s) {
 					t.Errorf("story has %q:\n%s", s, text)
@@ -193,11 +189,7 @@ func TestFencingLateVariants(t *testing.T) {
 			if r.Valid != Invalid {
 				t.Errorf("valid %v", r.Valid)
 			}
-			for _, s := range tt.story {
-				if !strings.Contains(late[0].Explanation, s) {
-					t.Errorf("story lacks %q:\n%s", s, late[0].Explanation)
-				}
-			}
+			assertTells(t, late[0].Explanation, tt.story)
 		})
 	}
 }

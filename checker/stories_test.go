@@ -40,18 +40,14 @@ func TestInventoryLateSaleStory(t *testing.T) {
 		t.Errorf("stats %v, want oversold 2, lost 2, sales 6, 1 in-doubt sale landed", r.Stats)
 	}
 	an := r.Anomalies[0]
-	for _, s := range []string{
+	assertTells(t, an.Explanation, []string{
 		"7 items were sold from a stock of 5 on lock k (6 acknowledged, and 1 left in doubt that a later read proves landed): 2 oversold",
 		"the final stock is 0, not -2",
 		"process 5's critical section, invoked at 0.22 s and left in doubt (info at 0.72 s, op ",
 		"whose process was retired at 0.73 s",
 		"process 0's read of 3 (1.42 s–1.43 s) proves it landed",
 		"after process 2's sale (1.12 s–1.13 s) had taken the stock from 3 to 2",
-	} {
-		if !strings.Contains(an.Explanation, s) {
-			t.Errorf("story lacks %q:\n%s", s, an.Explanation)
-		}
-	}
+	})
 	for _, s := range []string{"both read 3", "sold from the same read"} {
 		if strings.Contains(an.Explanation, s) {
 			t.Errorf("story blames two holders (%q):\n%s", s, an.Explanation)
@@ -103,17 +99,13 @@ func TestFencingLateInDoubtWrite(t *testing.T) {
 		t.Fatalf("valid %v kinds %v stats %v, want invalid [stale-write]\n%s", r.Valid, kinds(r.Anomalies, false), r.Stats, dump(r.Anomalies))
 	}
 	an := r.Anomalies[0]
-	for _, s := range []string{
+	assertTells(t, an.Explanation, []string{
 		"Process 5's write with token 2, left in doubt (invoked at 0.22 s, info at 0.72 s, op ",
 		"whose process was retired at 0.73 s",
 		"landed after the resource had accepted process 2's write with token 4 (1.12 s–1.13 s)",
 		"process 0's critical section (1.42 s–1.43 s) read 2 after process 2 had written 3, and only process 5's write could have written 2 then",
 		"the resource for lock k accepted a stale token",
-	} {
-		if !strings.Contains(an.Explanation, s) {
-			t.Errorf("story lacks %q:\n%s", s, an.Explanation)
-		}
-	}
+	})
 	if len(an.Processes) < 3 || an.Processes[0] != 5 || an.Processes[1] != 2 || an.Processes[2] != 0 {
 		t.Errorf("processes %v, want [5 2 0]", an.Processes)
 	}
@@ -126,6 +118,16 @@ func TestFencingLateInDoubtWrite(t *testing.T) {
 		}
 		if r := Default(Options{Fenced: true}).Check(ctx, h); r.Valid != Valid {
 			t.Errorf("%s: default %v %v\n%s", name, r.Valid, kinds(r.Anomalies, false), dump(r.Anomalies))
+		}
+	}
+}
+
+// assertTells fails the test for each phrase that text lacks.
+func assertTells(t *testing.T, text string, phrases []string) {
+	t.Helper()
+	for _, s := range phrases {
+		if !strings.Contains(text, s) {
+			t.Errorf("story lacks %q:\n%s", s, text)
 		}
 	}
 }

@@ -84,11 +84,7 @@ func TestFencingZxidStories(t *testing.T) {
 			for _, a := range r.Anomalies {
 				text += a.Explanation + "\n"
 			}
-			for _, s := range tt.want {
-				if !strings.Contains(text, s) {
-					t.Errorf("story lacks %q:\n%s", s, text)
-				}
-			}
+			assertTells(t, text, tt.want)
 			if strings.Contains(text, "token 4294") {
 				t.Errorf("a raw zxid:\n%s", text)
 			}

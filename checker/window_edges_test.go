@@ -135,16 +135,8 @@ func TestWindowEdges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := tt.h.build()
-			if err := history.Validate(h); err != nil {
-				t.Fatalf("test history: %v", err)
-			}
-			ws, _, observed := lostWindows(newAnalysis(h))
-			if observed != tt.observed {
-				t.Errorf("observed %d releases, want %d", observed, tt.observed)
-			}
 			var got []Window
-			for _, w := range ws {
+			for _, w := range windowsOf(t, tt.h, tt.observed) {
 				got = append(got, w.export())
 			}
 			if !reflect.DeepEqual(got, tt.want) {
@@ -152,6 +144,21 @@ func TestWindowEdges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// windowsOf is the lost-lock windows of h's history, which must be valid
+// and have observed releases in it.
+func windowsOf(t *testing.T, h *builder, observed int) []lostWindow {
+	t.Helper()
+	ops := h.build()
+	if err := history.Validate(ops); err != nil {
+		t.Fatalf("test history: %v", err)
+	}
+	ws, _, n := lostWindows(newAnalysis(ops))
+	if n != observed {
+		t.Errorf("observed %d releases, want %d", n, observed)
+	}
+	return ws
 }
 
 // windowsJSON renders ws for a failure message.

@@ -208,14 +208,7 @@ func TestWindows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := tt.h.build()
-			if err := history.Validate(h); err != nil {
-				t.Fatalf("test history: %v", err)
-			}
-			ws, _, observed := lostWindows(newAnalysis(h))
-			if observed != tt.observed {
-				t.Errorf("observed %d releases, want %d", observed, tt.observed)
-			}
+			ws := windowsOf(t, tt.h, tt.observed)
 			if len(ws) != len(tt.want) {
 				t.Fatalf("%d windows, want %d: %+v", len(ws), len(tt.want), ws)
 			}

@@ -221,16 +221,7 @@ func TestReportThinning(t *testing.T) {
 	if !strings.Contains(page, "Thinned to keep the page small") {
 		t.Error("no thinning note")
 	}
-	fails := 0
-	for _, op := range h {
-		if (op.Type == history.Fail || op.Type == history.Info) && !op.IsNemesis() && op.F != history.FCrash && op.F != history.FEvent {
-			fails++
-		}
-	}
-	// Each fail/info op is its own element with a tooltip.
-	if n := len(regexp.MustCompile(`<path class="[fi]( q)?" d=`).FindAllString(page, -1)); n != fails || fails == 0 {
-		t.Errorf("%d fail/info marks with tooltips, want %d", n, fails)
-	}
+	assertFailMarks(t, h, page)
 	t.Logf("%d ops: %d bytes", len(h), len(page))
 }
 
@@ -364,5 +355,20 @@ func TestReportIsTerminal(t *testing.T) {
 		if IsTerminal(tt.f) {
 			t.Errorf("IsTerminal(%s) = true", tt.name)
 		}
+	}
+}
+
+// assertFailMarks checks that page draws each failed or uncertain client op
+// of h as its own mark with a tooltip, and that there are some.
+func assertFailMarks(t *testing.T, h history.History, page string) {
+	t.Helper()
+	fails := 0
+	for _, op := range h {
+		if (op.Type == history.Fail || op.Type == history.Info) && !op.IsNemesis() && op.F != history.FCrash && op.F != history.FEvent {
+			fails++
+		}
+	}
+	if n := len(regexp.MustCompile(`<path class="[fi]( q)?" d=`).FindAllString(page, -1)); n != fails || fails == 0 {
+		t.Errorf("%d fail/info marks with tooltips, want %d", n, fails)
 	}
 }

@@ -139,15 +139,7 @@ func TestReportSummarized(t *testing.T) {
 	if banded != sm.opsAll-sm.opsDrawn+sm.holdsAll-sm.holdsDrawn {
 		t.Errorf("bands count %d, want every op and hold not drawn (%d)", banded, sm.opsAll-sm.opsDrawn+sm.holdsAll-sm.holdsDrawn)
 	}
-	fails := 0
-	for _, op := range h {
-		if (op.Type == history.Fail || op.Type == history.Info) && !op.IsNemesis() && op.F != history.FCrash && op.F != history.FEvent {
-			fails++
-		}
-	}
-	if n := len(regexp.MustCompile(`<path class="[fi]( q)?" d=`).FindAllString(page, -1)); n != fails || fails == 0 {
-		t.Errorf("%d fail/info marks with tooltips, want %d", n, fails)
-	}
+	assertFailMarks(t, h, page)
 }
 
 // TestPlanSummaryMargin checks the margin planSummary picks against the
