@@ -32,7 +32,7 @@ func loadFixture(t *testing.T, name string) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tf testFile
+	var tf TestInfo
 	if err := json.Unmarshal(raw, &tf); err != nil {
 		t.Fatalf("%s/test.json: %v", dir, err)
 	}
@@ -44,7 +44,7 @@ func loadFixture(t *testing.T, name string) fixture {
 }
 
 // metaOf turns a stored test.json into a Meta, as the runner would fill it.
-func metaOf(tf testFile) Meta {
+func metaOf(tf TestInfo) Meta {
 	return Meta{Name: tf.Name, Lock: tf.Lock, Nemesis: tf.Nemesis, Seed: tf.Seed, Fencing: tf.Fencing,
 		Workers: tf.Workers, Duration: tf.Time, Command: strings.Join(tf.Command, " "), Started: tf.Started}
 }
@@ -112,7 +112,7 @@ func storeRun(t *testing.T, store, test, run string, testJSON []byte, in Input) 
 
 // testJSONOf renders the test.json fields the index reads.
 func testJSONOf(m Meta) []byte {
-	b, _ := json.MarshalIndent(testFile{Name: m.Name, Lock: m.Lock, Nemesis: m.Nemesis, Seed: m.Seed,
+	b, _ := json.MarshalIndent(TestInfo{Name: m.Name, Lock: m.Lock, Nemesis: m.Nemesis, Seed: m.Seed,
 		Fencing: m.Fencing, Workers: m.Workers, Time: m.Duration, Started: m.Started,
 		Command: strings.Fields(m.Command)}, "", "  ")
 	return b

@@ -284,19 +284,6 @@ type runInfo struct {
 	Row       template.HTML // the row of the index, rendered once
 }
 
-// testFile is the part of test.json the index shows.
-type testFile struct {
-	Name    string        `json:"name"`
-	Lock    string        `json:"lock"`
-	Nemesis string        `json:"nemesis"`
-	Seed    uint64        `json:"seed"`
-	Fencing bool          `json:"fencing"`
-	Workers int           `json:"workers"`
-	Time    time.Duration `json:"time"`
-	Started time.Time     `json:"started"`
-	Command []string      `json:"command"`
-}
-
 // resultsFile is the part of results.json the index shows.
 type resultsFile struct {
 	Valid     *checker.Validity `json:"valid"`
@@ -311,7 +298,7 @@ func newRunInfo(test, run string) runInfo {
 }
 
 // setTest fills in the fields of test.json.
-func (ri *runInfo) setTest(tf testFile) {
+func (ri *runInfo) setTest(tf TestInfo) {
 	if tf.Name != "" {
 		ri.Name = tf.Name
 	}

@@ -251,8 +251,7 @@ func (c *runCache) readRun(d runDir, sig runSig) runInfo {
 		sum, err = ReadSummary(d.dir)
 	}
 	if err == nil {
-		ri.setTest(testFile{Name: sum.Name, Lock: sum.Lock, Nemesis: sum.Nemesis, Seed: sum.Seed, Fencing: sum.Fencing,
-			Workers: sum.Workers, Time: sum.Time, Started: sum.Started, Command: sum.Command})
+		ri.setTest(sum.TestInfo)
 		if sum.TestProblem != "" {
 			problems = append(problems, sum.TestProblem)
 		}

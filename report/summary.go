@@ -28,8 +28,20 @@ const summaryVersion = 1
 type Summary struct {
 	// Version is the format, 1.
 	Version int `json:"version"`
-	// Name, Lock, Nemesis, Seed, Fencing, Workers, Time, Started and
-	// Command are test.json's.
+	// TestInfo is test.json's fields.
+	TestInfo
+	// TestProblem says why test.json could not be read, when it could not.
+	TestProblem string `json:"test_problem,omitempty"`
+	// Valid is results.json's verdict.
+	Valid checker.Validity `json:"valid"`
+	// Anomalies counts results.json's anomalies by kind, in the order of
+	// the report's page.
+	Anomalies []AnomalyCount `json:"anomalies"`
+}
+
+// TestInfo is the part of a run's test.json that the index of `check
+// serve` and summary.json show.
+type TestInfo struct {
 	Name    string        `json:"name,omitempty"`
 	Lock    string        `json:"lock,omitempty"`
 	Nemesis string        `json:"nemesis,omitempty"`
@@ -39,13 +51,6 @@ type Summary struct {
 	Time    time.Duration `json:"time,omitempty"`
 	Started time.Time     `json:"started"`
 	Command []string      `json:"command,omitempty"`
-	// TestProblem says why test.json could not be read, when it could not.
-	TestProblem string `json:"test_problem,omitempty"`
-	// Valid is results.json's verdict.
-	Valid checker.Validity `json:"valid"`
-	// Anomalies counts results.json's anomalies by kind, in the order of
-	// the report's page.
-	Anomalies []AnomalyCount `json:"anomalies"`
 }
 
 // AnomalyCount is the number of anomalies of one kind, and how many of them
@@ -65,8 +70,7 @@ type AnomalyCount struct {
 func WriteSummary(dir string, res checker.Result) error {
 	sum := Summary{Version: summaryVersion, Valid: res.Valid, Anomalies: countAnomalies(res.Anomalies)}
 	if tf, err := readTestFile(dir); err == nil {
-		sum.Name, sum.Lock, sum.Nemesis, sum.Seed = tf.Name, tf.Lock, tf.Nemesis, tf.Seed
-		sum.Fencing, sum.Workers, sum.Time, sum.Started, sum.Command = tf.Fencing, tf.Workers, tf.Time, tf.Started, tf.Command
+		sum.TestInfo = tf
 	} else if !errors.Is(err, os.ErrNotExist) {
 		sum.TestProblem = err.Error()
 	}
@@ -191,8 +195,8 @@ func countsSummary(counts []AnomalyCount) string {
 }
 
 // readTestFile reads the part of dir/test.json the index shows.
-func readTestFile(dir string) (testFile, error) {
-	var tf testFile
+func readTestFile(dir string) (TestInfo, error) {
+	var tf TestInfo
 	b, err := os.ReadFile(filepath.Join(dir, "test.json"))
 	if err != nil {
 		return tf, err

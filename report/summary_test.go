@@ -35,9 +35,9 @@ func TestSummaryRoundTrip(t *testing.T) {
 	fullTest := `{"name":"redis-set-px-pause","lock":"redis-set-px","nemesis":"pause,kill","seed":18446744073709551615,
 "fencing":true,"workers":10,"time":20000000000,"started":"` + started.Format(time.RFC3339Nano) + `",
 "command":["check","run","--lock","redis-set-px"],"versions":{"go":"go1.26"},"lease":1000000000}`
-	full := Summary{Version: 1, Name: "redis-set-px-pause", Lock: "redis-set-px", Nemesis: "pause,kill",
+	full := Summary{Version: 1, TestInfo: TestInfo{Name: "redis-set-px-pause", Lock: "redis-set-px", Nemesis: "pause,kill",
 		Seed: 18446744073709551615, Fencing: true, Workers: 10, Time: 20 * time.Second, Started: started,
-		Command: []string{"check", "run", "--lock", "redis-set-px"}}
+		Command: []string{"check", "run", "--lock", "redis-set-px"}}}
 	tests := []struct {
 		name     string
 		testJSON string // "" for none
