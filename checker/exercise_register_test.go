@@ -29,12 +29,7 @@ func init() {
 func TestDeclaredExercise(t *testing.T) {
 	freeze := &history.Value{Extra: &history.Extra{Targets: []int{3}, Hit: &history.Hit{Nemesis: "freezer"}}}
 	unplug := &history.Value{Extra: &history.Extra{Nodes: []string{"n1"}, Hit: &history.Hit{Nemesis: "unplugger"}}}
-	tests := []struct {
-		name string
-		h    history.History
-		want Validity
-		why  string
-	}{
+	checkExercise(t, []exerciseCase{
 		{"a freeze of a holder, 3 leases", warm().held(3, 2.0, 5.2).nem("toy-freeze", 2.05, 5.05, freeze).build(), Valid, ""},
 		{"a short freeze", warm().held(3, 2.0, 2.4).nem("toy-freeze", 2.05, 2.35, freeze).build(), Unknown,
 			"no freezer fault struck a lock holder for longer than the 1 s lease (1 freezer fault"},
@@ -43,15 +38,7 @@ func TestDeclaredExercise(t *testing.T) {
 			"no unplugger fault struck a lock node while a lock was held (1 unplugger fault"},
 		{"a fault with no shape", warm().held(3, 2.0, 5.2).nem("toy-shrug", 2.05, 5.05, &history.Value{Extra: &history.Extra{Targets: []int{3}}}).build(), Unknown,
 			"no exercise rule for the toy-shrug nemesis (1 toy-shrug fault"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res := NewExercise(Options{Lease: time.Second}).Check(context.Background(), tt.h)
-			if res.Valid != tt.want || !strings.Contains(res.NotExercised, tt.why) {
-				t.Errorf("%v %q, want %v with %q", res.Valid, res.NotExercised, tt.want, tt.why)
-			}
-		})
-	}
+	})
 }
 
 // TestRegisteredExercise judges faults of kinds registered from test code
@@ -66,12 +53,7 @@ func TestRegisteredExercise(t *testing.T) {
 		}
 		return v
 	}
-	tests := []struct {
-		name string
-		h    history.History
-		want Validity
-		why  string
-	}{
+	checkExercise(t, []exerciseCase{
 		{"a stall of a holder, 3 leases", warm().held(3, 2.0, 5.2).nem("toy-stall", 2.05, 5.05, stall(3, true)).build(), Valid, ""},
 		{"a stall of a holder, by its history alone", warm().held(3, 2.0, 5.2).nem("toy-stall", 2.05, 5.05, stall(3, false)).build(), Valid, ""},
 		{"a short stall", warm().held(3, 2.0, 2.4).nem("toy-stall", 2.05, 2.35, stall(3, true)).build(), Unknown,
@@ -83,15 +65,7 @@ func TestRegisteredExercise(t *testing.T) {
 		{"a crash while a lock was held", warm().held(3, 2.0, 2.4).nem("toy-crash", 2.05, 4.0, &history.Value{Extra: &history.Extra{Nodes: []string{"n1"}}}).build(), Valid, ""},
 		{"a crash while none was held", warm().held(3, 2.0, 2.1).nem("toy-crash", 2.5, 4.0, &history.Value{Extra: &history.Extra{Nodes: []string{"n1"}}}).build(), Unknown,
 			"no toy-crash struck while a lock was held (the 1 s lease)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res := NewExercise(Options{Lease: time.Second}).Check(context.Background(), tt.h)
-			if res.Valid != tt.want || !strings.Contains(res.NotExercised, tt.why) {
-				t.Errorf("%v %q, want %v with %q", res.Valid, res.NotExercised, tt.want, tt.why)
-			}
-		})
-	}
+	})
 	for _, bad := range []ExerciseRule{
 		{Nemesis: "toy-stall", F: "toy-stall", Judge: JudgeHolderFault},
 		{Nemesis: "toy-nothing", F: "toy-stall"},
@@ -105,5 +79,27 @@ func TestRegisteredExercise(t *testing.T) {
 			}()
 			RegisterExercise(bad)
 		}()
+	}
+}
+
+// exerciseCase is a history and the exercise checker's verdict on it (with
+// a 1 s lease), with a phrase of its reason when it is not exercised.
+type exerciseCase struct {
+	name string
+	h    history.History
+	want Validity
+	why  string
+}
+
+// checkExercise runs the exercise checker on each case.
+func checkExercise(t *testing.T, tests []exerciseCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := NewExercise(Options{Lease: time.Second}).Check(context.Background(), tt.h)
+			if res.Valid != tt.want || !strings.Contains(res.NotExercised, tt.why) {
+				t.Errorf("%v %q, want %v with %q", res.Valid, res.NotExercised, tt.want, tt.why)
+			}
+		})
 	}
 }

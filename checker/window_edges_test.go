@@ -73,7 +73,7 @@ func TestWindowEdges(t *testing.T) {
 			[]Window{{Key: "k", Owner: "a", Token: 1, Nodes: lock0, How: history.ReleaseExpired, Released: 2.01, Heard: 2.05,
 				Learned: learnedAt(3.11), LearnedBy: gone, Length: 1.1, Accesses: 1, Class: ClassBeforeKnown, Ops: []int{1, 3, 6}}}, 1},
 		{"an access invoked as the release was is not in the hold",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				cs(0, 3, 3, 0, 0).release(0, 3, 3.01, false, "a"),
 			[]Window{{Key: "k", Owner: "a", Token: 1, Nodes: lock0, How: history.ReleaseExpired, Released: 2.01, Heard: 2.05,
 				Learned: learnedAt(3.01), LearnedBy: gone, Length: 1, Class: ClassStopped, Ops: []int{1, 2, 6}}}, 1},
@@ -84,36 +84,36 @@ func TestWindowEdges(t *testing.T) {
 				Learned: learnedAt(0), LearnedBy: `its lock client reported "session lost"`, Length: 0, Accesses: 1, After: 1,
 				Class: ClassToldThenWrote, Ops: []int{1, 3, 2}}}, 1},
 		{"an event while its release is in flight tells it",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				add(3, 0, history.Invoke, history.FRelease, "k", &history.Value{Owner: "a"}).event(3.002, 0, "reconnected").
 				event(3.005, 0, "lock lost").add(3.01, 0, history.OK, history.FRelease, "k", &history.Value{Released: history.Bool(true)}),
 			[]Window{{Key: "k", Owner: "a", Token: 1, Nodes: lock0, How: history.ReleaseExpired, Released: 2.01, Heard: 2.05,
 				Learned: learnedAt(3.005), LearnedBy: `its lock client reported "lock lost"`, Length: 0.995, Class: ClassStopped,
 				Ops: []int{1, 2, 5}}}, 1},
 		{"its release's completion ends what could tell it: not its next grant's failed release",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				release(0, 3, 3, true, "a").acquire(0, 4, 4.01, 2, "a").releaseFail(0, 5, 5.01),
 			[]Window{{Key: "k", Owner: "a", Token: 1, Nodes: lock0, How: history.ReleaseExpired, Released: 2.01, Heard: 2.05,
 				LearnedBy: "never told: it released at 3.00 s", Length: 0.99, Class: ClassStopped, Ops: []int{1, 2}}}, 1},
 		{"its retirement's completion ends what could tell it",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				crash(0, 3).event(3.5, 0, "session expired"),
 			[]Window{{Key: "k", Owner: "a", Token: 1, Nodes: lock0, How: history.ReleaseExpired, Released: 2.01, Heard: 2.05,
 				LearnedBy: "never told: it was retired at 3.00 s", Length: 0.99, Class: ClassStopped, Ops: []int{1, 2}}}, 1},
 		{"held to the end of the history, told by a late event",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				cs(0, 2.1, 2.2, 0, 0).event(2.5, 0, "lease expired").acquire(1, 2.6, 3, 2, "b"),
 			[]Window{{Key: "k", Owner: "a", Token: 1, Nodes: lock0, How: history.ReleaseExpired, Released: 2.01, Heard: 2.05,
 				Learned: learnedAt(2.5), LearnedBy: `its lock client reported "lease expired"`, Length: 0.49, Accesses: 1,
 				Class: ClassBeforeKnown, Ops: []int{1, 2, 5}}}, 1},
 		{"an access left open at the end is counted",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				add(2.1, 0, history.Invoke, history.FCS, "k", nil).event(2.5, 1, "idle"),
 			[]Window{{Key: "k", Owner: "a", Token: 1, Nodes: lock0, How: history.ReleaseExpired, Released: 2.01, Heard: 2.05,
 				LearnedBy: "never told: it held the lock to the end of the history at 2.50 s", Length: 0.49, Accesses: 1,
 				Class: ClassBeforeKnown, Ops: []int{1, 2}}}, 1},
 		{"a critical section refused for a lost lock with a reply that names no refusal tells it",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				pair(0, history.FCS, "k", 2.1, 2.2, history.Fail, nil, &history.Value{Token: 1}).withError("lease expired").
 				release(0, 3, 3.01, false, "a"),
 			[]Window{{Key: "k", Owner: "a", Token: 1, Nodes: lock0, How: history.ReleaseExpired, Released: 2.01, Heard: 2.05,
@@ -181,7 +181,7 @@ func TestWindowSentenceEdges(t *testing.T) {
 				"when its lock client reported \"session lost\", before the server let go, and accessed the resource once in between, " +
 				"1 after it was told."},
 		{"told at the release's instant",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				event(2.01, 0, "lease expired").crash(0, 2.8),
 			"The server's side: lock0 expired key k at 2.01 s (the observer heard it at 2.05 s); process 0 learned of it at 2.01 s, " +
 				"when its lock client reported \"lease expired\", 0.00 s later, and made no access in between."},
@@ -215,7 +215,7 @@ func TestWindowsStatsEdges(t *testing.T) {
 				`"classes":{"stopped in time":0,"wrote after it was told":0,"wrote before it could know":0}`},
 			nil},
 		{"releases without probes",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").release(0, 3, 3.01, false, "a"),
+			expiredAt201().release(0, 3, 3.01, false, "a"),
 			[]string{`"server_releases":1`, `"probes":0`, `"window":{"count":1,"max_s":1,"median_s":1,"p99_s":1}`,
 				`"classes":{"stopped in time":1,"wrote after it was told":0,"wrote before it could know":0}`},
 			[]string{"observer_lag"}},

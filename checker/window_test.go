@@ -21,6 +21,13 @@ func (b *builder) observed(heard, at float64, how, owner, node string) *builder 
 		&history.Value{Owner: owner, Extra: &history.Extra{Nodes: []string{node}, Release: &history.Release{How: how, At: at2(at)}}})
 }
 
+// expiredAt201 is a history where process 0 (owner "a") was granted k
+// with token 1 at 1.01 s and lock0 expired its key at 2.01 s, which the
+// observer heard at 2.05 s.
+func expiredAt201() *builder {
+	return new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0")
+}
+
 // observedLease adds an observed release of key k, heard at heard, with
 // the token and lease the observer read (etcd's).
 func (b *builder) observedLease(heard float64, how, owner string, token int64, lease string) *builder {
@@ -102,7 +109,7 @@ func TestWindows(t *testing.T) {
 				acquire(1, 1.5, 2.02, 2, "b").release(0, 4.01, 4.02, false, "a"),
 			[]wantWindow{{0, 2.01, 4.02, 2.01, ClassBeforeKnown, 1, 0, 0, "its release found the lock gone"}}, 1},
 		{"a hand-written history whose critical sections go back in time",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				cs(0, 2.6, 2.7, 0, 0).cs(0, 0.2, 0.3, 1, 0).cs(0, 2.75, 2.78, 2, 0).release(0, 2.8, 2.81, false, "a").written(),
 			[]wantWindow{{0, 2.01, 2.81, 0.8, ClassBeforeKnown, 2, 0, 0, "its release found the lock gone"}}, 1},
 		{"told by an event, then wrote",
@@ -110,23 +117,23 @@ func TestWindows(t *testing.T) {
 				event(2.5, 0, "lease 0x1 expired: lock lost").cs(0, 2.6, 2.7, 1, 0).release(0, 2.8, 2.81, false, "a"),
 			[]wantWindow{{0, 2.01, 2.5, 0.49, ClassToldThenWrote, 1, 1, 0, `its lock client reported "lease 0x1 expired: lock lost"`}}, 1},
 		{"an access that began the instant it was told is after",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				event(2.5, 0, "session expired").cs(0, 2.5, 2.7, 1, 0).release(0, 2.8, 2.81, false, "a"),
 			[]wantWindow{{0, 2.01, 2.5, 0.49, ClassToldThenWrote, 1, 1, 0, `its lock client reported "session expired"`}}, 1},
 		{"an access begun just before it was told is before",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				cs(0, 2.499, 2.7, 1, 0).event(2.5, 0, "session expired").release(0, 2.8, 2.81, false, "a"),
 			[]wantWindow{{0, 2.01, 2.5, 0.49, ClassBeforeKnown, 1, 0, 0, `its lock client reported "session expired"`}}, 1},
 		{"a critical section that failed for another reason tells nothing",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				csRefused(0, 2.1, 2.2, "storage: connection reset").release(0, 2.6, 2.61, false, "a"),
 			[]wantWindow{{0, 2.01, 2.61, 0.6, ClassStopped, 0, 0, 0, "its release found the lock gone"}}, 1},
 		{"a fenced refusal tells nothing of the lock",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				csRejected(0, 2.1, 2.2, 0, 1, 2).withError("stale token 1 refused").cs(0, 2.3, 2.4, 1, 0).release(0, 2.6, 2.61, false, "a"),
 			[]wantWindow{{0, 2.01, 2.61, 0.6, ClassBeforeKnown, 2, 0, 1, "its release found the lock gone"}}, 1},
 		{"a failpoint or connect event tells nothing",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				event(2.2, 0, "failpoint after-acquire: lost").event(2.3, 0, "session 0x1 connected").cs(0, 2.5, 2.7, 1, 0).releaseFail(0, 2.8, 2.81),
 			[]wantWindow{{0, 2.01, 2.81, 0.8, ClassBeforeKnown, 1, 0, 0, "its release failed"}}, 1},
 		{"stopped in time: its only access ended as the server let go",
@@ -134,15 +141,15 @@ func TestWindows(t *testing.T) {
 				releaseInfo(0, 3, 3.5),
 			[]wantWindow{{0, 2.01, 3.5, 1.49, ClassStopped, 0, 0, 0, "its release ended in doubt"}}, 1},
 		{"an access that failed for certain is none; one in doubt is one",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				csFail(0, 2.1, 2.2).acquire(1, 2.1, 2.11, 2, "b").csInfo(0, 2.3, 2.4).crash(0, 2.4),
 			[]wantWindow{{0, 2.01, -1, 0.39, ClassBeforeKnown, 1, 0, 0, "never told: it was retired at 2.40 s"}}, 1},
 		{"a critical section refused by the lock client's validity check tells it",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				csRefused(0, 1.02, 2.5, "redlock validity of k passed 0.5s ago").release(0, 2.6, 2.61, false, "a"),
 			[]wantWindow{{0, 2.01, 2.5, 0.49, ClassStopped, 0, 0, 0, "its lock client refused its critical section (\"redlock validity of k passed 0.5s ago\")"}}, 1},
 		{"fenced: the refused access is counted and marked",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			expiredAt201().
 				csRejected(0, 2.1, 2.2, 0, 1, 2).release(0, 2.3, 2.31, false, "a"),
 			[]wantWindow{{0, 2.01, 2.31, 0.3, ClassBeforeKnown, 1, 0, 1, "its release found the lock gone"}}, 1},
 		{"told before the server let go: an empty window",
@@ -185,7 +192,7 @@ func TestWindows(t *testing.T) {
 			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 0, history.ReleaseDeleted, "a", "lock0").release(0, 3, 3.01, false, "a"),
 			[]wantWindow{{0, 2.05, 3.01, 0.96, ClassStopped, 0, 0, 0, "its release found the lock gone"}}, 1},
 		{"held to the end of the history",
-			new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").cs(0, 2.1, 2.2, 0, 0).acquire(1, 2.5, 3, 2, "b"),
+			expiredAt201().cs(0, 2.1, 2.2, 0, 0).acquire(1, 2.5, 3, 2, "b"),
 			[]wantWindow{{0, 2.01, -1, 0.99, ClassBeforeKnown, 1, 0, 0, "never told: it held the lock to the end of the history at 3.00 s"}}, 1},
 		{"RedLock: two of five nodes letting go leave a majority",
 			redlock(2), nil, 2},

@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"context"
-	"io"
 	"testing"
 	"time"
 
@@ -31,7 +29,7 @@ func TestRunEtcdDesigns(t *testing.T) {
 			if c.nemesis != "none" {
 				seeds = 3 // a fault that missed (not exercised) gets the next seed
 			}
-			for seed := 1; seed <= seeds; seed++ {
+			got := seekVerdict(t, seeds, c.want, c.mustFind, func(seed int) Test {
 				tt := quick(t, c.lock, c.nemesis, false)
 				// The etcd service's shortest TTL is 2 s: paused for 5.
 				tt.Seed, tt.Lease, tt.Think = uint64(seed), 2*time.Second, 100*time.Millisecond
@@ -42,33 +40,12 @@ func TestRunEtcdDesigns(t *testing.T) {
 				// An unsafe cell ends at its first double holder, what it
 				// asserts; a safe one runs its whole time.
 				tt.StopOnAnomaly = c.want == checker.Invalid
-				out, err := Run(context.Background(), tt, io.Discard)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := out.Result
-				if c.want == checker.Valid && got.Valid == checker.Unknown && got.NotExercised != "" && seed < seeds {
-					t.Logf("seed %d: not exercised (%s), trying the next seed", seed, got.NotExercised)
-					continue
-				}
-				if c.want == checker.Valid {
-					if got.Valid != checker.Valid {
-						t.Fatalf("seed %d: verdict %v, anomalies %+v", seed, got.Valid, got.Anomalies)
-					}
-					if grants(t, out.Dir) == 0 {
-						t.Fatalf("seed %d: no grant at all", seed)
-					}
-					t.Logf("seed %d: valid with %v (fenced)", seed, kinds(got, true))
-					break
-				}
-				if got.Valid == checker.Invalid && kinds(got, false)[c.mustFind] > 0 {
-					assertStory(t, got, "double-holder", "its etcd lease 0x")
-					break
-				}
-				t.Logf("seed %d: verdict %v with %v: the fault missed, trying the next seed", seed, got.Valid, kinds(got, false))
-				if seed == seeds {
-					t.Fatalf("no seed of %d found a %s", seeds, c.mustFind)
-				}
+				return tt
+			})
+			if c.want == checker.Invalid {
+				assertStory(t, got, "double-holder", "its etcd lease 0x")
+			} else {
+				t.Logf("valid with %v (fenced)", kinds(got, true))
 			}
 			assertNoChildren(t)
 		})

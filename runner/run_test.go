@@ -256,21 +256,30 @@ func TestRunRejectsBadInput(t *testing.T) {
 // a server or worker outliving its run is a harness bug.
 func assertNoChildren(t *testing.T, except ...int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var left []string
+	awaitNone(t, 5*time.Second, 50*time.Millisecond, "processes left running", func() (left []string) {
 		for pid, c := range testChildren() {
 			if c.state != "Z" && !slices.Contains(except, pidOf(pid)) {
 				left = append(left, pid+" "+c.name)
 			}
 		}
-		if len(left) == 0 {
+		return left
+	})
+}
+
+// awaitNone polls left every step until it returns nothing, and fails the
+// test, saying what is left, if it still returns something after within.
+func awaitNone(t *testing.T, within, step time.Duration, what string, left func() []string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		l := left()
+		if len(l) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("processes left running: %v", left)
+			t.Fatalf("%s: %v", what, l)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(step)
 	}
 }
 
