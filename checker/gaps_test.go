@@ -86,10 +86,7 @@ func inFlightCut() history.History {
 	b.acquire(1, 0.5, 10, 0, "o1")
 	b.release(0, 2, 3, true, "o0")
 	b.release(1, 11, 12, true, "o1")
-	b.pair(2, history.FRelease, "k", 13, 14, history.Info, &history.Value{Owner: "o2"}, nil)
-	b.acquire(2, 15, 16, 0, "o2")
-	b.release(2, 17, 18, true, "o2")
-	return b.build()
+	return doubtThenHold(b, 13).build()
 }
 
 // touchingCut: process 0's acquire returns at 3 s, the instant process 1
@@ -102,10 +99,17 @@ func touchingCut() history.History {
 	b.acquire(0, 1, 3, 0, "o0")
 	b.release(1, 3, 3.5, true, "o1")
 	b.release(0, 4, 4.5, true, "o0")
-	b.pair(2, history.FRelease, "k", 5, 6, history.Info, &history.Value{Owner: "o2"}, nil)
-	b.acquire(2, 7, 8, 0, "o2")
-	b.release(2, 9, 10, true, "o2")
-	return b.build()
+	return doubtThenHold(b, 5).build()
+}
+
+// doubtThenHold adds to b, from t seconds on, process 2's release that ends
+// in doubt (so the direct decision leaves the key to the search) and then
+// a hold of its own.
+func doubtThenHold(b *builder, t float64) *builder {
+	b.pair(2, history.FRelease, "k", t, t+1, history.Info, &history.Value{Owner: "o2"}, nil)
+	b.acquire(2, t+2, t+3, 0, "o2")
+	b.release(2, t+4, t+5, true, "o2")
+	return b
 }
 
 func TestGapCutWhileInFlight(t *testing.T) {

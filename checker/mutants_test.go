@@ -1681,45 +1681,39 @@ func TestExerciseJudgesWithHistories(t *testing.T) {
 	// 0 holds the lock from 2 s to 3 s; skewed 1 tries.
 	held := func() *builder { return (&builder{}).acquire(0, 1.9, 2, 0, "o0").release(0, 3, 3.1, true, "o0") }
 	const noTry = "saw no skewed worker try to take a lock another held"
-	for _, tt := range []struct {
+	type judged struct {
 		name string
 		b    *builder
 		f    *fault
 		want string
-	}{
+	}
+	judgeAll := func(prefix string, j func(*exerciseRun, *fault) string, tests []judged) {
+		t.Helper()
+		for _, tt := range tests {
+			t.Run(prefix+tt.name, func(t *testing.T) {
+				if got := judge(tt.b, tt.f, j); got != tt.want {
+					t.Fatalf("got %q, want %q", got, tt.want)
+				}
+			})
+		}
+	}
+	judgeAll("clock-client: ", judgeClockClient, []judged{
 		{"the hold begins as the skew ends", held().acquireFail(1, 1.5, 2.5), skew(1, 2), ""},
 		{"the hold ends as the skew begins", held().acquireFail(1, 2.5, 3.5), skew(3, 4), noTry},
 		{"a skewed holder is no rival", (&builder{}).acquire(1, 1.9, 2, 0, "o1").release(1, 3, 3.1, true, "o1").acquireFail(1, 2.5, 2.8), skew(1, 4), noTry},
 		{"the try ends as the hold begins", held().acquireFail(1, 1.5, 2), skew(1, 4), noTry},
 		{"the try begins as the hold ends", held().acquireFail(1, 3, 3.5), skew(1, 4), noTry},
-	} {
-		t.Run("clock-client: "+tt.name, func(t *testing.T) {
-			if got := judge(tt.b, tt.f, judgeClockClient); got != tt.want {
-				t.Fatalf("got %q, want %q", got, tt.want)
-			}
-		})
-	}
+	})
 	failover := func(start, done, end float64) *fault {
 		return &fault{Fault: history.Fault{F: history.FFailover, Start: sec(start), End: sec(end), Targets: []int{0}},
 			Done: sec(done), Hit: &history.Hit{Promoted: true}}
 	}
 	const noGrant = "promoted while no lock was held and the old master granted none"
-	for _, tt := range []struct {
-		name string
-		b    *builder
-		f    *fault
-		want string
-	}{
+	judgeAll("failover: ", judgeFailover, []judged{
 		{"granted by the old master after the cut", (&builder{}).acquire(0, 1.9, 2, 0, "o0").release(0, 2.1, 2.2, true, "o0"), failover(1, 5, 6), ""},
 		{"granted as the cut began", (&builder{}).acquire(0, 0.9, 1, 0, "o0").release(0, 1.1, 1.2, true, "o0"), failover(1, 5, 6), noGrant},
 		{"granted as the failover ended", (&builder{}).acquire(0, 5.9, 6, 0, "o0").release(0, 6.1, 6.2, true, "o0"), failover(1, 5, 6), noGrant},
-	} {
-		t.Run("failover: "+tt.name, func(t *testing.T) {
-			if got := judge(tt.b, tt.f, judgeFailover); got != tt.want {
-				t.Fatalf("got %q, want %q", got, tt.want)
-			}
-		})
-	}
+	})
 	jump := &fault{Fault: history.Fault{F: history.FClockJump, Start: sec(2), End: sec(3)}}
 	for _, tt := range []struct {
 		name string

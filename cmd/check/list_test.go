@@ -118,24 +118,13 @@ func TestMarkdownHeader(t *testing.T) {
 // TestMarkdownNamesEveryEntry: each page has a row for every entry of its
 // registry, and the reference one for every flag of every command.
 func TestMarkdownNamesEveryEntry(t *testing.T) {
-	want := map[string][]string{}
-	for _, d := range workloads.Designs() {
-		want["designs"] = append(want["designs"], d.Name)
-	}
-	for _, w := range workloads.Workloads() {
-		want["designs"] = append(want["designs"], w.Name)
-	}
-	for _, k := range nemesis.Kinds() {
-		want["nemeses"] = append(want["nemeses"], k.Name)
-	}
-	for _, f := range workloads.Failpoints() {
-		want["nemeses"] = append(want["nemeses"], f.Name)
-	}
-	for _, s := range clusters.Services() {
-		want["services"] = append(want["services"], s.Name)
-	}
-	for _, sc := range scenarios.All() {
-		want["scenarios"] = append(want["scenarios"], sc.Name)
+	want := map[string][]string{
+		"designs": append(namesOf(workloads.Designs(), func(d workloads.Design) string { return d.Name }),
+			namesOf(workloads.Workloads(), func(w workloads.Workload) string { return w.Name })...),
+		"nemeses": append(namesOf(nemesis.Kinds(), func(k nemesis.Kind) string { return k.Name }),
+			namesOf(workloads.Failpoints(), func(f workloads.Failpoint) string { return f.Name })...),
+		"services":  namesOf(clusters.Services(), func(s clusters.Service) string { return s.Name }),
+		"scenarios": namesOf(scenarios.All(), func(s scenarios.Scenario) string { return s.Name }),
 	}
 	for _, c := range commands {
 		if c.noFlags {
@@ -184,4 +173,13 @@ func TestListMarkdown(t *testing.T) {
 	if code, out, _ := run("list", "--help"); code != exitValid || !strings.Contains(out, "-markdown PAGE") {
 		t.Errorf("list --help: exit %d, stdout %q; want exit 0 and the --markdown flag", code, out)
 	}
+}
+
+// namesOf is the name of each entry of a registry, in its order.
+func namesOf[T any](entries []T, name func(T) string) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = name(e)
+	}
+	return out
 }
