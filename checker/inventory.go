@@ -231,7 +231,7 @@ func judgeStock(s *stock, faults []history.Fault, retired map[int]*history.Op) j
 		s.first = 0
 	}
 	acked := int64(len(s.sales))
-	groups := sameReads(s.sales)
+	groups := sameReads(s.sales, true)
 	byReads := int64(0)
 	for _, g := range groups {
 		byReads += int64(len(g) - 1)
@@ -368,13 +368,15 @@ func expected(low, high int64) string {
 	return fmt.Sprintf("%d to %d", low, high)
 }
 
-// sameReads groups the sales that read the same stock, by stock, the
-// earliest invoked first in each group; only groups of two or more.
-func sameReads(sales []*csOp) [][]*csOp {
-	ops := append([]*csOp(nil), sales...)
+// sameReads groups the ops that read the same value (sales the same
+// stock), by value, the highest first when descending (a stock counts
+// down, a register up) and the earliest invoked first in each group; only
+// groups of two or more.
+func sameReads(read []*csOp, descending bool) [][]*csOp {
+	ops := append([]*csOp(nil), read...)
 	sort.SliceStable(ops, func(i, j int) bool {
 		if ops[i].read != ops[j].read {
-			return ops[i].read > ops[j].read
+			return (ops[i].read > ops[j].read) == descending
 		}
 		return ops[i].call < ops[j].call
 	})

@@ -417,23 +417,7 @@ func (c *resource) lostUpdates(keys []string, byKey map[string][]linInput, fault
 				oks = append(oks, in)
 			}
 		}
-		sort.SliceStable(oks, func(i, j int) bool {
-			if oks[i].read != oks[j].read {
-				return oks[i].read < oks[j].read
-			}
-			return oks[i].call < oks[j].call
-		})
-		var groups [][]*csOp // ops that read one value, by value
-		for i := 0; i < len(oks); {
-			j := i + 1
-			for j < len(oks) && oks[j].read == oks[i].read {
-				j++
-			}
-			if j-i > 1 {
-				groups = append(groups, oks[i:j])
-			}
-			i = j
-		}
+		groups := sameReads(oks, false)
 		// A stale write that sets the register back makes every value
 		// after it be read again: one anomaly for each such run of
 		// consecutive values, not one per value.
