@@ -276,3 +276,30 @@ func TestNoLock(t *testing.T) {
 		t.Fatalf("no-lock lost decrement: %v, want invalid", r.Valid)
 	}
 }
+
+// TestFindLateSaleEdges: a sale left in doubt is a candidate for the late
+// write from the instant the second sale of the same stock returned (an
+// op invoked then may still have landed before that read was served) and
+// while it could still have landed after the first began.
+func TestFindLateSaleEdges(t *testing.T) {
+	a := &csOp{kind: rRMW, proc: 0, read: 3, wrote: 2, call: sec(1), ret: sec(1.1)}
+	b := &csOp{kind: rRMW, proc: 1, read: 3, wrote: 2, call: sec(2), ret: sec(2.1)}
+	for _, tt := range []struct {
+		name      string
+		call, ret float64
+		found     bool
+	}{
+		{"invoked as the second sale returned", 2.1, 3, true},
+		{"invoked after it", 2.101, 3, false},
+		{"ended as the first sale began", 0.5, 1, true},
+		{"ended before it", 0.5, 0.999, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			doubt := &csOp{kind: rMaybe, proc: 2, read: 4, wrote: 3, call: sec(tt.call), ret: sec(tt.ret)}
+			late := findLateSale([]*csOp{a, b}, &stock{key: "k", sales: []*csOp{a, b}, doubt: []*csOp{doubt}}, nil)
+			if found := late != nil && late.op == doubt; found != tt.found {
+				t.Fatalf("found %v, want %v (%+v)", found, tt.found, late)
+			}
+		})
+	}
+}
