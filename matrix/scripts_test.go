@@ -1,0 +1,99 @@
+package matrix
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMatrixRunsScript: scripts/matrix-runs.py, which keeps a matrix's
+// runs as data and tallies several such files into one table (the
+// incident matrix measured over many sessions), judges every cell as
+// Judge does, leaves interrupted runs out, and lets a later file's run of
+// a cell and seed replace an earlier one.
+func TestMatrixRunsScript(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	cells := []struct {
+		expect       Expect
+		first, again string // runs of the first file; of the second (seeds after)
+	}{
+		{Safe, "vvvv", "vv"},
+		{Safe, "vvvv", "vi"},
+		{Safe, "vvuv", ""},
+		{Safe, "nnnn", ""},
+		{Safe, "vvnv", ""},
+		{Unsafe, "iiiiiiiii", "i"},
+		{Unsafe, "iiiiiiii", "vv"},
+		{Unsafe, "iiiiiiiie", ""},
+		{Stuck, "ssssssssss", ""},
+		{Stuck, "iiiiiiiiii", ""},
+		{Depends, "vivi", "e"},
+		{Depends, "vvvx", ""},
+	}
+	dir := t.TempDir()
+	var first, whole Matrix
+	again := Matrix{}
+	for i, c := range cells {
+		cell := Cell{Row: "lock" + string(rune('a'+i)), Column: "pause", Expect: c.expect, Args: []string{"--lock", "x", "--nemesis", "pause"}}
+		a, b := runs(c.first), runs(c.again)
+		for k := range b {
+			b[k].Seed += uint64(len(a))
+		}
+		first.Cells = append(first.Cells, CellResult{Cell: cell, Runs: a})
+		again.Cells = append(again.Cells, CellResult{Cell: cell, Runs: b})
+		var kept []Run
+		for _, r := range append(append([]Run(nil), a...), b...) {
+			if r.Verdict != Interrupted {
+				kept = append(kept, r)
+			}
+		}
+		whole.Cells = append(whole.Cells, CellResult{Cell: cell, Runs: kept})
+	}
+	// A third file runs the first cell's seed 1 again, invalid: it
+	// replaces the valid run, and the cell misses.
+	redo := Matrix{Cells: []CellResult{{Cell: first.Cells[0].Cell, Runs: runs("i")}}}
+	whole.Cells[0].Runs[0] = redo.Cells[0].Runs[0]
+	whole.Judge()
+	var files []string
+	for i, m := range []Matrix{first, again, redo} {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mj := filepath.Join(dir, "m"+string(rune('0'+i))+".json")
+		if err := os.WriteFile(mj, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(py, filepath.Join("..", "scripts", "matrix-runs.py"), "runs", mj).Output()
+		if err != nil {
+			t.Fatalf("runs %s: %v", mj, err)
+		}
+		jl := filepath.Join(dir, "r"+string(rune('0'+i))+".jsonl")
+		if err := os.WriteFile(jl, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, jl)
+	}
+	out, err := exec.Command(py, append([]string{filepath.Join("..", "scripts", "matrix-runs.py"), "table"}, files...)...).Output()
+	if err != nil {
+		t.Fatalf("table: %v", err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, " | ")
+		if len(f) == 7 && strings.HasPrefix(f[0], "| `") {
+			rows[strings.Trim(f[0], "| `")] = strings.SplitN(strings.TrimSuffix(f[6], " |"), ":", 2)[0]
+		}
+	}
+	for _, c := range whole.Cells {
+		if got := rows[c.Row]; got != string(c.Status) {
+			t.Errorf("%s (%s, runs %d): the script says %q, Judge %q (%s)\n%s", c.Row, c.Expect, len(c.Runs), got, c.Status, c.Why, out)
+		}
+	}
+}

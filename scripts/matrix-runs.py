@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""A matrix's runs kept as data, and the per-cell table of several of them.
+
+  matrix-runs.py runs STORE/matrix/TIME/matrix.json > runs.jsonl
+      one line per run that ended: its cell (row, column, expectation,
+      flags), seed, verdict, exit code, anomalies by kind, why it was not
+      exercised or was an error, wall time and first anomaly;
+  matrix-runs.py table runs.jsonl [more.jsonl ...] > table.md
+      one row per cell over every file's runs (for example seed 1 and
+      seeds 2..3, run on different days or machines), judged against the
+      cell's expectation with `check matrix`'s rules (docs/matrix.md): any
+      error misses; S wants every exercised run valid; U at least 90 % of
+      them invalid; L at least 90 % invalid with a stuck lock; D has no
+      expectation. A run of the same cell and seed in a later file
+      replaces the earlier one (a cell run again after a fix).
+
+Only runs that ended are kept: an interrupted run (a matrix stopped by
+hand) is left out, so a later shard can run it. Only the standard library;
+run with python3.
+"""
+import json
+import sys
+
+UNSAFE_RATE = 0.9
+
+
+def runs(matrix_path):
+    m = json.load(open(matrix_path))
+    for c in m["cells"]:
+        for r in c.get("runs") or []:
+            if r["verdict"] == "interrupted":
+                continue
+            out = {"row": c["row"], "column": c["column"], "expect": c.get("expect", ""), "args": c.get("args", []),
+                   "seed": r["seed"], "verdict": r["verdict"], "exit": r["exit"],
+                   "anomalies": r.get("anomalies", {}), "wall_s": r.get("wall_s")}
+            for k in ("first_anomaly_s", "not_exercised", "error"):
+                if r.get(k) is not None:
+                    out[k] = r[k]
+            print(json.dumps(out, sort_keys=True))
+
+
+def cell_key(r):
+    return (r["row"], r["column"], " ".join(r["args"]))
+
+
+def judge(expect, rs):
+    """check matrix's Judge (matrix/tally.go) over one cell's runs."""
+    n = len(rs)
+    errors = sum(r["verdict"] == "error" for r in rs)
+    exercised = [r for r in rs if r["verdict"] in ("valid", "invalid", "unknown")]
+    valid = sum(r["verdict"] == "valid" for r in exercised)
+    invalid = sum(r["verdict"] == "invalid" for r in exercised)
+    stuck = sum(r["verdict"] == "invalid" and r["anomalies"].get("stuck-lock", 0) > 0 for r in exercised)
+    if errors:
+        return "missed", f"{errors} of {n} runs ended in an error"
+    if expect in ("D", "?", ""):
+        return "none", ""
+    if not exercised:
+        return "missed", f"no exercised run ({n} not exercised)"
+    if expect == "S":
+        if valid == len(exercised):
+            return "met", ""
+        return "missed", f"valid in {valid} of {len(exercised)} exercised runs, want all"
+    hit, what = (invalid, "invalid") if expect == "U" else (stuck, "a stuck lock")
+    if hit >= UNSAFE_RATE * len(exercised):
+        return "met", ""
+    return "missed", f"{what} in {hit} of {len(exercised)} exercised runs, want at least 90 %"
+
+
+def table(paths):
+    cells, order = {}, []
+    for p in paths:
+        for line in open(p):
+            r = json.loads(line)
+            k = cell_key(r)
+            if k not in cells:
+                cells[k] = {"expect": r["expect"], "runs": {}}
+                order.append(k)
+            cells[k]["runs"][r["seed"]] = r
+    print("| design | fault | flags | expected | seeds | valid / invalid / unknown / not exercised / error | status |")
+    print("|---|---|---|---|---|---|---|")
+    totals = {}
+    for k in order:
+        c = cells[k]
+        rs = [c["runs"][s] for s in sorted(c["runs"])]
+        status, why = judge(c["expect"], rs)
+        totals[status] = totals.get(status, 0) + 1
+        counts = [sum(r["verdict"] == v for r in rs) for v in ("valid", "invalid", "unknown", "not-exercised", "error")]
+        flags = " ".join(a for a in k[2].split() if a not in ("--lock", k[0], "--nemesis", k[1])) or ""
+        seeds = seed_ranges(sorted(c["runs"]))
+        print(f"| `{k[0]}` | {k[1]} | {flags} | {c['expect']} | {seeds} | {' / '.join(map(str, counts))} | {status}{': ' + why if why else ''} |")
+    print()
+    print("cells: " + ", ".join(f"{v} {k}" for k, v in sorted(totals.items())))
+
+
+def seed_ranges(seeds):
+    out, i = [], 0
+    while i < len(seeds):
+        j = i
+        while j + 1 < len(seeds) and seeds[j + 1] == seeds[j] + 1:
+            j += 1
+        out.append(str(seeds[i]) if i == j else f"{seeds[i]}..{seeds[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == "runs":
+        for p in argv[2:]:
+            runs(p)
+    elif len(argv) >= 3 and argv[1] == "table":
+        table(argv[2:])
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
