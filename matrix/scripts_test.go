@@ -96,4 +96,15 @@ func TestMatrixRunsScript(t *testing.T) {
 			t.Errorf("%s (%s, runs %d): the script says %q, Judge %q (%s)\n%s", c.Row, c.Expect, len(c.Runs), got, c.Status, c.Why, out)
 		}
 	}
+	// What is left to run: locka has seeds 1..6, lockc 1..4.
+	cellsFile := filepath.Join(dir, "cells.txt")
+	if err := os.WriteFile(cellsFile, []byte("# a comment\nlocka pause S --lock x\n\nlockc pause S --lock x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for seeds, want := range map[string]string{"1..4": "", "1..6": "lockc pause S --lock x\n", "2,7": "locka pause S --lock x\nlockc pause S --lock x\n"} {
+		out, err := exec.Command(py, append([]string{filepath.Join("..", "scripts", "matrix-runs.py"), "left", cellsFile, seeds}, files...)...).Output()
+		if err != nil || string(out) != want {
+			t.Errorf("left at seeds %s: %q (%v), want %q", seeds, out, err, want)
+		}
+	}
 }

@@ -12,7 +12,11 @@
       error misses; S wants every exercised run valid; U at least 90 % of
       them invalid; L at least 90 % invalid with a stuck lock; D has no
       expectation. A run of the same cell and seed in a later file
-      replaces the earlier one (a cell run again after a fix).
+      replaces the earlier one (a cell run again after a fix);
+  matrix-runs.py left CELLS_FILE SEEDS runs.jsonl [more.jsonl ...] > left.txt
+      the lines of CELLS_FILE whose cell lacks a run at some seed of SEEDS
+      (written as check matrix takes them: 1..10, 2,4 or 1..3,7) in the
+      files: the cells file of what is left to run.
 
 Only runs that ended are kept: an interrupted run (a matrix stopped by
 hand) is left out, so a later shard can run it. Only the standard library;
@@ -104,12 +108,36 @@ def seed_ranges(seeds):
     return ",".join(out)
 
 
+def parse_seeds(spec):
+    out = []
+    for part in spec.split(","):
+        lo, _, hi = part.partition("..")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def left(cells_path, spec, paths):
+    want = set(parse_seeds(spec))
+    done = {}
+    for p in paths:
+        for line in open(p):
+            r = json.loads(line)
+            done.setdefault((r["row"], r["column"]), set()).add(r["seed"])
+    for line in open(cells_path):
+        f = line.split()
+        if not f or f[0].startswith("#") or want <= done.get((f[0], f[1]), set()):
+            continue
+        sys.stdout.write(line)
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "runs":
         for p in argv[2:]:
             runs(p)
     elif len(argv) >= 3 and argv[1] == "table":
         table(argv[2:])
+    elif len(argv) >= 4 and argv[1] == "left":
+        left(argv[2], argv[3], argv[4:])
     else:
         sys.stderr.write(__doc__)
         return 2
