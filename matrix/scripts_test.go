@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// TestMatrixRunsScript: scripts/matrix-runs.py, which keeps a matrix's
+// TestMatrixRunsScript: scripts/matrix-runs.py (and windows-table.py's
+// runs), which keeps a matrix's
 // runs as data and tallies several such files into one table (the
 // incident matrix measured over many sessions), judges every cell as
 // Judge does, leaves interrupted runs out, and lets a later file's run of
@@ -95,6 +96,19 @@ func TestMatrixRunsScript(t *testing.T) {
 		if got := rows[c.Row]; got != string(c.Status) {
 			t.Errorf("%s (%s, runs %d): the script says %q, Judge %q (%s)\n%s", c.Row, c.Expect, len(c.Runs), got, c.Status, c.Why, out)
 		}
+	}
+	// scripts/windows-table.py keeps the same runs: none interrupted.
+	kept := 0
+	for _, c := range first.Cells {
+		for _, r := range c.Runs {
+			if r.Verdict != Interrupted {
+				kept++
+			}
+		}
+	}
+	wout, err := exec.Command(py, filepath.Join("..", "scripts", "windows-table.py"), "runs", filepath.Join(dir, "m0.json")).Output()
+	if n := strings.Count(string(wout), "\n"); err != nil || n != kept || strings.Contains(string(wout), `"interrupted"`) {
+		t.Errorf("windows-table.py runs: %d lines (%v), want the %d runs that ended", n, err, kept)
 	}
 	// What is left to run: locka has seeds 1..6, lockc 1..4.
 	cellsFile := filepath.Join(dir, "cells.txt")

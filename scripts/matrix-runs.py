@@ -4,7 +4,9 @@
   matrix-runs.py runs STORE/matrix/TIME/matrix.json > runs.jsonl
       one line per run that ended: its cell (row, column, expectation,
       flags), seed, verdict, exit code, anomalies by kind, why it was not
-      exercised or was an error, wall time and first anomaly;
+      exercised or was an error, wall time and first anomaly, and what its
+      windows checker found (the fields windows-table.py table reads, so
+      one file serves both tables);
   matrix-runs.py table runs.jsonl [more.jsonl ...] > table.md
       one row per cell over every file's runs (for example seed 1 and
       seeds 2..3, run on different days or machines), judged against the
@@ -22,13 +24,25 @@ Only runs that ended are kept: an interrupted run (a matrix stopped by
 hand) is left out, so a later shard can run it. Only the standard library;
 run with python3.
 """
+import importlib.util
 import json
+import os
 import sys
 
 UNSAFE_RATE = 0.9
 
 
+def windows_table():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "windows-table.py")
+    spec = importlib.util.spec_from_file_location("windows_table", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def runs(matrix_path):
+    wt = windows_table()
+    store = wt.store_of(matrix_path)
     m = json.load(open(matrix_path))
     for c in m["cells"]:
         for r in c.get("runs") or []:
@@ -40,6 +54,7 @@ def runs(matrix_path):
             for k in ("first_anomaly_s", "not_exercised", "error"):
                 if r.get(k) is not None:
                     out[k] = r[k]
+            out.update(wt.windows_of(store, r))
             print(json.dumps(out, sort_keys=True))
 
 

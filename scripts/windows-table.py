@@ -23,27 +23,40 @@ import sys
 
 def runs(matrix_path):
     m = json.load(open(matrix_path))
-    # Run directories are relative to the store the matrix was stored in:
-    # STORE/matrix/TIME/matrix.json.
-    store = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(matrix_path))))
+    store = store_of(matrix_path)
     for c in m["cells"]:
-        for r in c["runs"]:
+        for r in c.get("runs") or []:
+            if r["verdict"] == "interrupted":
+                continue  # a matrix stopped by hand: its later run counts
             out = {"row": c["row"], "column": c["column"], "args": c["args"], "seed": r["seed"],
-                   "verdict": r["verdict"], "server_releases": 0, "lengths": [], "classes": {}, "learned": {},
-                   "lag_median_s": None}
-            res = os.path.join(store, r.get("dir", ""), "results.json")
-            if r.get("dir") and os.path.exists(res):
-                for sub in json.load(open(res)).get("results", []):
-                    if sub.get("checker") != "windows":
-                        continue
-                    st = sub.get("stats", {})
-                    out["server_releases"] = st.get("server_releases", 0)
-                    out["lag_median_s"] = (st.get("observer_lag") or {}).get("median_s")
-                    for w in st.get("windows") or []:
-                        out["lengths"].append(round(w.get("window_s", 0), 3))
-                        add(out["classes"], w.get("class", ""))
-                        add(out["learned"], how_learned(w.get("learned_by", "")))
+                   "verdict": r["verdict"]}
+            out.update(windows_of(store, r))
             print(json.dumps(out, sort_keys=True))
+
+
+def store_of(matrix_path):
+    """The store a matrix was stored in (STORE/matrix/TIME/matrix.json),
+    to which its run directories are relative."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(matrix_path))))
+
+
+def windows_of(store, r):
+    """What run r's windows checker found, from its results.json."""
+    out = {"server_releases": 0, "lengths": [], "classes": {}, "learned": {}, "lag_median_s": None}
+    res = os.path.join(store, r.get("dir", ""), "results.json")
+    if not r.get("dir") or not os.path.exists(res):
+        return out
+    for sub in json.load(open(res)).get("results", []):
+        if sub.get("checker") != "windows":
+            continue
+        st = sub.get("stats", {})
+        out["server_releases"] = st.get("server_releases", 0)
+        out["lag_median_s"] = (st.get("observer_lag") or {}).get("median_s")
+        for w in st.get("windows") or []:
+            out["lengths"].append(round(w.get("window_s", 0), 3))
+            add(out["classes"], w.get("class", ""))
+            add(out["learned"], how_learned(w.get("learned_by", "")))
+    return out
 
 
 def how_learned(by):
