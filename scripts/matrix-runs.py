@@ -105,11 +105,24 @@ def table(paths):
         status, why = judge(c["expect"], rs)
         totals[status] = totals.get(status, 0) + 1
         counts = [sum(r["verdict"] == v for r in rs) for v in ("valid", "invalid", "unknown", "not-exercised", "error")]
-        flags = " ".join(a for a in k[2].split() if a not in ("--lock", k[0], "--nemesis", k[1])) or ""
+        flags = " ".join(extra_flags(k[2].split()))
         seeds = seed_ranges(sorted(c["runs"]))
         print(f"| `{k[0]}` | {k[1]} | {flags} | {c['expect']} | {seeds} | {' / '.join(map(str, counts))} | {status}{': ' + why if why else ''} |")
     print()
     print("cells: " + ", ".join(f"{v} {k}" for k, v in sorted(totals.items())))
+
+
+def extra_flags(args):
+    """The cell's flags but --lock and --nemesis, which its row and column
+    name."""
+    out, i = [], 0
+    while i < len(args):
+        if args[i] in ("--lock", "--nemesis") and i + 1 < len(args):
+            i += 2
+            continue
+        out.append(args[i])
+        i += 1
+    return out
 
 
 def seed_ranges(seeds):
