@@ -20,6 +20,9 @@ func TestMatrixRunsScript(t *testing.T) {
 	if err != nil {
 		t.Skip("no python3")
 	}
+	script := func(name string, args ...string) ([]byte, error) {
+		return exec.Command(py, append([]string{filepath.Join("..", "scripts", name)}, args...)...).Output()
+	}
 	cells := []struct {
 		expect       Expect
 		first, again string // runs of the first file; of the second (seeds after)
@@ -38,8 +41,7 @@ func TestMatrixRunsScript(t *testing.T) {
 		{Depends, "vvvx", ""},
 	}
 	dir := t.TempDir()
-	var first, whole Matrix
-	again := Matrix{}
+	var first, again, whole Matrix
 	for i, c := range cells {
 		cell := Cell{Row: "lock" + string(rune('a'+i)), Column: "pause", Expect: c.expect, Args: []string{"--lock", "x", "--nemesis", "pause"}}
 		a, b := runs(c.first), runs(c.again)
@@ -71,7 +73,7 @@ func TestMatrixRunsScript(t *testing.T) {
 		if err := os.WriteFile(mj, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		out, err := exec.Command(py, filepath.Join("..", "scripts", "matrix-runs.py"), "runs", mj).Output()
+		out, err := script("matrix-runs.py", "runs", mj)
 		if err != nil {
 			t.Fatalf("runs %s: %v", mj, err)
 		}
@@ -81,7 +83,7 @@ func TestMatrixRunsScript(t *testing.T) {
 		}
 		files = append(files, jl)
 	}
-	out, err := exec.Command(py, append([]string{filepath.Join("..", "scripts", "matrix-runs.py"), "table"}, files...)...).Output()
+	out, err := script("matrix-runs.py", append([]string{"table"}, files...)...)
 	if err != nil {
 		t.Fatalf("table: %v", err)
 	}
@@ -106,7 +108,7 @@ func TestMatrixRunsScript(t *testing.T) {
 			}
 		}
 	}
-	wout, err := exec.Command(py, filepath.Join("..", "scripts", "windows-table.py"), "runs", filepath.Join(dir, "m0.json")).Output()
+	wout, err := script("windows-table.py", "runs", filepath.Join(dir, "m0.json"))
 	if n := strings.Count(string(wout), "\n"); err != nil || n != kept || strings.Contains(string(wout), `"interrupted"`) {
 		t.Errorf("windows-table.py runs: %d lines (%v), want the %d runs that ended", n, err, kept)
 	}
@@ -116,7 +118,7 @@ func TestMatrixRunsScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	for seeds, want := range map[string]string{"1..4": "", "1..6": "lockc pause S --lock x\n", "2,7": "locka pause S --lock x\nlockc pause S --lock x\n"} {
-		out, err := exec.Command(py, append([]string{filepath.Join("..", "scripts", "matrix-runs.py"), "left", cellsFile, seeds}, files...)...).Output()
+		out, err := script("matrix-runs.py", append([]string{"left", cellsFile, seeds}, files...)...)
 		if err != nil || string(out) != want {
 			t.Errorf("left at seeds %s: %q (%v), want %q", seeds, out, err, want)
 		}

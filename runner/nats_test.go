@@ -16,7 +16,7 @@ import (
 func TestRunNATS(t *testing.T) {
 	servicetest.Need(t, "nats-kv")
 	t.Run("nats-kv", func(t *testing.T) {
-		runValid(t, control(quick(t, "nats-kv", "none", false), nil))
+		runValid(t, control(t, "nats-kv", nil))
 		assertNoChildren(t)
 	})
 	t.Run("nats-kv-r3", func(t *testing.T) {

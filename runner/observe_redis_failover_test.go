@@ -17,7 +17,7 @@ func TestObserverRedisFailoverControlRun(t *testing.T) {
 	for _, lock := range []string{"redis-sentinel", "redis-cluster"} {
 		t.Run(lock, func(t *testing.T) {
 			needService(t, lock)
-			out, h := runValid(t, control(quick(t, lock, "none", false), hasProbe))
+			out, h := runValid(t, control(t, lock, hasProbe))
 			owners := map[string]bool{}
 			granted := 0
 			for _, op := range h {

@@ -19,7 +19,7 @@ import (
 func TestObserverRedisZK(t *testing.T) {
 	needService(t, "redis-zk")
 	t.Run("none", func(t *testing.T) {
-		tt := control(quick(t, "redis-zk", "none", false), hasProbe)
+		tt := control(t, "redis-zk", hasProbe)
 		tt.Nodes = 1
 		out, h := runValid(t, tt)
 		owners := map[string]bool{}

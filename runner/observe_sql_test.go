@@ -52,7 +52,7 @@ func TestObserverSQLControlRun(t *testing.T) {
 // lease, until 20 grants, the observer's probe and 5 observed releases.
 func sqlControlRun(t *testing.T, lock string) (Outcome, history.History) {
 	t.Helper()
-	return runValid(t, control(quick(t, lock, "none", false), func(h history.History) bool { return hasProbe(h) && sqlReleases(h) >= 5 }))
+	return runValid(t, control(t, lock, func(h history.History) bool { return hasProbe(h) && sqlReleases(h) >= 5 }))
 }
 
 // sqlReleases counts the observed releases of lock keys in h.

@@ -31,7 +31,7 @@ func windowsOf(t *testing.T, res checker.Result) checker.Result {
 func TestObserverControlRun(t *testing.T) {
 	for _, lock := range []string{"redis-set-px", "redis-setnx-getset", "redlock", "etcd-mutex", "zk-ephemeral"} {
 		t.Run(lock, func(t *testing.T) {
-			out, h := runValid(t, control(quick(t, lock, "none", false), hasProbe))
+			out, h := runValid(t, control(t, lock, hasProbe))
 			owners := map[string]bool{}
 			releases, probes, granted := 0, 0, 0
 			for _, op := range h {

@@ -22,7 +22,7 @@ func TestRunRedisCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("none", func(t *testing.T) {
-		out, _ := runValid(t, control(quick(t, "redis-cluster", "none", false), nil))
+		out, _ := runValid(t, control(t, "redis-cluster", nil))
 		if grants(t, out.Dir) == 0 {
 			t.Fatal("no grants")
 		}

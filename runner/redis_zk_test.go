@@ -21,7 +21,7 @@ import (
 func TestRunRedisZK(t *testing.T) {
 	needService(t, "redis-zk")
 	t.Run("none", func(t *testing.T) {
-		tt := control(quick(t, "redis-zk", "none", false), nil)
+		tt := control(t, "redis-zk", nil)
 		tt.Nodes = 1
 		out, _ := runValid(t, tt)
 		if n := grants(t, out.Dir); n < 20 {

@@ -57,12 +57,13 @@ func runValid(t *testing.T, tt Test) (Outcome, history.History) {
 	return out, h
 }
 
-// control makes tt a control run: with no fault, it ends at its 20th
+// control is a control run of lock: with no fault, it ends at its 20th
 // grant and once also holds, when also is set; patient bounds it, and its
 // lease is one that no run without faults outlasts.
-func control(tt Test, also func(history.History) bool) Test {
+func control(t *testing.T, lock string, also func(history.History) bool) Test {
+	tt := quick(t, lock, "none", false)
 	grants20 := untilGrants(20)
-	tt.Nemesis, tt.Time, tt.Lease, tt.Until = "none", patient, safeLease, grants20
+	tt.Time, tt.Lease, tt.Until = patient, safeLease, grants20
 	if also != nil {
 		tt.Until = func(h history.History) bool { return grants20(h) && also(h) }
 	}
@@ -132,7 +133,7 @@ func TestRunNoNemesisIsValid(t *testing.T) {
 			if svc.coveredBy != "" {
 				t.Skipf("the %s designs are tested by %s", d.Service, svc.coveredBy)
 			}
-			tt := control(quick(t, d.Name, "none", false), nil)
+			tt := control(t, d.Name, nil)
 			if len(d.Workloads) > 0 {
 				tt.Workload = d.Workloads[0] // redis-watch-inventory runs the inventory only
 			}
