@@ -243,21 +243,27 @@ func (n *RestartLose) readKey(ctx context.Context, lock []string, h Target) aime
 
 // aimAtNode waits (bounded) for a holder and picks the leader, where the
 // cluster has one, else a lock node at random.
+//
+// The leader is looked up before the wait for a holder, as kill does: on a
+// loaded machine the lookup can outlast a 10 ms critical section, and a
+// holder seen before it would be gone when the node is struck.
 func (n *RestartLose) aimAtNode(ctx context.Context, lock []string) (aimed, error) {
-	awaitHolder(ctx, n.env, nodeAimWait)
 	var a aimed
-	if hs := n.env.Holders(); len(hs) > 0 {
-		a.holder = hs[n.rng.IntN(len(hs))]
-	}
-	if p, ok := n.env.Cluster().(clusters.Primary); ok {
+	p, primary := n.env.Cluster().(clusters.Primary)
+	if primary {
 		leader, err := leaderOf(ctx, n.env, p)
 		if err != nil {
 			return aimed{}, err
 		}
 		a.node = leader
-		return a, nil
 	}
-	a.node = lock[n.rng.IntN(len(lock))]
+	awaitHolder(ctx, n.env, nodeAimWait)
+	if hs := n.env.Holders(); len(hs) > 0 {
+		a.holder = hs[n.rng.IntN(len(hs))]
+	}
+	if !primary {
+		a.node = lock[n.rng.IntN(len(lock))]
+	}
 	return a, nil
 }
 

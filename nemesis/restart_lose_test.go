@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,5 +141,86 @@ func TestRestartLoseRefusedWithoutWiper(t *testing.T) {
 		if _, err := newRestartLose(holdingEnv{c: c}, rand.New(rand.NewPCG(1, 2))); !errors.Is(err, clusters.ErrUnsupported) {
 			t.Errorf("%T: err %v, want ErrUnsupported", c, err)
 		}
+	}
+}
+
+// turnoverEnv is an Env whose one holder lets go when the cluster's leader
+// is looked up (a lookup on a loaded machine outlasting a critical
+// section) and whose next grant comes two Holders calls later.
+type turnoverEnv struct {
+	c     clusters.Cluster
+	mu    sync.Mutex
+	held  bool
+	polls int
+}
+
+func (e *turnoverEnv) Holders() []Target {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.held {
+		if e.polls++; e.polls >= 2 {
+			e.held = true
+		}
+		return nil
+	}
+	return []Target{{Process: 3, Key: "k0"}}
+}
+func (e *turnoverEnv) Workers() []Target         { return nil }
+func (e *turnoverEnv) Cluster() clusters.Cluster { return e.c }
+func (e *turnoverEnv) Lease() time.Duration      { return time.Second }
+
+// letGo ends the current grant.
+func (e *turnoverEnv) letGo() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.held, e.polls = false, 0
+}
+
+// slowLeader is a three-node cluster with a leader whose lookup ends the
+// env's grant; it records the nodes it restarts empty.
+type slowLeader struct {
+	env       *turnoverEnv
+	restarted []string
+}
+
+func (c *slowLeader) Setup(context.Context) error    { return nil }
+func (c *slowLeader) Teardown(context.Context) error { return nil }
+func (c *slowLeader) Nodes() []clusters.Node {
+	return []clusters.Node{{Name: "zk1", Role: "lock"}, {Name: "zk2", Role: "lock"}, {Name: "zk3", Role: "lock"}}
+}
+func (c *slowLeader) Leader(context.Context) (string, error) {
+	c.env.letGo()
+	return "zk2", nil
+}
+func (c *slowLeader) Kill(context.Context, string) error    { return nil }
+func (c *slowLeader) Restart(context.Context, string) error { return nil }
+func (c *slowLeader) RestartEmpty(_ context.Context, node string) error {
+	c.restarted = append(c.restarted, node)
+	return nil
+}
+
+// TestRestartLoseStrikesUnderAHolder: on a cluster with a leader the
+// leader is found first and the holder awaited after, so the hit counts
+// the holder there is when the node is struck, not one that let go while
+// the leader was looked up (on a loaded machine that left the fault struck
+// "while no lock was held", and the run not exercised).
+func TestRestartLoseStrikesUnderAHolder(t *testing.T) {
+	env := &turnoverEnv{held: true}
+	c := &slowLeader{env: env}
+	env.c = c
+	nm, err := newRestartLose(env, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := nm.Invoke(context.Background(), history.Op{F: fRestartLose})
+	if op.Error != "" {
+		t.Fatalf("restart-lose: %s", op.Error)
+	}
+	hit := history.HitOf(&op)
+	if hit == nil || hit.Node != "zk2" || !slices.Equal(c.restarted, []string{"zk2"}) {
+		t.Fatalf("hit %+v, restarted %v: want the leader zk2 restarted", hit, c.restarted)
+	}
+	if hit.Holders != 1 || !hit.Holder || hit.Key != "k0" {
+		t.Errorf("hit %+v: want the holder of the moment of the strike (process 3's k0) counted", hit)
 	}
 }
