@@ -83,20 +83,40 @@ func TestMatrixRunsScript(t *testing.T) {
 		}
 		files = append(files, jl)
 	}
-	out, err := script("matrix-runs.py", append([]string{"table"}, files...)...)
-	if err != nil {
-		t.Fatalf("table: %v", err)
-	}
-	rows := map[string]string{}
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Split(line, " | ")
-		if len(f) == 7 && strings.HasPrefix(f[0], "| `") {
-			rows[strings.Trim(f[0], "| `")] = strings.SplitN(strings.TrimSuffix(f[6], " |"), ":", 2)[0]
+	statuses := func(args ...string) (map[string]string, string) {
+		out, err := script("matrix-runs.py", append(append([]string{"table"}, args...), files...)...)
+		if err != nil {
+			t.Fatalf("table %v: %v", args, err)
 		}
+		rows := map[string]string{}
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Split(line, " | ")
+			if len(f) == 7 && strings.HasPrefix(f[0], "| `") {
+				rows[strings.Trim(f[0], "| `")] = strings.SplitN(strings.TrimSuffix(f[6], " |"), ":", 2)[0]
+			}
+		}
+		return rows, string(out)
 	}
+	rows, out := statuses()
 	for _, c := range whole.Cells {
 		if got := rows[c.Row]; got != string(c.Status) {
 			t.Errorf("%s (%s, runs %d): the script says %q, Judge %q (%s)\n%s", c.Row, c.Expect, len(c.Runs), got, c.Status, c.Why, out)
+		}
+	}
+	// A revised expectation judges the runs recorded under the old one:
+	// lockf's ten invalid runs miss S, lockg's "?" keeps what it recorded.
+	revised := filepath.Join(dir, "revised.txt")
+	if err := os.WriteFile(revised, []byte("# revised\nlockf pause S --lock x\nlockg pause ? --lock x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, out = statuses("--expect", revised)
+	for _, c := range whole.Cells {
+		want := string(c.Status)
+		if c.Row == "lockf" {
+			want = string(Missed)
+		}
+		if got := rows[c.Row]; got != want {
+			t.Errorf("with --expect: %s says %q, want %q\n%s", c.Row, got, want, out)
 		}
 	}
 	// scripts/windows-table.py keeps the same runs: none interrupted.

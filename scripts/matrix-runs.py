@@ -7,14 +7,18 @@
       exercised or was an error, wall time and first anomaly, and what its
       windows checker found (the fields windows-table.py table reads, so
       one file serves both tables);
-  matrix-runs.py table runs.jsonl [more.jsonl ...] > table.md
+  matrix-runs.py table [--expect CELLS_FILE] runs.jsonl [more.jsonl ...] > table.md
       one row per cell over every file's runs (for example seed 1 and
       seeds 2..3, run on different days or machines), judged against the
       cell's expectation with `check matrix`'s rules (docs/matrix.md): any
       error misses; S wants every exercised run valid; U at least 90 % of
       them invalid; L at least 90 % invalid with a stuck lock; D has no
       expectation. A run of the same cell and seed in a later file
-      replaces the earlier one (a cell run again after a fix);
+      replaces the earlier one (a cell run again after a fix). A cell's
+      expectation is the one its runs recorded, unless CELLS_FILE (a
+      cells file or matrix/catalog.txt) gives its row and column another
+      one ("?" gives none): how runs measured before a cell's
+      expectation was revised are judged by the one it has now;
   matrix-runs.py left CELLS_FILE SEEDS runs.jsonl [more.jsonl ...] > left.txt
       the lines of CELLS_FILE whose cell lacks a run at some seed of SEEDS
       (written as check matrix takes them: 1..10, 2,4 or 1..3,7) in the
@@ -86,7 +90,18 @@ def judge(expect, rs):
     return "missed", f"{what} in {hit} of {len(exercised)} exercised runs, want at least 90 %"
 
 
-def table(paths):
+def expectations(cells_path):
+    """(row, column) -> expectation of each line of a cells file that
+    gives one."""
+    out = {}
+    for line in open(cells_path):
+        f = line.split()
+        if len(f) >= 3 and not f[0].startswith("#") and f[2] != "?":
+            out[(f[0], f[1])] = f[2]
+    return out
+
+
+def table(paths, expect=None):
     cells, order = {}, []
     for p in paths:
         for line in open(p):
@@ -101,6 +116,8 @@ def table(paths):
     totals = {}
     for k in order:
         c = cells[k]
+        if expect and (k[0], k[1]) in expect:
+            c["expect"] = expect[(k[0], k[1])]
         rs = [c["runs"][s] for s in sorted(c["runs"])]
         status, why = judge(c["expect"], rs)
         totals[status] = totals.get(status, 0) + 1
@@ -162,7 +179,9 @@ def main(argv):
     if len(argv) >= 3 and argv[1] == "runs":
         for p in argv[2:]:
             runs(p)
-    elif len(argv) >= 3 and argv[1] == "table":
+    elif len(argv) >= 5 and argv[1] == "table" and argv[2] == "--expect":
+        table(argv[4:], expectations(argv[3]))
+    elif len(argv) >= 3 and argv[1] == "table" and argv[2] != "--expect":
         table(argv[2:])
     elif len(argv) >= 4 and argv[1] == "left":
         left(argv[2], argv[3], argv[4:])
