@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// listen binds 127.0.0.1:p, or fails the test.
+// listenPort binds 127.0.0.1:p, or fails the test.
 func listenPort(t *testing.T, p int) net.Listener {
 	t.Helper()
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
