@@ -110,8 +110,7 @@ func (n *Clock) Invoke(ctx context.Context, op history.Op) history.Op {
 		if err != nil {
 			return completed(op, nil, err)
 		}
-		awaitHolder(ctx, n.env, nodeAimWait)
-		hit := nodeHit(n.kind(), n.env)
+		hit := strikeHit(ctx, n.env, n.kind())
 		hit.Offset, hit.Strobe = n.offsetAt(0), n.back
 		if err := n.c.SetClockOffset(ctx, node, n.offsetAt(0)); err != nil {
 			return completed(op, nil, err)

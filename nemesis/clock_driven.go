@@ -59,8 +59,7 @@ func (n *drivenClock) begin(ctx context.Context) (string, *history.Hit, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	awaitHolder(ctx, n.env, nodeAimWait)
-	hit := nodeHit(n.name, n.env)
+	hit := strikeHit(ctx, n.env, n.name)
 	if err := n.c.SetClockOffset(ctx, node, n.at(0, 0)); err != nil {
 		return "", nil, err
 	}

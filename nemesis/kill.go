@@ -102,8 +102,7 @@ func (n *Kill) Invoke(ctx context.Context, op history.Op) history.Op {
 				node, what = followers[n.rng.IntN(len(followers))], "follower "
 			}
 		}
-		awaitHolder(ctx, n.env, nodeAimWait)
-		hit := nodeHit(n.kind(), n.env)
+		hit := strikeHit(ctx, n.env, n.kind())
 		if err := n.k.Kill(ctx, node); err != nil {
 			return completed(op, nil, err)
 		}

@@ -59,8 +59,7 @@ func (n *Leader) Invoke(ctx context.Context, op history.Op) history.Op {
 		if err != nil {
 			return completed(op, nil, err)
 		}
-		awaitHolder(ctx, n.env, nodeAimWait)
-		hit := nodeHit(n.kind, n.env)
+		hit := strikeHit(ctx, n.env, n.kind)
 		if err := n.apply(ctx, leader); err != nil {
 			return completed(op, nil, err)
 		}

@@ -316,6 +316,16 @@ func awaitHolder(ctx context.Context, env Env, wait time.Duration) bool {
 	return true
 }
 
+// strikeHit waits (bounded by nodeAimWait) for a holder, then returns what
+// a fault on a lock node hits at that moment. A caller picks its node
+// first and strikes right after: a leader lookup on a loaded machine can
+// outlast a 10 ms critical section, so a holder seen before the lookup
+// would be gone when the node is struck.
+func strikeHit(ctx context.Context, env Env, kind string) *history.Hit {
+	awaitHolder(ctx, env, nodeAimWait)
+	return nodeHit(kind, env)
+}
+
 // holderHit returns what striking t hits.
 func holderHit(kind string, t Target, lease time.Duration) *history.Hit {
 	return &history.Hit{Nemesis: kind, Holder: t.Key != "", Key: t.Key, InCS: t.InCS, Failpoint: t.Failpoint, Lease: lease}

@@ -102,8 +102,7 @@ func (n *ServerPartition) Invoke(ctx context.Context, op history.Op) history.Op 
 			return completed(op, nil, err)
 		}
 		plan := n.shape(n.rng, shuffled(n.rng, n.nodes))
-		awaitHolder(ctx, n.env, nodeAimWait)
-		hit := nodeHit(n.kind, n.env)
+		hit := strikeHit(ctx, n.env, n.kind)
 		hit.Shape, hit.Cuts, hit.Restores = strings.TrimPrefix(n.kind, "partition-"), plan.Cuts, plan.Restores
 		first := plan.Cuts
 		if plan.gradual() {

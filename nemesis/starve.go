@@ -191,8 +191,7 @@ func (n *Starve) starveServer(ctx context.Context, op history.Op) history.Op {
 	if err != nil {
 		return completed(op, nil, fmt.Errorf("starve %s: %w", node, err))
 	}
-	awaitHolder(ctx, n.env, nodeAimWait)
-	hit := nodeHit(n.kind(), n.env)
+	hit := strikeHit(ctx, n.env, n.kind())
 	if err := th.Add(clusters.TreePids(pid)); err != nil {
 		return completed(op, nil, errors.Join(fmt.Errorf("starve %s: %w", node, err), th.Release()))
 	}
