@@ -33,6 +33,9 @@ type drivenClientClocks struct {
 	// at is the offset after elapsed real time, at step k (k = 0 when the
 	// fault starts).
 	at func(elapsed time.Duration, k int) time.Duration
+	// mark records the path on the start op's Hit and returns its Detail
+	// for the processes whose clocks it moves.
+	mark func(procs []int, hit *history.Hit) string
 
 	mu    sync.Mutex
 	files map[string]int // the driven clock files -> their processes
@@ -52,6 +55,25 @@ func newDrivenClientClocks(env Env, rng *rand.Rand, name string, step time.Durat
 
 // Fs returns skew and unskew.
 func (n *drivenClientClocks) Fs() (string, string) { return history.FSkew, history.FUnskew }
+
+// Invoke starts the non-holders' clocks along the path (skew) or puts every
+// clock back (unskew).
+func (n *drivenClientClocks) Invoke(ctx context.Context, op history.Op) history.Op {
+	switch op.F {
+	case history.FSkew:
+		procs, hit, err := n.begin(ctx)
+		if hit == nil {
+			return completed(op, nil, err)
+		}
+		detail := n.mark(procs, hit)
+		return completed(op, &history.Value{
+			Extra: &history.Extra{Targets: procs, Hit: hit, Detail: detail},
+		}, err)
+	case history.FUnskew:
+		return n.finish(ctx, op)
+	}
+	return completed(op, nil, fmt.Errorf("%s nemesis cannot %q", n.name, op.F))
+}
 
 // begin sets the non-holders' clocks to their first offset and starts the
 // later steps. It returns their processes, sorted, and the start op's Hit

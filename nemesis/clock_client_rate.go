@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -43,24 +42,9 @@ func newClockClientRate(env Env, rng *rand.Rand) (Nemesis, error) {
 	d.at = func(elapsed time.Duration, _ int) time.Duration {
 		return time.Duration(float64(elapsed) * (n.Rate - 1))
 	}
-	return n, nil
-}
-
-// Invoke starts the non-holders' clocks running fast (skew) or puts every
-// clock back (unskew).
-func (n *ClockClientRate) Invoke(ctx context.Context, op history.Op) history.Op {
-	switch op.F {
-	case history.FSkew:
-		procs, hit, err := n.begin(ctx)
-		if hit == nil {
-			return completed(op, nil, err)
-		}
+	d.mark = func(procs []int, hit *history.Hit) string {
 		hit.Rate = n.Rate
-		return completed(op, &history.Value{
-			Extra: &history.Extra{Targets: procs, Hit: hit, Detail: fmt.Sprintf("client clocks of processes %s running %sx as fast as real time", joinInts(procs), strconv.FormatFloat(n.Rate, 'g', 4, 64))},
-		}, err)
-	case history.FUnskew:
-		return n.finish(ctx, op)
+		return fmt.Sprintf("client clocks of processes %s running %sx as fast as real time", joinInts(procs), strconv.FormatFloat(n.Rate, 'g', 4, 64))
 	}
-	return completed(op, nil, fmt.Errorf("clock-client-rate nemesis cannot %q", op.F))
+	return n, nil
 }

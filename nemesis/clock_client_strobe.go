@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -42,24 +41,9 @@ func newClockClientStrobe(env Env, rng *rand.Rand) (Nemesis, error) {
 		}
 		return n.High
 	}
-	return n, nil
-}
-
-// Invoke starts the non-holders' clocks strobing (skew) or puts every
-// clock back (unskew).
-func (n *ClockClientStrobe) Invoke(ctx context.Context, op history.Op) history.Op {
-	switch op.F {
-	case history.FSkew:
-		procs, hit, err := n.begin(ctx)
-		if hit == nil {
-			return completed(op, nil, err)
-		}
+	d.mark = func(procs []int, hit *history.Hit) string {
 		hit.Offset, hit.Strobe = n.High, true
-		return completed(op, &history.Value{
-			Extra: &history.Extra{Targets: procs, Hit: hit, Detail: fmt.Sprintf("client clocks of processes %s strobing between %s ahead and real time every %s", joinInts(procs), seconds(n.High), seconds(n.Step))},
-		}, err)
-	case history.FUnskew:
-		return n.finish(ctx, op)
+		return fmt.Sprintf("client clocks of processes %s strobing between %s ahead and real time every %s", joinInts(procs), seconds(n.High), seconds(n.Step))
 	}
-	return completed(op, nil, fmt.Errorf("clock-client-strobe nemesis cannot %q", op.F))
+	return n, nil
 }

@@ -30,6 +30,9 @@ type drivenClock struct {
 	// at is the offset after elapsed real time, at step k (k = 0 when the
 	// fault starts).
 	at func(elapsed time.Duration, k int) time.Duration
+	// mark records the path on the start op's Hit and returns its Detail
+	// for node.
+	mark func(node string, hit *history.Hit) string
 
 	movedClock
 }
@@ -47,6 +50,25 @@ func newDrivenClock(env Env, rng *rand.Rand, name, start, end string) (*drivenCl
 
 // Fs returns the kind's start and end ops.
 func (n *drivenClock) Fs() (string, string) { return n.start, n.end }
+
+// Invoke starts a node's clock along the path (the start op) or puts it
+// back (the end op).
+func (n *drivenClock) Invoke(ctx context.Context, op history.Op) history.Op {
+	switch op.F {
+	case n.start:
+		node, hit, err := n.begin(ctx)
+		if err != nil {
+			return completed(op, nil, err)
+		}
+		detail := n.mark(node, hit)
+		return completed(op, &history.Value{
+			Extra: &history.Extra{Nodes: []string{node}, Hit: hit, Detail: detail},
+		}, nil)
+	case n.end:
+		return n.finish(ctx, op)
+	}
+	return completed(op, nil, fmt.Errorf("%s nemesis cannot %q", n.name, op.F))
+}
 
 // begin picks a node (the leader where there is one), waits a moment for a
 // holder, sets the first offset and starts the later steps. It returns the

@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -58,24 +57,9 @@ func newClockRate(env Env, rng *rand.Rand) (Nemesis, error) {
 	d.at = func(elapsed time.Duration, _ int) time.Duration {
 		return time.Duration(float64(elapsed) * (n.Rate - 1))
 	}
-	return n, nil
-}
-
-// Invoke starts a node's clock running fast (drift) or puts it back
-// (undrift).
-func (n *ClockRate) Invoke(ctx context.Context, op history.Op) history.Op {
-	switch op.F {
-	case FDrift:
-		node, hit, err := n.begin(ctx)
-		if err != nil {
-			return completed(op, nil, err)
-		}
+	d.mark = func(node string, hit *history.Hit) string {
 		hit.Rate = n.Rate
-		return completed(op, &history.Value{
-			Extra: &history.Extra{Nodes: []string{node}, Hit: hit, Detail: fmt.Sprintf("wall clock of %s running %sx as fast as real time", node, strconv.FormatFloat(n.Rate, 'g', 4, 64))},
-		}, nil)
-	case FUndrift:
-		return n.finish(ctx, op)
+		return fmt.Sprintf("wall clock of %s running %sx as fast as real time", node, strconv.FormatFloat(n.Rate, 'g', 4, 64))
 	}
-	return completed(op, nil, fmt.Errorf("clock-rate nemesis cannot %q", op.F))
+	return n, nil
 }

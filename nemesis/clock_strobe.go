@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -54,24 +53,9 @@ func newClockStrobe(env Env, rng *rand.Rand) (Nemesis, error) {
 		}
 		return 0
 	}
-	return n, nil
-}
-
-// Invoke starts a node's clock strobing (strobe) or puts it back
-// (unstrobe).
-func (n *ClockStrobe) Invoke(ctx context.Context, op history.Op) history.Op {
-	switch op.F {
-	case FStrobe:
-		node, hit, err := n.begin(ctx)
-		if err != nil {
-			return completed(op, nil, err)
-		}
+	d.mark = func(node string, hit *history.Hit) string {
 		hit.Offset, hit.Strobe = n.High, true
-		return completed(op, &history.Value{
-			Extra: &history.Extra{Nodes: []string{node}, Hit: hit, Detail: fmt.Sprintf("wall clock of %s strobing between real time and %s ahead every %s", node, seconds(n.High), seconds(n.Step))},
-		}, nil)
-	case FUnstrobe:
-		return n.finish(ctx, op)
+		return fmt.Sprintf("wall clock of %s strobing between real time and %s ahead every %s", node, seconds(n.High), seconds(n.Step))
 	}
-	return completed(op, nil, fmt.Errorf("clock-strobe nemesis cannot %q", op.F))
+	return n, nil
 }
