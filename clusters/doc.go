@@ -23,5 +23,6 @@
 // that no fault touches, so that the history has the server's side of a
 // lost lock.
 //
-// clusters may import history; it must not import checker, workloads or runner.
+// clusters may import history and the internal helpers (cachedir, lookups,
+// suggest); it must not import checker, workloads or runner.
 package clusters

@@ -9,7 +9,8 @@
 // end op; Heal undoes everything and is idempotent. Schedule runs them at
 // seeded random times.
 //
-// nemesis may import history and clusters; it must not import checker,
-// workloads or runner. What it needs from the controller (who holds a lock,
-// which process that is) comes through the Env interface.
+// nemesis may import history, clusters and the internal helpers (lookups,
+// suggest); it must not import checker, workloads or runner. What it needs
+// from the controller (who holds a lock, which process that is) comes
+// through the Env interface.
 package nemesis

@@ -3,6 +3,7 @@
 // side of the worker protocol (Serve), and the protocol's message types,
 // which the controller in runner shares.
 //
-// workloads may import history and the lock services' client libraries; it
-// must not import checker, nemesis, clusters or runner.
+// workloads may import history, the internal helpers (lookups, suggest)
+// and the lock services' client libraries; it must not import checker,
+// nemesis, clusters or runner.
 package workloads
