@@ -97,7 +97,8 @@ type GoModuleServer struct {
 	Timeout time.Duration
 }
 
-// Dir is the binary's cache directory: cachedir.Dir()/servers/MODULE@VERSION.
+// Dir is the binary's cache directory: cachedir.Dir()/servers/MODULE@VERSION,
+// the module's slashes written as underscores.
 func (g GoModuleServer) Dir() string {
 	return filepath.Join(cachedir.Dir(), "servers", strings.ReplaceAll(g.Module, "/", "_")+"@"+g.Version)
 }

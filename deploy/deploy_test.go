@@ -588,8 +588,8 @@ func containerCommands(where string, c corev1.Container) ([]invocation, []error)
 }
 
 // shellcheck runs shellcheck over a container's sh -c script when
-// shellcheck is on PATH (scripts/deps.sh does not install it; actionlint
-// uses it for the workflow's scripts the same way).
+// shellcheck is on PATH (scripts/deps.sh's lint group installs it for make
+// test; actionlint uses it for the workflow's scripts the same way).
 func shellcheck(where, script string) error {
 	bin, err := exec.LookPath("shellcheck")
 	if err != nil {

@@ -58,7 +58,9 @@ type (
 //
 //   - an error run is an <error>, and so is a run a merged matrix expected
 //     and did not find (type "missing");
-//   - a not-exercised (or interrupted) run is <skipped>;
+//   - a not-exercised (or interrupted) run is <skipped>, except in a cell
+//     with an expectation that no run exercised: there it is a <failure>
+//     (type "not-exercised"), since the cell missed for want of one;
 //   - in an S cell, an invalid or unknown run is a <failure> whose text is
 //     the first anomaly's explanation;
 //   - in a U or L cell, a run that did not find the anomaly is a <failure>
@@ -140,6 +142,13 @@ func junitCaseOf(c CellResult, r Run) junitCase {
 		tc.Error = &junitProblem{Message: "missing: " + r.Error, Type: "missing", Text: r.Error}
 		return tc
 	case NotExercised:
+		if c.Status == Missed && c.Tally.Exercised == 0 && c.Tally.Error == 0 && c.Tally.Missing == 0 {
+			// No run of the cell tested anything, so it missed for want of
+			// one: a CI reader must see the cell fail, as the exit code says.
+			tc.Failure = &junitProblem{Message: "not exercised: " + r.NotExercised + "; the cell: " + c.Why,
+				Type: "not-exercised", Text: out(r.NotExercised, where)}
+			return tc
+		}
 		tc.Skipped = &junitSkipped{Message: "not exercised: " + r.NotExercised}
 		tc.SystemOut = where
 		return tc

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -89,6 +90,7 @@ type JUnit struct {
 			Name      string `xml:"name,attr"`
 			Failure   *struct {
 				Message string `xml:"message,attr"`
+				Type    string `xml:"type,attr"`
 				Text    string `xml:",chardata"`
 			} `xml:"failure"`
 			Error *struct {
@@ -185,5 +187,65 @@ func TestSaveListChanges(t *testing.T) {
 	b, _ := json.Marshal(all[0].Cells[1].Tally)
 	if !bytes.Contains(b, []byte(`"invalid":1`)) {
 		t.Fatalf("tally %s", b)
+	}
+}
+
+// TestJUnitFailsExactlyWhenACellMissed checks what a CI reader relies on:
+// over every cell of three runs (each valid, invalid, stuck, unknown, not
+// exercised or an error) under every expectation, the JUnit file has a
+// failure or an error exactly when the cell missed its expectation, as the
+// matrix's exit code says. (An interrupted matrix exits 130 and is judged
+// incomplete; its runs are skipped.)
+func TestJUnitFailsExactlyWhenACellMissed(t *testing.T) {
+	const letters = "visune"
+	for _, e := range []Expect{Safe, Unsafe, Stuck, Depends} {
+		for a := range letters {
+			for b := range letters {
+				for c := range letters {
+					word := string([]byte{letters[a], letters[b], letters[c]})
+					m := &Matrix{Version: Version}
+					m.Cells = []CellResult{{Cell: Cell{Row: "d", Column: "n", Expect: e}, Runs: runs(word)}}
+					m.Judge()
+					var buf bytes.Buffer
+					if err := WriteJUnit(&buf, m); err != nil {
+						t.Fatal(err)
+					}
+					var j JUnit
+					if err := xml.Unmarshal(buf.Bytes(), &j); err != nil {
+						t.Fatal(err)
+					}
+					missed := m.Cells[0].Status == Missed
+					if failed := j.Failures+j.Errors > 0; failed != missed {
+						t.Errorf("%s cell %q: status %s (%s), but JUnit has %d failures and %d errors",
+							e, word, m.Cells[0].Status, m.Cells[0].Why, j.Failures, j.Errors)
+					}
+					if missed != (m.ExitCode() == ExitMissed || m.ExitCode() == ExitError) {
+						t.Errorf("%s cell %q: status %s, exit %d", e, word, m.Cells[0].Status, m.ExitCode())
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestJUnitUnexercisedCell pins the failure of a cell no run exercised.
+func TestJUnitUnexercisedCell(t *testing.T) {
+	m := &Matrix{Version: Version}
+	m.Cells = []CellResult{{Cell: Cell{Row: "redis-set-px", Column: "pause", Expect: Unsafe}, Runs: runs("nn")}}
+	m.Judge()
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	var j JUnit
+	if err := xml.Unmarshal(buf.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Failures != 2 || j.Skipped != 0 {
+		t.Fatalf("failures %d skipped %d, want 2 and 0:\n%s", j.Failures, j.Skipped, buf.String())
+	}
+	f := j.Suites[0].Cases[0].Failure
+	if f == nil || f.Type != "not-exercised" || !strings.Contains(f.Message, "no exercised run (2 not exercised)") {
+		t.Fatalf("failure %+v", f)
 	}
 }
