@@ -24,7 +24,7 @@ func init() {
 		Cell:    Cell{Args: []string{"--scenario", "setnx-expire-crash", "--time", "8s", "--think", "300ms", "--workers", "3"}, Seed: 1},
 		Want:    "invalid",
 		Shows:   "stuck-lock",
-		Note: "lockcheck has no design with no TTL at all; redis-setnx-expire (SETNX, then PEXPIRE) killed at the failpoint between the two " +
+		Note: "lockcheck has no design whose lock never expires; redis-setnx-expire (SETNX, then PEXPIRE) killed at the failpoint between the two " +
 			"commands leaves exactly that: a key with no TTL and no live owner.",
 	})
 }
