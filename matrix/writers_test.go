@@ -103,15 +103,23 @@ type JUnit struct {
 	} `xml:"testsuite"`
 }
 
-func TestJUnitParses(t *testing.T) {
+// junitOf writes m as JUnit and reads it back as a CI reader would; it
+// returns the XML text too, for messages.
+func junitOf(t *testing.T, m *Matrix) (JUnit, string) {
+	t.Helper()
 	var b bytes.Buffer
-	if err := WriteJUnit(&b, fakeMatrix()); err != nil {
+	if err := WriteJUnit(&b, m); err != nil {
 		t.Fatal(err)
 	}
 	var j JUnit
 	if err := xml.Unmarshal(b.Bytes(), &j); err != nil {
 		t.Fatal(err)
 	}
+	return j, b.String()
+}
+
+func TestJUnitParses(t *testing.T) {
+	j, _ := junitOf(t, fakeMatrix())
 	// 6 cells x 4 seeds. Failures: zk-ephemeral none's invalid run (its
 	// error run is an <error>), and zk-ephemeral pause's valid run, since
 	// 3 of 4 misses 90 % (a cell that met U would tolerate it). The
@@ -206,14 +214,7 @@ func TestJUnitFailsExactlyWhenACellMissed(t *testing.T) {
 					m := &Matrix{Version: Version}
 					m.Cells = []CellResult{{Cell: Cell{Row: "d", Column: "n", Expect: e}, Runs: runs(word)}}
 					m.Judge()
-					var buf bytes.Buffer
-					if err := WriteJUnit(&buf, m); err != nil {
-						t.Fatal(err)
-					}
-					var j JUnit
-					if err := xml.Unmarshal(buf.Bytes(), &j); err != nil {
-						t.Fatal(err)
-					}
+					j, _ := junitOf(t, m)
 					missed := m.Cells[0].Status == Missed
 					if failed := j.Failures+j.Errors > 0; failed != missed {
 						t.Errorf("%s cell %q: status %s (%s), but JUnit has %d failures and %d errors",
@@ -233,16 +234,9 @@ func TestJUnitUnexercisedCell(t *testing.T) {
 	m := &Matrix{Version: Version}
 	m.Cells = []CellResult{{Cell: Cell{Row: "redis-set-px", Column: "pause", Expect: Unsafe}, Runs: runs("nn")}}
 	m.Judge()
-	var buf bytes.Buffer
-	if err := WriteJUnit(&buf, m); err != nil {
-		t.Fatal(err)
-	}
-	var j JUnit
-	if err := xml.Unmarshal(buf.Bytes(), &j); err != nil {
-		t.Fatal(err)
-	}
+	j, xmlText := junitOf(t, m)
 	if j.Failures != 2 || j.Skipped != 0 {
-		t.Fatalf("failures %d skipped %d, want 2 and 0:\n%s", j.Failures, j.Skipped, buf.String())
+		t.Fatalf("failures %d skipped %d, want 2 and 0:\n%s", j.Failures, j.Skipped, xmlText)
 	}
 	f := j.Suites[0].Cases[0].Failure
 	if f == nil || f.Type != "not-exercised" || !strings.Contains(f.Message, "no exercised run (2 not exercised)") {
