@@ -97,10 +97,16 @@ func cutSlots(calls []string) map[int]bool {
 func TestRedlockClockJumpTimeline(t *testing.T) {
 	f := &fakeRedlock{}
 	env := &fakeEnv{c: f, f: f}
-	// A worker of client 1's side holds the lock from the third poll on.
-	polls := 0
+	// A worker of client 1's side holds the lock from the third poll on;
+	// healedAt is the poll count when client 2 was first healed.
+	polls, healedAt := 0, 0
 	env.holders = func(calls []string) []Target {
 		polls++
+		for _, c := range calls {
+			if strings.HasPrefix(c, "heal ") && healedAt == 0 {
+				healedAt = polls
+			}
+		}
 		if polls < 3 {
 			return nil
 		}
@@ -122,32 +128,35 @@ func TestRedlockClockJumpTimeline(t *testing.T) {
 		t.Fatalf("clock-jump: %+v", op)
 	}
 	calls := f.log()
-	if len(calls) != 5 || !strings.HasPrefix(calls[0], "cut ") || !strings.HasPrefix(calls[3], "cut ") ||
-		calls[4] != "clock lock2 1m0s" {
-		t.Fatalf("calls %q: want the four slots cut, then lock2's clock jumped", calls)
+	if len(calls) != 7 || calls[6] != "clock lock2 1m0s" {
+		t.Fatalf("calls %q: want the four slots cut, client 2 given lock2 back, then lock2's clock jumped", calls)
 	}
 	for _, c := range calls[:3] {
-		if !strings.HasSuffix(c, " lock3,lock4") {
+		if !strings.HasPrefix(c, "cut ") || !strings.HasSuffix(c, " lock3,lock4") {
 			t.Errorf("%q: client 1's side must be cut off from exactly lock3 and lock4", c)
 		}
 	}
-	if !strings.HasSuffix(calls[3], " lock0,lock1") {
-		t.Errorf("%q: client 2 must be cut off from exactly lock0 and lock1", calls[3])
+	var other int
+	if _, err := fmt.Sscanf(calls[3], "cut %d lock0,lock1,lock2", &other); err != nil {
+		t.Fatalf("%q: client 2 must be cut off from exactly lock0..lock2 until client 1 holds the lock", calls[3])
 	}
-	if polls < 3 {
-		t.Errorf("jumped after %d polls, before a cut-off worker held the lock", polls)
+	if calls[4] != fmt.Sprintf("heal %d", other) || calls[5] != fmt.Sprintf("cut %d lock0,lock1", other) {
+		t.Errorf("calls %q: client 2 (slot %d) must be given lock2 back, then cut off from exactly lock0 and lock1", calls[4:6], other)
+	}
+	if healedAt < 3 {
+		t.Errorf("client 2 reached lock2 again after %d polls, before a cut-off worker held the lock", healedAt)
 	}
 	if strings.Join(op.Value.Ext().Nodes, ",") != "lock2" || !strings.Contains(op.Value.Ext().Detail, "lock2's wall clock jumped 1m0s forward") ||
-		!strings.Contains(op.Value.Ext().Detail, "cut off from lock3 and lock4") {
+		!strings.Contains(op.Value.Ext().Detail, "cut off from lock3 and lock4") || !strings.Contains(op.Value.Ext().Detail, "reached lock2 again") {
 		t.Errorf("value %+v", op.Value)
 	}
 
 	end := n.Invoke(ctx, history.Op{F: history.FClockReset})
-	calls = f.log()[5:]
+	calls = f.log()[7:]
 	if end.Error != "" || len(calls) != 5 || calls[0] != "clock lock2 0s" || !strings.HasPrefix(calls[1], "heal ") {
 		t.Fatalf("clock-reset: %+v, calls %q: want the clock back, then the four slots healed", end, calls)
 	}
-	if err := n.Heal(ctx); err != nil || len(f.log()) != 10 {
+	if err := n.Heal(ctx); err != nil || len(f.log()) != 12 {
 		t.Errorf("heal after reset: %v, calls %q: want nothing left to undo", err, f.log())
 	}
 	if _, ok := history.EndOf(history.FClockJump); !ok {
