@@ -22,7 +22,8 @@ func init() {
 // ClockClient skews workers' client clocks (workloads.Clock, a file per
 // worker slot). It reproduces M5: when the fault starts, every worker that
 // does not hold a lock gets a clock JumpLeases leases ahead, and the holders
-// keep the real clock (with no holder, one random worker keeps it). A
+// keep the real clock (with no holder, or every worker holding, one random
+// worker keeps it: see skewTargets). A
 // skewed waiter then judges the real-clock holder's expiry timestamp passed
 // and takes the lock over while the holder still works; among themselves
 // the skewed clients agree, so each later grant to a real-clock client is
@@ -69,20 +70,10 @@ func (n *ClockClient) Invoke(ctx context.Context, op history.Op) history.Op {
 		if len(ws) < 2 {
 			return completed(op, nil, fmt.Errorf("clock-client nemesis: %d live workers, want at least 2", len(ws)))
 		}
-		real := -1 // the slot that keeps the real clock when none holds
-		anyHolder := false
-		for _, w := range ws {
-			anyHolder = anyHolder || w.Key != ""
-		}
-		if !anyHolder {
-			real = ws[n.rng.IntN(len(ws))].Slot
-		}
+		skew, holders := skewTargets(ws, n.rng)
 		var procs []int
 		var errs []error
-		for _, w := range ws {
-			if w.Key != "" || w.Slot == real {
-				continue
-			}
+		for _, w := range skew {
 			if w.ClockFile == "" {
 				return completed(op, nil, errors.New("clock-client nemesis: the workers have no clock files"))
 			}
@@ -98,12 +89,10 @@ func (n *ClockClient) Invoke(ctx context.Context, op history.Op) history.Op {
 			words[i] = strconv.Itoa(p)
 		}
 		detail := fmt.Sprintf("client clocks of processes %s set %s ahead", strings.Join(words, ", "), seconds(n.Offset))
-		hit := &history.Hit{Nemesis: "clock-client", Lease: leaseOf(n.env)}
-		for _, w := range ws {
-			if w.Key != "" {
-				hit.Holders++
-			}
+		if len(procs) == 0 {
+			detail = "no client clock set ahead"
 		}
+		hit := &history.Hit{Nemesis: "clock-client", Lease: leaseOf(n.env), Holders: holders}
 		return completed(op, &history.Value{Extra: &history.Extra{Targets: procs, Detail: detail, Hit: hit}}, errors.Join(errs...))
 	case history.FUnskew:
 		procs, err := n.resetAll()
@@ -134,4 +123,29 @@ func (n *ClockClient) resetAll() ([]int, error) {
 func (n *ClockClient) Heal(ctx context.Context) error {
 	_, err := n.resetAll()
 	return err
+}
+
+// skewTargets returns the live workers a client-clock fault skews, and how
+// many of ws hold a lock. It skews the workers that hold none, so that a
+// skewed worker tries to take a lock a worker with the real clock holds.
+// When none holds, or every one does (a design that takes no lock, whose
+// workers are inside their critical sections nearly all the time), it
+// skews all but one, chosen at random, which keeps the real clock.
+func skewTargets(ws []Target, rng *rand.Rand) (skew []Target, holders int) {
+	for _, w := range ws {
+		if w.Key != "" {
+			holders++
+		}
+	}
+	real := -1 // the slot that keeps the real clock when all or none hold
+	if holders == 0 || holders == len(ws) {
+		real = ws[rng.IntN(len(ws))].Slot
+	}
+	for _, w := range ws {
+		if w.Slot == real || (w.Key != "" && real < 0) {
+			continue
+		}
+		skew = append(skew, w)
+	}
+	return skew, holders
 }

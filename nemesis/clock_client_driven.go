@@ -86,22 +86,10 @@ func (n *drivenClientClocks) begin(ctx context.Context) ([]int, *history.Hit, er
 	if len(ws) < 2 {
 		return nil, nil, fmt.Errorf("%s nemesis: %d live workers, want at least 2", n.name, len(ws))
 	}
-	real := -1 // the slot that keeps the real clock when none holds
-	holders := 0
-	for _, w := range ws {
-		if w.Key != "" {
-			holders++
-		}
-	}
-	if holders == 0 {
-		real = ws[n.rng.IntN(len(ws))].Slot
-	}
+	skew, holders := skewTargets(ws, n.rng)
 	files := make(map[string]int)
 	var procs []int
-	for _, w := range ws {
-		if w.Key != "" || w.Slot == real {
-			continue
-		}
+	for _, w := range skew {
 		if w.ClockFile == "" {
 			return nil, nil, fmt.Errorf("%s nemesis: the workers have no clock files", n.name)
 		}

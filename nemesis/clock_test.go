@@ -161,6 +161,9 @@ func TestClockClientSkewsNonHolders(t *testing.T) {
 	}{
 		{"holder keeps the real clock", ws, 2, 1},
 		{"no holder: one keeps it", []Target{ws[0], ws[2], {Process: 3, Slot: 3, ClockFile: "w3"}}, 2, 1},
+		// A design that takes no lock: every worker is inside its critical
+		// section nearly all the time.
+		{"every one holds: one keeps it", []Target{ws[1], {Process: 4, Slot: 4, ClockFile: "w4", Key: "k0"}, {Process: 5, Slot: 5, ClockFile: "w5", Key: "k0"}}, 2, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := &clientEnv{clockEnv: clockEnv{lease: time.Second}, workers: tc.workers, clocks: map[string]time.Duration{}}
@@ -176,7 +179,7 @@ func TestClockClientSkewsNonHolders(t *testing.T) {
 			for _, w := range tc.workers {
 				if off := env.clocks[w.ClockFile]; off == 3*time.Second {
 					ahead++
-					if w.Key != "" {
+					if w.Key != "" && !allHold(tc.workers) {
 						t.Errorf("holder %d skewed", w.Process)
 					}
 				}
@@ -197,5 +200,48 @@ func TestClockClientSkewsNonHolders(t *testing.T) {
 	}
 	if _, err := newClockClient(clockEnv{}, rand.New(rand.NewPCG(1, 1))); !errors.Is(err, clusters.ErrUnsupported) {
 		t.Errorf("an env without client clocks: %v", err)
+	}
+}
+
+// allHold reports whether every worker of ws holds a lock.
+func allHold(ws []Target) bool {
+	for _, w := range ws {
+		if w.Key == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSkewTargets: the non-holders are skewed; with no holder or all of
+// them, all but one, whichever the random draw picks.
+func TestSkewTargets(t *testing.T) {
+	w := func(slot int, key string) Target { return Target{Process: slot, Slot: slot, Key: key} }
+	for _, tc := range []struct {
+		name        string
+		ws          []Target
+		wantSkew    int
+		wantHolders int
+		holderSkew  bool // a holder may be skewed
+	}{
+		{"one holder of three", []Target{w(0, ""), w(1, "k0"), w(2, "")}, 2, 1, false},
+		{"two holders of four", []Target{w(0, "k0"), w(1, ""), w(2, "k1"), w(3, "")}, 2, 2, false},
+		{"no holder", []Target{w(0, ""), w(1, ""), w(2, "")}, 2, 0, false},
+		{"every one holds", []Target{w(0, "k0"), w(1, "k0"), w(2, "k0")}, 2, 3, true},
+		{"two, both hold", []Target{w(0, "k0"), w(1, "k1")}, 1, 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := uint64(1); seed <= 20; seed++ {
+				skew, holders := skewTargets(tc.ws, rand.New(rand.NewPCG(seed, 1)))
+				if len(skew) != tc.wantSkew || holders != tc.wantHolders {
+					t.Fatalf("seed %d: skewed %v, %d holders; want %d skewed, %d holders", seed, skew, holders, tc.wantSkew, tc.wantHolders)
+				}
+				for _, s := range skew {
+					if s.Key != "" && !tc.holderSkew {
+						t.Fatalf("seed %d: holder %d skewed while a worker holds none", seed, s.Process)
+					}
+				}
+			}
+		})
 	}
 }
