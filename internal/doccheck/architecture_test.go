@@ -3,12 +3,12 @@ package doccheck
 import (
 	"go/parser"
 	"go/token"
-	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,57 +38,34 @@ func packageTable(t *testing.T, top string) map[string]string {
 }
 
 // goPackages returns every directory of the repository that holds a Go
-// package (a non-test .go file), relative to the root, with the lockcheck
-// packages its non-test files import (relative to the module).
+// package (a tracked non-test .go file outside testdata), relative to the
+// root, with the lockcheck packages its non-test files import (relative to
+// the module).
 func goPackages(t *testing.T, top string) map[string][]string {
 	t.Helper()
 	pkgs := make(map[string]map[string]bool)
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+	for _, rel := range trackedFiles(t, top) {
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || slices.Contains(strings.Split(rel, "/"), "testdata") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(top, rel), nil, parser.ImportsOnly)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		name := d.Name()
-		if d.IsDir() {
-			if p != top && (strings.HasPrefix(name, ".") || name == "testdata" || name == "store" || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			return nil
-		}
-		rel, err := filepath.Rel(top, filepath.Dir(p))
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		if pkgs[rel] == nil {
-			pkgs[rel] = make(map[string]bool)
+		dir := path.Dir(rel)
+		if pkgs[dir] == nil {
+			pkgs[dir] = make(map[string]bool)
 		}
 		for _, imp := range f.Imports {
-			ip := strings.Trim(imp.Path.Value, `"`)
-			if own, ok := strings.CutPrefix(ip, module); ok {
-				pkgs[rel][own] = true
+			if own, ok := strings.CutPrefix(strings.Trim(imp.Path.Value, `"`), module); ok {
+				pkgs[dir][own] = true
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	out := make(map[string][]string, len(pkgs))
 	for p, imps := range pkgs {
-		list := []string{}
-		for imp := range imps {
-			list = append(list, imp)
-		}
-		sort.Strings(list)
-		out[p] = list
+		out[p] = slices.Sorted(maps.Keys(imps))
 	}
 	return out
 }
@@ -114,12 +91,7 @@ func TestArchitectureTable(t *testing.T) {
 		t.Fatal("docs/architecture.md: no package table found (rows | `pkg` | holds | imports |)")
 	}
 	pkgs := goPackages(t, top)
-	var names []string
-	for p := range pkgs {
-		names = append(names, p)
-	}
-	sort.Strings(names)
-	for _, p := range names {
+	for _, p := range slices.Sorted(maps.Keys(pkgs)) {
 		cell, ok := rows[p]
 		if !ok {
 			t.Errorf("docs/architecture.md: package %s has no row in the package table", p)
