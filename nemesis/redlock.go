@@ -165,33 +165,28 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 		n.cut[s] = true
 		n.mu.Unlock()
 		if err := n.c.PartitionNodes(ctx, s, cuts[s]); err != nil {
-			_, herr := n.undo(context.WithoutCancel(ctx))
-			return nil, errors.Join(fmt.Errorf("cut slot %d off from %s: %w", s, joinNames(cuts[s]), err), herr)
+			return n.abort(ctx, fmt.Errorf("cut slot %d off from %s: %w", s, joinNames(cuts[s]), err))
 		}
 	}
 	// A grant made before the cut, or while it was being made, may hold D
 	// and E too: such holders count once seen without the lock.
 	holder, err := n.awaitHolder(ctx, side, append(before, n.env.Holders()...))
 	if err != nil {
-		_, herr := n.undo(context.WithoutCancel(ctx))
-		return nil, errors.Join(err, herr)
+		return n.abort(ctx, err)
 	}
 	// Give client 2 C back: heal its links, then cut A and B again. In
 	// between it may reach A and B for a moment, but client 1 holds them.
 	if err := n.c.Heal(ctx, other); err != nil {
-		_, herr := n.undo(context.WithoutCancel(ctx))
-		return nil, errors.Join(fmt.Errorf("give slot %d %s back: %w", other, shared, err), herr)
+		return n.abort(ctx, fmt.Errorf("give slot %d %s back: %w", other, shared, err))
 	}
 	if err := n.c.PartitionNodes(ctx, other, near); err != nil {
-		_, herr := n.undo(context.WithoutCancel(ctx))
-		return nil, errors.Join(fmt.Errorf("cut slot %d off from %s: %w", other, joinNames(near), err), herr)
+		return n.abort(ctx, fmt.Errorf("cut slot %d off from %s: %w", other, joinNames(near), err))
 	}
 	n.mu.Lock()
 	n.jumped = shared
 	n.mu.Unlock()
 	if err := n.c.SetClockOffset(ctx, shared, clockJump); err != nil {
-		_, herr := n.undo(context.WithoutCancel(ctx))
-		return nil, errors.Join(fmt.Errorf("jump %s's clock: %w", shared, err), herr)
+		return n.abort(ctx, fmt.Errorf("jump %s's clock: %w", shared, err))
 	}
 	var cutProcs []string
 	for _, s := range side {
@@ -205,6 +200,13 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 			strings.Join(cutProcs, ", "), joinNames(far), procs[other], joinNames(majority), holder.Process, holder.Key,
 			joinNames(majority), procs[other], shared, shared, clockJump)},
 	}, nil
+}
+
+// abort undoes what a failed start did (even when ctx is done) and returns
+// err with whatever the undo could not do, so no fault is recorded.
+func (n *RedlockClockJump) abort(ctx context.Context, err error) (*history.Value, error) {
+	_, herr := n.undo(context.WithoutCancel(ctx))
+	return nil, errors.Join(err, herr)
 }
 
 // awaitHolder waits until a worker of one of slots holds a lock it was
