@@ -86,6 +86,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCell$$' -fuzztime $(FUZZN) ./matrix/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSeeds$$' -fuzztime $(FUZZN) ./matrix/
 	$(GO) test -run '^$$' -fuzz '^FuzzJudge$$' -fuzztime $(FUZZN) ./conformance/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseFault$$' -fuzztime $(FUZZN) ./schedule/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSchedule$$' -fuzztime $(FUZZN) ./schedule/
 
 test: deps vet shim
 	GO=$(GO) bash scripts/test.sh

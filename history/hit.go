@@ -86,6 +86,16 @@ type Hit struct {
 	Cuts     [][2]string         `json:"cuts,omitempty"`
 	Restores [][2]string         `json:"restores,omitempty"`
 	Reach    map[string][]string `json:"reach,omitempty"`
+	// Trigger is the spelling of the triggered fault that struck (package
+	// schedule: pause@grant+5ms:lease+1s), "" for a fault fired at a
+	// seeded random time. Event is the index of the op whose lock event
+	// fired it (0 for a time trigger), Due when the trigger said to strike
+	// (the event's time plus the offset), and Late how long after Due the
+	// fault was in force.
+	Trigger string        `json:"trigger,omitempty"`
+	Event   int           `json:"event,omitempty"`
+	Due     time.Duration `json:"due,omitempty"`
+	Late    time.Duration `json:"late,omitempty"`
 }
 
 // HitOf returns op's Hit, or nil.

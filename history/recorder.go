@@ -36,6 +36,8 @@ type Recorder struct {
 	// wide holds the process of an op whose process does not fit a
 	// record, by index (none in practice: processes are small numbers).
 	wide map[int]int
+	// subs are called with every op recorded (Subscribe).
+	subs []func(Op)
 }
 
 // packedOp is a recorded op as the recorder keeps it: its index is its
@@ -64,8 +66,30 @@ func NewRecorder(sink io.Writer) *Recorder {
 func (r *Recorder) Now() time.Duration { return time.Since(r.start) }
 
 // Record stamps op with its index and the current time, appends it, writes it
-// to the sink, and returns the stamped op.
+// to the sink, tells the subscribers (Subscribe), and returns the stamped
+// op.
 func (r *Recorder) Record(op Op) Op {
+	op, subs := r.record(op)
+	for _, f := range subs {
+		f(op)
+	}
+	return op
+}
+
+// Subscribe has f called with every op recorded from then on, stamped, on
+// the goroutine that records it, after it is stored and outside the
+// recorder's lock: f must be quick, and ops recorded by different
+// goroutines at the same moment may reach it out of index order (those of
+// one goroutine never do). The trigger engine (package schedule) matches
+// lock events with it.
+func (r *Recorder) Subscribe(f func(Op)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.subs = append(r.subs[:len(r.subs):len(r.subs)], f)
+}
+
+// record stores op and returns it stamped, with the subscribers to tell.
+func (r *Recorder) record(op Op) (Op, []func(Op)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	op.Index = r.n
@@ -81,7 +105,7 @@ func (r *Recorder) Record(op Op) Op {
 			r.err = fmt.Errorf("write history op %d: %w", op.Index, err)
 		}
 	}
-	return op
+	return op, r.subs
 }
 
 // pack appends op's record, in a new block when the last one is full.

@@ -185,8 +185,13 @@ const aimPoll = time.Millisecond
 // aimHolder waits up to wait for a worker that holds a lock and, with inCS,
 // is inside (or entering) its critical section, and picks one; when wait runs
 // out with holders but none in its critical section, it takes any holder.
-// It returns how long it waited.
+// Under an Aim (WithAim) it takes the aimed worker at once. It returns how
+// long it waited.
 func aimHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Duration, inCS bool) (Target, time.Duration, error) {
+	if aim, ok := AimOf(ctx); ok {
+		t, err := aim()
+		return t, 0, err
+	}
 	began := time.Now()
 	deadline := began.Add(wait)
 	for {
@@ -223,6 +228,10 @@ func aimHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Duration,
 // still working by then: striking it at the start of its critical section
 // gives the longest such stretch. It returns how long it waited.
 func aimFreshHolder(ctx context.Context, env Env, rng *rand.Rand, wait time.Duration) (Target, time.Duration, error) {
+	if aim, ok := AimOf(ctx); ok {
+		t, err := aim()
+		return t, 0, err
+	}
 	began := time.Now()
 	type grant struct {
 		process int
@@ -271,7 +280,8 @@ const stopTries = 5
 // critical section done, and a fault on that holder tests only its release.
 // So when pick had found the holder inside its critical section and the
 // controller has its reply a moment after the stop, stopInCS continues it
-// and picks again, up to stopTries times. It returns the stopped target
+// and picks again, up to stopTries times (not under an Aim: a triggered
+// fault strikes the worker its event chose). It returns the stopped target
 // (InCS as it stood once stopped) and how long pick waited in all.
 func stopInCS(ctx context.Context, env Env, pick func() (Target, time.Duration, error)) (Target, time.Duration, error) {
 	var waited time.Duration
@@ -285,6 +295,11 @@ func stopInCS(ctx context.Context, env Env, pick func() (Target, time.Duration, 
 			return Target{}, waited, fmt.Errorf("SIGSTOP worker pid %d: %w", t.Pid, err)
 		}
 		waitStopped(t.Pid, 500*time.Millisecond)
+		if _, aimed := AimOf(ctx); aimed {
+			// A triggered fault strikes its event's holder wherever it
+			// is in its cycle: that is what its trigger chose.
+			return t, waited, nil
+		}
 		// A reply written just before the stop reaches the controller
 		// within moments; after that, a holder still in its critical
 		// section is stopped inside it.
@@ -307,6 +322,9 @@ const nodeAimWait = time.Second
 // fault on a lock node strikes while one is held; it reports whether one
 // did. A fault goes ahead either way: what it hit is on its op.
 func awaitHolder(ctx context.Context, env Env, wait time.Duration) bool {
+	if _, ok := AimOf(ctx); ok {
+		return len(env.Holders()) > 0 // a triggered fault strikes when its event says
+	}
 	deadline := time.Now().Add(wait)
 	for len(env.Holders()) == 0 {
 		if time.Now().After(deadline) || !sleep(ctx, aimPoll) {

@@ -19,6 +19,10 @@ type Schedule struct {
 	Duration time.Duration
 	Rng      *rand.Rand
 	Record   func(history.Op) history.Op
+	// Applied, when set, is told of every fault the schedule applied: the
+	// index of its nemesis in Nemeses and the completions of its start and
+	// end ops (for the run's schedule record).
+	Applied func(i int, start, end history.Op)
 }
 
 // Run applies faults until the deadline or until ctx is done, then heals
@@ -35,30 +39,38 @@ func (s Schedule) Run(ctx context.Context, deadline time.Time) error {
 		if !sleep(ctx, wait) {
 			break
 		}
-		n := s.Nemeses[s.Rng.IntN(len(s.Nemeses))]
+		i := s.Rng.IntN(len(s.Nemeses))
+		n := s.Nemeses[i]
 		start, end := n.Fs()
-		s.apply(ctx, n, start)
+		began := s.apply(ctx, n, start)
 		sleep(ctx, s.Duration)
 		if ctx.Err() == nil {
-			s.apply(context.WithoutCancel(ctx), n, end)
+			s.applied(i, began, s.apply(context.WithoutCancel(ctx), n, end))
 			continue
 		}
 		// Stopped early (an anomaly, an interrupt): the end op may not wait
 		// long for what follows the undo (a failover's demotion); Heal
 		// below still undoes whatever it left.
 		endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StopEndWait)
-		s.apply(endCtx, n, end)
+		s.applied(i, began, s.apply(endCtx, n, end))
 		cancel()
 		break
 	}
 	return s.Heal(context.WithoutCancel(ctx))
 }
 
-func (s Schedule) apply(ctx context.Context, n Nemesis, f string) {
+func (s Schedule) apply(ctx context.Context, n Nemesis, f string) history.Op {
 	inv := s.Record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: f})
 	done := n.Invoke(ctx, inv)
 	done.Type = history.Info
-	s.Record(done)
+	return s.Record(done)
+}
+
+// applied tells Applied, if set, of a fault applied.
+func (s Schedule) applied(i int, start, end history.Op) {
+	if s.Applied != nil {
+		s.Applied(i, start, end)
+	}
 }
 
 // StopEndWait bounds the end op of a fault in force when the schedule is

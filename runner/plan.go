@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/schedule"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -27,8 +28,14 @@ type Plan struct {
 	Workload workloads.Workload
 	// Service is the lock service the design runs on.
 	Service clusters.Service
-	// Kinds are the nemesis kinds (--nemesis), none for a control run.
+	// Kinds are the nemesis kinds (--nemesis), timed or triggered, each
+	// once; none for a control run.
 	Kinds []nemesis.Kind
+	// Timed are the kinds fired at seeded random times (named without a
+	// trigger); Faults the faults bound to lock events or times
+	// (package schedule).
+	Timed  []nemesis.Kind
+	Faults []schedule.Fault
 	// Version is the server version the test asked for
 	// (--service-version), the service's default when it asked for none;
 	// zero for a service that lists no versions.
@@ -76,10 +83,11 @@ func Resolve(t Test) (*Plan, error) {
 	if t.Fencing && !d.Tokens {
 		return nil, fmt.Errorf("%s hands out no fencing token: --fencing needs a lock design with monotonic tokens (see check list)", t.Lock)
 	}
-	kinds, err := nemesis.Parse(t.Nemesis)
+	spec, err := schedule.Parse(t.Nemesis)
 	if err != nil {
 		return nil, err
 	}
+	kinds := spec.Kinds
 	if len(t.External) > 0 && t.Cluster != ClusterExternal {
 		return nil, fmt.Errorf("--external goes with --cluster external (not %q)", t.Cluster)
 	}
@@ -108,7 +116,8 @@ func Resolve(t Test) (*Plan, error) {
 	if strings.ContainsAny(t.Name, "/\\") || strings.HasPrefix(t.Name, ".") {
 		return nil, fmt.Errorf("test name %q: no slashes, no leading dot", t.Name)
 	}
-	p := &Plan{Test: t, Design: d, Workload: w, Service: svc, Kinds: kinds, Version: version, cluster: cluster}
+	p := &Plan{Test: t, Design: d, Workload: w, Service: svc, Kinds: kinds, Timed: spec.Timed, Faults: spec.Faults,
+		Version: version, cluster: cluster}
 	if err := cluster.resolve(p); err != nil {
 		return nil, err
 	}
@@ -146,7 +155,7 @@ func defaultName(t Test, w workloads.Workload) string {
 		if t.Service != "" {
 			name += "@" + t.Service
 		}
-		name = fmt.Sprintf("%s-%s", name, strings.ReplaceAll(t.Nemesis, ",", "+"))
+		name = fmt.Sprintf("%s-%s", name, nameSafe.Replace(t.Nemesis))
 		if w.Named {
 			name += "-" + w.Name
 		}
@@ -156,6 +165,11 @@ func defaultName(t Test, w workloads.Workload) string {
 	}
 	return name
 }
+
+// nameSafe turns a --nemesis value into a part of a directory name: a
+// triggered fault's spelling has characters (/ : * < #) that a path or a
+// shell would take for its own.
+var nameSafe = strings.NewReplacer(",", "+", "/", "-", ":", "_", "*", "x", "<", "lt", "#", "n", " ", "")
 
 // PlanFor is the plan of a history with no test map (a bare history.jsonl
 // given to check analyze): no design, the register workload, and t's

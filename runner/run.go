@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -166,19 +165,10 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 
 	r.rec = history.NewRecorder(sink)
 	r.deadline = time.Now().Add(t.Time)
-	var nems []nemesis.Nemesis
-	for i, k := range p.Kinds {
-		n, err := k.New(r, rand.New(rand.NewPCG(t.Seed, 0x6e656d+uint64(i))))
-		if err != nil {
-			if l, ok := r.cluster.(clusters.Limited); ok && errors.Is(err, clusters.ErrUnsupported) {
-				err = fmt.Errorf("%w: %s", err, l.Limits())
-			}
-			return Outcome{Dir: dir}, err
-		}
-		nems = append(nems, n)
+	faults, err := r.newFaults()
+	if err != nil {
+		return Outcome{Dir: dir}, err
 	}
-	sched := nemesis.Schedule{Nemeses: nems, Interval: t.NemesisInterval, Duration: t.NemesisDuration,
-		Rng: rand.New(rand.NewPCG(t.Seed, 0x736368)), Record: r.recordFault}
 	stopObserve := r.observe(ctx)
 	defer stopObserve()
 
@@ -212,6 +202,7 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	if t.StopOnAnomaly {
 		watch = startWatch(r.rec, p.CheckOptions(), r.stopOnAnomaly)
 	}
+	workloadStart := r.rec.Now()
 	var wg sync.WaitGroup
 	for slot := 0; slot < t.Workers; slot++ {
 		wg.Add(1)
@@ -225,7 +216,7 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 		wg.Wait()
 		slotsDone <- r.rec.Now()
 	}()
-	healErr := sched.Run(nctx, r.deadline)
+	healErr := faults.run(nctx, workloadStart, r.deadline)
 	healed := r.rec.Now()
 	workloadEnd := <-slotsDone
 	stopObserve()
@@ -263,6 +254,7 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	if healErr != nil {
 		fmt.Fprintf(log, "nemesis heal: %v\n", healErr)
 	}
+	r.writeSchedule(faults)
 	if err := r.rec.Err(); err != nil && fatal == nil {
 		fatal = &storeError{err: err, files: []string{"history.jsonl"}}
 	}
@@ -288,6 +280,7 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	opts.OneAtATime = true
 	res, err := Check(context.WithoutCancel(ctx), dir, h, opts)
 	runStats(&res, setup, stoppedAt, stopped, workloadEnd, healed, r.rec.Now())
+	faultStats(&res, faults)
 	res.Stats["check_s"] = seconds(time.Since(checkStart))
 	out := Outcome{Dir: dir, Result: res, Interrupted: interrupted, Ops: len(h), Stopped: stopped,
 		WorkerCPU: time.Duration(r.workerCPU.Load()), Commands: cmds, Checked: fatal != nil}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/matrix"
-	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/schedule"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -347,7 +347,7 @@ func checkCell(c matrix.Cell) error {
 		}
 	}
 	if nem != "" {
-		if _, err := nemesis.Parse(nem); err != nil {
+		if _, err := schedule.Parse(nem); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,366 @@
+package schedule
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/nemesis"
+)
+
+// These tests drive the engine with hand-made ops on a real recorder, and a
+// nemesis that strikes nothing: it notes whom each firing was aimed at.
+// The engine on real servers is tested in runner (TestTriggeredPause).
+
+// workers is an Env of three live workers, processes 0 to 2.
+type workers struct{}
+
+func (workers) Holders() []nemesis.Target { return nil }
+func (workers) Workers() []nemesis.Target {
+	return []nemesis.Target{{Process: 0, Slot: 0}, {Process: 1, Slot: 1}, {Process: 2, Slot: 2}}
+}
+func (workers) Cluster() clusters.Cluster { return nil }
+
+// noting is a nemesis that strikes nothing and notes its aims.
+type noting struct {
+	mu     sync.Mutex
+	aims   []nemesis.Target // the aimed target of each start, Process -1 for none
+	healed int
+	struck chan struct{}
+}
+
+func (n *noting) Fs() (string, string) { return "note", "unnote" }
+func (n *noting) Invoke(ctx context.Context, op history.Op) history.Op {
+	op.Type = history.Info
+	if op.F != "note" {
+		return op
+	}
+	t := nemesis.Target{Process: -1}
+	if aim, ok := nemesis.AimOf(ctx); ok {
+		var err error
+		if t, err = aim(); err != nil {
+			op.Error = err.Error()
+		}
+	}
+	n.mu.Lock()
+	n.aims = append(n.aims, t)
+	n.mu.Unlock()
+	op.Value = &history.Value{Extra: &history.Extra{Hit: &history.Hit{Nemesis: "note", Key: t.Key}}}
+	select {
+	case n.struck <- struct{}{}:
+	default:
+	}
+	return op
+}
+func (n *noting) Heal(context.Context) error { n.mu.Lock(); n.healed++; n.mu.Unlock(); return nil }
+
+// engineRun is one engine on a fresh recorder with one noting nemesis per
+// fault.
+type engineRun struct {
+	rec  *history.Recorder
+	e    *Engine
+	nems []*noting
+	done chan error
+}
+
+func startEngine(t *testing.T, deadline time.Duration, specs ...string) *engineRun {
+	t.Helper()
+	var faults []Fault
+	for _, s := range specs {
+		f, err := parseFault(strings.Replace(s, "note@", "pause@", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Kind = "note"
+		faults = append(faults, f)
+	}
+	er := &engineRun{rec: history.NewRecorder(nil), done: make(chan error, 1)}
+	kinds := map[string]nemesis.Kind{"note": {Name: "note", New: func(nemesis.Env, *rand.Rand) (nemesis.Nemesis, error) {
+		n := &noting{struck: make(chan struct{}, 16)}
+		er.nems = append(er.nems, n)
+		return n, nil
+	}}}
+	e, err := New(Config{Env: workers{}, Rec: er.rec, Kinds: kinds, Seed: 1, Lease: time.Second, Duration: 10 * time.Millisecond}, faults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	er.e = e
+	er.rec.Subscribe(e.Observe)
+	start := er.rec.Now()
+	go func() { er.done <- e.Run(context.Background(), start, time.Now().Add(deadline)) }()
+	return er
+}
+
+// op records one op of process p.
+func (er *engineRun) op(p int, typ history.Type, f, key string) history.Op {
+	return er.rec.Record(history.Op{Process: p, Type: typ, F: f, Key: key})
+}
+
+// grant records p's acquire of key, invoked and granted.
+func (er *engineRun) grant(p int, key string) history.Op {
+	er.op(p, history.Invoke, history.FAcquire, key)
+	return er.op(p, history.OK, history.FAcquire, key)
+}
+
+// release records p's release of key, invoked and done.
+func (er *engineRun) release(p int, key string) history.Op {
+	inv := er.op(p, history.Invoke, history.FRelease, key)
+	er.op(p, history.OK, history.FRelease, key)
+	return inv
+}
+
+// wait waits for nemesis i's next strike.
+func (er *engineRun) wait(t *testing.T, i int) {
+	t.Helper()
+	select {
+	case <-er.nems[i].struck:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("fault %d did not fire", i)
+	}
+}
+
+// finish waits for Run and returns what was applied.
+func (er *engineRun) finish(t *testing.T) []Applied {
+	t.Helper()
+	select {
+	case err := <-er.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	for i, n := range er.nems {
+		if n.healed != 1 {
+			t.Errorf("nemesis %d healed %d times, want 1", i, n.healed)
+		}
+	}
+	return er.e.Applied()
+}
+
+func TestEngineGrantFiresAtItsHolder(t *testing.T) {
+	er := startEngine(t, 5*time.Second, "note@grant+5ms:10ms")
+	g := er.grant(1, "k")
+	er.wait(t, 0)
+	ap := er.finish(t)
+	if len(ap) != 1 || len(ap[0].Fired) != 1 {
+		t.Fatalf("applied %+v", ap)
+	}
+	f := ap[0].Fired[0]
+	if f.Event != g.Index || f.EventF != EventGrant || f.Process != 1 || f.Key != "k" || f.Due != g.Time+5*time.Millisecond {
+		t.Errorf("fired %+v; want event %d (grant of process 1 on k), due %s", f, g.Index, g.Time+5*time.Millisecond)
+	}
+	if f.InForce < f.Due || f.Late != f.InForce-f.Due || f.End <= f.Start || f.Ended < f.InForce {
+		t.Errorf("fired %+v: in force before due, or its end before its start", f)
+	}
+	if a := er.nems[0].aims[0]; a.Process != 1 || a.Key != "k" {
+		t.Errorf("aimed at %+v, want process 1 holding k", a)
+	}
+	h := er.rec.History()
+	start := h[f.Start]
+	hit := history.HitOf(&start)
+	if hit == nil || hit.Trigger != "note@grant+5ms:10ms" && hit.Trigger != "pause@grant+5ms:10ms" || hit.Event != g.Index || hit.Due != f.Due || hit.Late != f.Late {
+		t.Errorf("start op's hit %+v does not say what fired it", hit)
+	}
+	if ap[0].Unfired != "" {
+		t.Errorf("unfired %q", ap[0].Unfired)
+	}
+}
+
+func TestEngineCountsNthOfAProcess(t *testing.T) {
+	er := startEngine(t, 5*time.Second, "note@grant/p2#2:10ms")
+	er.grant(2, "k")
+	er.release(2, "k")
+	er.grant(1, "k") // another process's grant does not count
+	er.release(1, "k")
+	g := er.grant(2, "k")
+	er.wait(t, 0)
+	ap := er.finish(t)
+	if f := ap[0].Fired; len(f) != 1 || f[0].Event != g.Index || f[0].Process != 2 {
+		t.Errorf("fired %+v, want process 2's second grant (op %d)", f, g.Index)
+	}
+}
+
+func TestEngineEvents(t *testing.T) {
+	cases := []struct {
+		name   string
+		spec   string
+		drive  func(er *engineRun) history.Op // returns the op that must fire it
+		target int
+		key    string
+		due    func(ev history.Op, er *engineRun) time.Duration
+	}{
+		{name: "cs", spec: "note@cs:10ms", target: 0, key: "k", drive: func(er *engineRun) history.Op {
+			er.grant(0, "k")
+			return er.op(0, history.Invoke, history.FCS, "k")
+		}},
+		{name: "release", spec: "note@release:10ms", target: 0, key: "k", drive: func(er *engineRun) history.Op {
+			er.grant(0, "k")
+			er.op(0, history.Invoke, history.FCS, "k")
+			er.op(0, history.OK, history.FCS, "k")
+			return er.op(0, history.Invoke, history.FRelease, "k")
+		}},
+		{name: "rival aims at the holder", spec: "note@rival:10ms", target: 1, key: "k", drive: func(er *engineRun) history.Op {
+			er.grant(1, "k")
+			er.op(2, history.Invoke, history.FAcquire, "j") // another lock: no rival
+			return er.op(0, history.Invoke, history.FAcquire, "k")
+		}},
+		{name: "rival of a released lock is none", spec: "note@rival:10ms", target: 2, key: "k", drive: func(er *engineRun) history.Op {
+			er.grant(1, "k")
+			er.release(1, "k")
+			er.op(0, history.Invoke, history.FAcquire, "k") // k is free: no rival
+			er.grant(2, "k")
+			return er.op(1, history.Invoke, history.FAcquire, "k")
+		}},
+		{name: "server release aims at who held it", spec: "note@server-release:10ms", target: 1, key: "k", drive: func(er *engineRun) history.Op {
+			er.grant(1, "k")
+			return er.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: history.FServerRelease, Key: "k"})
+		}},
+		{name: "lease-left counts from the acquire's invocation", spec: "note@lease-left<200ms:10ms", target: 1, key: "k", drive: func(er *engineRun) history.Op {
+			return er.grant(1, "k")
+		}, due: func(ev history.Op, er *engineRun) time.Duration {
+			return er.rec.History()[ev.Index-1].Time + 800*time.Millisecond
+		}},
+		{name: "a crash ends the hold", spec: "note@rival:10ms", target: 2, key: "k", drive: func(er *engineRun) history.Op {
+			er.grant(1, "k")
+			er.op(1, history.Invoke, history.FCrash, "k")
+			er.op(1, history.Info, history.FCrash, "k")
+			er.op(0, history.Invoke, history.FAcquire, "k") // k's holder is gone: no rival
+			er.grant(2, "k")
+			return er.op(0, history.Invoke, history.FAcquire, "k")
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			er := startEngine(t, 5*time.Second, c.spec)
+			ev := c.drive(er)
+			er.wait(t, 0)
+			ap := er.finish(t)
+			f := ap[0].Fired
+			if len(f) != 1 || f[0].Event != ev.Index || f[0].Process != c.target || f[0].Key != ev.Key {
+				t.Fatalf("fired %+v, want op %d aimed at process %d", f, ev.Index, c.target)
+			}
+			want := ev.Time
+			if c.due != nil {
+				want = c.due(ev, er)
+			}
+			if f[0].Due != want {
+				t.Errorf("due %s, want %s", f[0].Due, want)
+			}
+			if a := er.nems[0].aims[0]; a.Process != c.target || a.Key != c.key {
+				t.Errorf("aimed at %+v, want process %d holding %q", a, c.target, c.key)
+			}
+		})
+	}
+}
+
+func TestEngineRepeatsAndCountsBusy(t *testing.T) {
+	er := startEngine(t, 10*time.Second, "note@grant:300ms*2")
+	er.grant(0, "k")
+	er.wait(t, 0)
+	er.release(0, "k")
+	er.grant(1, "k") // while the first firing is in force: busy, fires nothing
+	er.release(1, "k")
+	// Wait for the first firing to end before the next grant.
+	for deadline := time.Now().Add(10 * time.Second); len(er.e.Applied()[0].Fired) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("first firing did not end")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	g := er.grant(2, "k")
+	er.wait(t, 0)
+	ap := er.finish(t)
+	f := ap[0].Fired
+	if len(f) != 2 || f[1].Event != g.Index || f[1].Process != 2 || ap[0].Busy != 1 {
+		t.Errorf("applied %+v: want two firings, the second at op %d, and one busy event", ap[0], g.Index)
+	}
+}
+
+func TestEngineTimeTrigger(t *testing.T) {
+	er := startEngine(t, 5*time.Second, "note@at+20ms:10ms*2")
+	ap := er.finish(t)
+	f := ap[0].Fired
+	if len(f) != 2 {
+		t.Fatalf("fired %+v, want two", f)
+	}
+	for i, x := range f {
+		if x.Event != -1 || x.Process != -1 || x.EventF != EventAt {
+			t.Errorf("firing %d: %+v, want a time trigger aimed at no one", i, x)
+		}
+	}
+	if f[0].Due < 20*time.Millisecond {
+		t.Errorf("first due %s, want 20ms from the start", f[0].Due)
+	}
+	if f[1].Due < f[0].Ended+20*time.Millisecond {
+		t.Errorf("second due %s, want 20ms after the first ended (%s)", f[1].Due, f[0].Ended)
+	}
+	if a := er.nems[0].aims; a[0].Process != -1 {
+		t.Errorf("a time trigger was aimed: %+v", a)
+	}
+}
+
+func TestEngineUnfired(t *testing.T) {
+	cases := []struct{ spec, says string }{
+		{"note@grant:10ms", "did not come"},
+		{"note@at+10ms:1h", "too late"},
+	}
+	for _, c := range cases {
+		t.Run(c.spec, func(t *testing.T) {
+			er := startEngine(t, 200*time.Millisecond, c.spec)
+			ap := er.finish(t)
+			if len(ap[0].Fired) != 0 || !strings.Contains(ap[0].Unfired, c.says) {
+				t.Errorf("applied %+v, want none fired and unfired saying %q", ap[0], c.says)
+			}
+		})
+	}
+}
+
+func TestEngineAimAtARetiredProcess(t *testing.T) {
+	er := startEngine(t, 5*time.Second, "note@grant+1ms:10ms")
+	er.grant(7, "k") // process 7 has no live worker
+	er.wait(t, 0)
+	ap := er.finish(t)
+	if f := ap[0].Fired; len(f) != 1 || !strings.Contains(f[0].Error, "process 7") {
+		t.Errorf("fired %+v, want an error naming process 7", f)
+	}
+	if Lates(ap) != nil {
+		t.Errorf("a firing that failed counts in Lates: %v", Lates(ap))
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	ms := func(ns ...int) []time.Duration {
+		var out []time.Duration
+		for _, n := range ns {
+			out = append(out, time.Duration(n)*time.Millisecond)
+		}
+		return out
+	}
+	cases := []struct {
+		ds   []time.Duration
+		q    float64
+		want time.Duration
+	}{
+		{nil, 0.5, 0},
+		{ms(3), 0.99, 3 * time.Millisecond},
+		{ms(4, 1, 3, 2), 0.5, 2 * time.Millisecond},
+		{ms(4, 1, 3, 2), 1, 4 * time.Millisecond},
+		{ms(4, 1, 3, 2), 0, time.Millisecond},
+		{ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 0.99, 10 * time.Millisecond},
+		{ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 0.9, 9 * time.Millisecond},
+	}
+	for i, c := range cases {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if got := Quantile(c.ds, c.q); got != c.want {
+				t.Errorf("Quantile(%v, %v) = %s, want %s", c.ds, c.q, got, c.want)
+			}
+		})
+	}
+}
