@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/matrix"
-	"github.com/lockcheck/lockcheck/schedule"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/schedule"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
