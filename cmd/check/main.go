@@ -20,6 +20,7 @@ import (
 	"github.com/lockcheck/lockcheck/internal/heapbudget"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/schedule"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -36,6 +37,7 @@ const usage = `usage: check <command> [flags]
 
 commands:
   run       run a test: check run --lock NAME [--nemesis none|pause|partition|kill|...[,...]] [--fencing] ...
+            faults at lock events: --nemesis 'pause@grant+5ms:lease+1s' or --schedule FILE (docs/triggers.md)
             or a named story: check run --scenario NAME [--seed S] [--fencing]
   analyze   re-check a stored run: check analyze RUN_DIR
   list      list lock designs, scenarios and nemeses
@@ -48,6 +50,8 @@ commands:
             check matrix diff A B compares two stored matrices (exit 1 when a cell that met in A misses in B)
   repro     reproduction rate: check repro --scenario NAME | RUN_DIR [--count 5] [--failfast] [--same-seed] [--jobs J]
             [--seed BASE]; exit 1 when it reproduced, 0 when every run was valid, 2 not exercised or unknown, 3 errors
+  replay    a stored run's fault schedule again: check replay RUN_DIR [--count 5] [--jobs J]; how often each of its
+            anomaly kinds recurs; exit codes as repro's
 
   learn     a course on distributed locks, one failure at a time: check learn (the lessons) | check learn ID [--live]
             (a lesson: predict, its recorded run replayed or run live, the answer) | check learn --html DIR (web pages)
@@ -108,7 +112,7 @@ type errOutput struct {
 func dispatch(inv *invocation, args []string, stdout, stderr io.Writer) (int, error) {
 	var code int
 	var err error
-	if slices.Contains([]string{"run", "matrix", "repro"}, args[0]) {
+	if slices.Contains([]string{"run", "matrix", "repro", "replay"}, args[0]) {
 		// The commands that record histories keep their heap within a
 		// budget (a long run's history is most of a gigabyte).
 		defer heapbudget.Start()()
@@ -130,6 +134,8 @@ func dispatch(inv *invocation, args []string, stdout, stderr io.Writer) (int, er
 		code, err = cmdMatrix(args[1:], stdout, stderr)
 	case "repro":
 		code, err = cmdRepro(args[1:], stdout, stderr)
+	case "replay":
+		code, err = cmdReplay(args[1:], stdout, stderr)
 	case "conformance":
 		code, err = cmdConformance(args[1:], stdout, stderr)
 	case "learn":
@@ -138,7 +144,7 @@ func dispatch(inv *invocation, args []string, stdout, stderr io.Writer) (int, er
 		fmt.Fprint(stdout, usage)
 		return exitValid, nil
 	default:
-		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, serve, worker, bench, matrix, repro, conformance, learn)", args[0])
+		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, serve, worker, bench, matrix, repro, replay, conformance, learn)", args[0])
 		code = exitError
 	}
 	return code, err
@@ -253,10 +259,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	var t runner.Test
 	t.Scenario = scenario
 	var seed clockSeed
-	var workerCmd string
+	var workerCmd, scheduleFile string
 	fs := newFlags("run", stderr)
 	fs.StringVar(&t.Lock, "lock", "", "lock design to test (see check list)")
-	fs.StringVar(&t.Nemesis, "nemesis", "none", "faults: none, or a comma-separated list of "+nemesisNames()+" (see check list)")
+	fs.StringVar(&t.Nemesis, "nemesis", "none", "faults: none, or a comma-separated list of "+nemesisNames()+" (see check list), each fired at seeded random times or, spelled `KIND@EVENT[+OFFSET][:DURATION]`, at a lock event (pause@grant+5ms:lease+1s; docs/triggers.md)")
+	fs.StringVar(&scheduleFile, "schedule", "", "a schedule `file` of triggered faults (a run's schedule.json, or one written by hand; docs/triggers.md), added to --nemesis")
 	fs.BoolVar(&t.Fencing, "fencing", false, "pass fencing tokens to the protected resource, which rejects stale ones")
 	fs.IntVar(&t.Workers, "workers", 10, "number of worker processes")
 	fs.IntVar(&t.Keys, "keys", 1, "number of distinct lock keys")
@@ -308,6 +315,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	t.Seed = seed.value()
 	t.WorkerCmd = strings.Fields(workerCmd)
+	if scheduleFile != "" {
+		rec, err := schedule.Load(scheduleFile)
+		if err != nil {
+			return exitError, err
+		}
+		t.Nemesis = withSchedule(t.Nemesis, rec)
+	}
 	p, err := runner.Resolve(t)
 	if err != nil {
 		return exitError, err

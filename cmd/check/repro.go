@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/lockcheck/lockcheck/matrix"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/schedule"
 )
 
 // reproFlags are the flags `check repro` takes itself; every other flag is
@@ -36,8 +38,14 @@ var reproBools = map[string]bool{"failfast": true, "same-seed": true, "stop-on-a
 // none reproduced and some were errors (or on bad input), 130 when
 // interrupted.
 func cmdRepro(args []string, stdout, stderr io.Writer) (int, error) {
+	return repro("repro", args, stdout, stderr, nil)
+}
+
+// repro is check repro, and check replay (named cmd) with after: told of
+// the runs once they are done, before the summary line.
+func repro(cmd string, args []string, stdout, stderr io.Writer, after func(runs []matrix.Run)) (int, error) {
 	own, extra := splitReproArgs(args)
-	fs := newFlags("repro", stderr)
+	fs := newFlags(cmd, stderr)
 	scenario := fs.String("scenario", "", "named scenario to reproduce (see check list)")
 	count := fs.Int("count", 5, "number of runs")
 	failfast := fs.Bool("failfast", false, "start no more runs once one is invalid")
@@ -125,6 +133,9 @@ func cmdRepro(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	cells := x.Run(ctx, []matrix.Cell{cell}, seeds)
 	sum := matrix.Summarize(cells[0].Runs)
+	if after != nil {
+		after(cells[0].Runs)
+	}
 	rec := struct {
 		Command []string            `json:"command"`
 		Started time.Time           `json:"started"`
@@ -205,7 +216,15 @@ func reproCell(scenario, runDir string, extra []string) (matrix.Cell, uint64, er
 	if err != nil {
 		return matrix.Cell{}, 0, err
 	}
-	args := append(testArgs(t), extra...)
+	args := testArgs(t)
+	rec, err := schedule.Load(filepath.Join(runDir, schedule.FileName))
+	switch {
+	case err == nil:
+		args[3] = schedule.Join(rec.Replay()) // the faults it applied, by their triggers
+	case !errors.Is(err, fs.ErrNotExist):
+		return matrix.Cell{}, 0, err
+	}
+	args = append(args, extra...)
 	name := t.Name
 	if name == "" {
 		name = t.Lock
