@@ -147,6 +147,7 @@ BENCH_MAX ?= 1e6
 bench: deps build
 	LOCKCHECK_BENCH_MAX=$(BENCH_MAX) $(GO) test -run '^$$' -bench 'BenchmarkCheck|BenchmarkPlainPorcupine' -benchtime 1x -count 3 -timeout 60m ./checker/
 	$(GO) test -run '^$$' -bench Decode -count 3 ./history/
+	$(GO) test -run '^$$' -bench TriggerLate -benchtime 1x -count 3 ./runner/
 	./$(BIN) bench --rounds 3 --time 10s --think 0
 	./$(BIN) bench --rounds 3 --time 10s
 

@@ -70,7 +70,7 @@ func control(t *testing.T, lock string, also func(history.History) bool) Test {
 	return tt
 }
 
-func quick(t *testing.T, lock, nem string, fencing bool) Test {
+func quick(t testing.TB, lock, nem string, fencing bool) Test {
 	return Test{Lock: lock, Nemesis: nem, Fencing: fencing, Workers: 5, Seed: 1,
 		Time: 6 * time.Second, Lease: 300 * time.Millisecond, Think: 10 * time.Millisecond, NemesisInterval: 1500 * time.Millisecond,
 		NemesisDuration: 900 * time.Millisecond, Store: t.TempDir(),

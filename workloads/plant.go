@@ -18,3 +18,16 @@ const PlantIgnoreLoss = "ignore-loss"
 // plantedIgnoreLoss reports whether this worker is planted with
 // PlantIgnoreLoss.
 func plantedIgnoreLoss() bool { return os.Getenv(PlantEnv) == PlantIgnoreLoss }
+
+// PlantDropLock, in PlantEnv, makes the worker of every odd process let
+// its lock go the moment it is granted (it releases it at once) and go on
+// as if it held it; its release then lets nothing go. With two workers or
+// more, and no fault at all, it holds the lock beside the next real holder:
+// the double holder `check shrink` must cut down to no fault and two
+// workers.
+const PlantDropLock = "drop-lock"
+
+// plantedDropLock reports whether process is planted with PlantDropLock.
+func plantedDropLock(process int) bool {
+	return os.Getenv(PlantEnv) == PlantDropLock && process%2 == 1
+}

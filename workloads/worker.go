@@ -21,6 +21,8 @@ type worker struct {
 	res  *Resource
 	// ignoreLoss is the planted bug PlantIgnoreLoss.
 	ignoreLoss bool
+	// dropLock is the planted bug PlantDropLock, for this process.
+	dropLock bool
 }
 
 // Serve runs the worker side of the worker protocol: it reads one request a
@@ -121,7 +123,7 @@ func open(cfg *Config, events func(string)) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &worker{cfg: *cfg, lock: l, res: NewResource(*cfg), ignoreLoss: plantedIgnoreLoss()}, nil
+	return &worker{cfg: *cfg, lock: l, res: NewResource(*cfg), ignoreLoss: plantedIgnoreLoss(), dropLock: plantedDropLock(cfg.Process)}, nil
 }
 
 func (w *worker) invoke(ctx context.Context, req Request) (*history.Value, error) {
@@ -129,11 +131,19 @@ func (w *worker) invoke(ctx context.Context, req Request) (*history.Value, error
 	if req.Value != nil {
 		g = Grant{Owner: req.Value.Owner, Token: req.Value.Token}
 	}
+	if w.dropLock && req.F == history.FRelease {
+		return &history.Value{}, nil // let go at its grant
+	}
 	switch req.F {
 	case history.FAcquire:
 		g, err := w.lock.Acquire(ctx, req.Key)
 		if err != nil {
 			return nil, err
+		}
+		if w.dropLock {
+			if _, err := w.lock.Release(ctx, req.Key, g); err != nil {
+				return nil, err
+			}
 		}
 		return &history.Value{Token: g.Token, Owner: g.Owner, Backend: g.Backend, Extra: &history.Extra{Detail: g.Detail, Nodes: g.Nodes}}, nil
 	case history.FRelease:

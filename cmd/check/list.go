@@ -555,6 +555,7 @@ var commands = []command{
 	{name: "serve", summary: "browse stored runs and matrices in a browser"},
 	{name: "matrix", summary: "run cells over seeds, judge each against its expected verdict"},
 	{name: "repro", summary: "re-run a scenario or a stored run (its recorded fault schedule) and give its reproduction rate"},
+	{name: "shrink", summary: "cut a failing run down to the smallest schedule, workers and time that still fail at a given rate"},
 	{name: "replay", summary: "run a stored run's fault schedule again on fresh servers and say how often each of its anomalies recurs"},
 	{name: "conformance", summary: "check a worker against the worker protocol"},
 	{name: "learn", summary: "a course on distributed locks, one failure at a time: lessons with recorded runs, a step-through timeline and a quiz"},

@@ -52,6 +52,8 @@ commands:
             [--seed BASE]; exit 1 when it reproduced, 0 when every run was valid, 2 not exercised or unknown, 3 errors
   replay    a stored run's fault schedule again: check replay RUN_DIR [--count 5] [--jobs J]; how often each of its
             anomaly kinds recurs; exit codes as repro's
+  shrink    cut a failing run down: check shrink RUN_DIR [--count 10] [--rate 0.9] [--budget 15m] [--jobs 2]; the
+            smallest case that still fails, its check run line and schedule file; exit 1 found, 2 not reproduced
 
   learn     a course on distributed locks, one failure at a time: check learn (the lessons) | check learn ID [--live]
             (a lesson: predict, its recorded run replayed or run live, the answer) | check learn --html DIR (web pages)
@@ -112,7 +114,7 @@ type errOutput struct {
 func dispatch(inv *invocation, args []string, stdout, stderr io.Writer) (int, error) {
 	var code int
 	var err error
-	if slices.Contains([]string{"run", "matrix", "repro", "replay"}, args[0]) {
+	if slices.Contains([]string{"run", "matrix", "repro", "replay", "shrink"}, args[0]) {
 		// The commands that record histories keep their heap within a
 		// budget (a long run's history is most of a gigabyte).
 		defer heapbudget.Start()()
@@ -136,6 +138,8 @@ func dispatch(inv *invocation, args []string, stdout, stderr io.Writer) (int, er
 		code, err = cmdRepro(args[1:], stdout, stderr)
 	case "replay":
 		code, err = cmdReplay(args[1:], stdout, stderr)
+	case "shrink":
+		code, err = cmdShrink(args[1:], stdout, stderr)
 	case "conformance":
 		code, err = cmdConformance(args[1:], stdout, stderr)
 	case "learn":
@@ -144,7 +148,7 @@ func dispatch(inv *invocation, args []string, stdout, stderr io.Writer) (int, er
 		fmt.Fprint(stdout, usage)
 		return exitValid, nil
 	default:
-		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, serve, worker, bench, matrix, repro, replay, conformance, learn)", args[0])
+		err = fmt.Errorf("unknown command %q (commands: run, analyze, list, serve, worker, bench, matrix, repro, replay, shrink, conformance, learn)", args[0])
 		code = exitError
 	}
 	return code, err

@@ -98,3 +98,38 @@ func TestReplayRunsTheSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestShrinkPlantedBug shrinks a run of a worker planted with a bug that
+// needs no fault (workloads.PlantDropLock: odd processes let their lock go
+// at once and work on): whatever faults and workers the run had, the
+// smallest case has no fault and two workers, and it still fails.
+func TestShrinkPlantedBug(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real servers")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "check")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	store := filepath.Join(tmp, "store")
+	env := append(os.Environ(), "LOCKCHECK_PLANT=drop-lock")
+	cmd := exec.Command(bin, "run", "--lock", "redis-set-px", "--nemesis", "pause@grant+5ms:lease+1s,partition", "--workers", "6",
+		"--time", "8s", "--quiet", "--seed", "1", "--store", store)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != exitInvalid {
+		t.Fatalf("check run: exit %d (%v), want 1\n%s", code, err, out)
+	}
+	cmd = exec.Command(bin, "shrink", filepath.Join(store, "latest"), "--count", "3", "--rate", "0.6", "--seed", "1", "--store", store)
+	cmd.Env = env
+	out, err = cmd.CombinedOutput()
+	code := cmd.ProcessState.ExitCode()
+	if code != exitInvalid || !regexp.MustCompile(`(?m)^shrink: smallest, after \d+ candidates \(\d+ kept\): no fault, 2 workers: double-holder in [23] of 3$`).Match(out) {
+		t.Fatalf("check shrink: exit %d (%v); want exit 1 and no fault, 2 workers\n%s", code, err, out)
+	}
+	m := regexp.MustCompile(`(?m)^shrink: (check run .*)$`).FindSubmatch(out)
+	if m == nil || !strings.Contains(string(m[1]), "--nemesis none --workers 2") {
+		t.Fatalf("no check run line for no fault and 2 workers\n%s", out)
+	}
+}
