@@ -4,10 +4,10 @@ func init() {
 	register(Scenario{
 		Name: "nats-kv-pause",
 		Summary: "a NATS JetStream KV lock holder (Create of the key in a bucket with a 1 s TTL, renewed by Update) is paused " +
-			"(SIGSTOP) for 3 TTLs: its renewals stop, the server removes the key when it is a TTL old, another worker " +
+			"(SIGSTOP) 5 ms after its grant for 3 TTLs: its renewals stop, the server removes the key when it is a TTL old, another worker " +
 			"creates it, and the first resumes and writes; nats-server 2.9.10, one server",
-		Args: []string{"--lock", "nats-kv", "--nemesis", "pause", "--lease", "1s",
-			"--nemesis-duration", "3s", "--nemesis-interval", "4s", "--workers", "5", "--time", "20s"},
+		Args: []string{"--lock", "nats-kv", "--nemesis", "pause@grant+5ms:3xlease*3", "--lease", "1s",
+			"--workers", "5", "--time", "20s"},
 		Expect: "invalid (valid with --fencing: the Create revision is the token)",
 		Want:   "U", WantFenced: "S",
 	})

@@ -36,10 +36,10 @@ package scenarios
 func init() {
 	register(Scenario{
 		Name: "redlock-pause",
-		Summary: "a RedLock holder is paused right after its grant for three leases: its keys expire on all five masters, " +
+		Summary: "a RedLock holder is paused 5 ms after its grant for three leases: its keys expire on all five masters, " +
 			"another worker locks a majority, and the first resumes believing it holds the lock (its validity check then refuses the write)",
-		Args: []string{"--lock", "redlock", "--nemesis", "pause", "--lease", "1s",
-			"--nemesis-duration", "3s", "--nemesis-interval", "4s", "--workers", "5", "--time", "20s"},
+		Args: []string{"--lock", "redlock", "--nemesis", "pause@grant+5ms:3xlease*3", "--lease", "1s",
+			"--workers", "5", "--time", "20s"},
 		Expect: "invalid (a double holder; RedLock has no fencing token, so --fencing is refused)",
 		Want:   "U",
 	})

@@ -33,18 +33,18 @@ func All() []Scenario {
 	ss := []Scenario{
 		{
 			Name: "zk-session-expiry",
-			Summary: "a ZooKeeper lock holder is paused (a long GC pause) for 3 session timeouts: its session expires, " +
-				"its ephemeral node is deleted, another worker takes the lock, and the first resumes and writes",
-			Args: []string{"--lock", "zk-ephemeral", "--nemesis", "pause", "--lease", "1s",
-				"--nemesis-duration", "3s", "--nemesis-interval", "4s", "--workers", "5", "--time", "20s"},
+			Summary: "a ZooKeeper lock holder is paused (a long GC pause) 5 ms after its grant for 3 session timeouts: its " +
+				"session expires, its ephemeral node is deleted, another worker takes the lock, and the first resumes and writes",
+			Args: []string{"--lock", "zk-ephemeral", "--nemesis", "pause@grant+5ms:3xlease*3", "--lease", "1s",
+				"--workers", "5", "--time", "20s"},
 			Expect: "invalid (valid with --fencing: the czxid check refuses the stale write)",
 			Want:   "U", WantFenced: "S",
 		},
 		{
 			Name: "redis-pause",
-			Summary: "a Redis SET NX PX lock holder is paused longer than its lease: another worker takes the " +
-				"expired lock and the first resumes and writes (Kleppmann's example)",
-			Args:   []string{"--lock", "redis-set-px", "--nemesis", "pause", "--lease", "1s", "--time", "20s"},
+			Summary: "a Redis SET NX PX lock holder is paused 5 ms after its grant, longer than its lease: another worker " +
+				"takes the expired lock and the first resumes and writes (Kleppmann's example)",
+			Args:   []string{"--lock", "redis-set-px", "--nemesis", "pause@grant+5ms:3xlease*3", "--lease", "1s", "--time", "20s"},
 			Expect: "invalid (valid with --fencing)",
 			Want:   "U", WantFenced: "S",
 		},

@@ -51,6 +51,9 @@ type Engine struct {
 	holds map[int]hold   // process -> the lock it holds, by the history
 	keyOf map[string]int // lock -> the process last granted it
 	asked map[int]time.Duration
+	// ctx and deadline are Run's, once it started (nil before).
+	ctx      context.Context
+	deadline time.Time
 }
 
 // hold is a process's grant as the engine read it from the history.
@@ -82,6 +85,17 @@ type event struct {
 	target int
 	due    time.Duration
 	timed  bool // a time trigger's: no op fired it
+	// started is the firing Observe started already (a fault due at a
+	// worker's invocation), nil for one the loop starts; its Error says
+	// why it did not start when it could not.
+	started *started
+}
+
+// started is a fault in force: its firing so far and how long it is kept.
+type started struct {
+	f   Fired
+	dur time.Duration
+	ok  bool // false: it was not started (why is in the record)
 }
 
 // New builds an engine for faults, one nemesis of its kind each.
@@ -108,8 +122,8 @@ func (e *Engine) Observe(op history.Op) {
 	if len(e.faults) == 0 {
 		return
 	}
+	var now []firing
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	for _, ev := range e.events(op) {
 		for _, a := range e.faults {
 			if !matches(a.f.Trigger, ev) {
@@ -130,9 +144,29 @@ func (e *Engine) Observe(op history.Op) {
 			if ev.name == EventLeaseLeft {
 				x.due = ev.at + max(0, e.cfg.Lease-a.f.Trigger.Below.Of(e.cfg.Lease)) + a.f.Trigger.Offset.Of(e.cfg.Lease)
 			}
+			if x.due == op.Time && op.Type == history.Invoke && op.Process != history.NemesisProcess && e.ctx != nil {
+				now = append(now, firing{a, x})
+				continue
+			}
 			a.ch <- x // never blocks: busy was false, so the channel is empty
 		}
 	}
+	ctx, deadline := e.ctx, e.deadline
+	e.mu.Unlock()
+	// A fault due at a worker's invocation is started here, on the
+	// goroutine that recorded it, before the request leaves for the
+	// worker: a cut of the reply to a release loses that release's reply.
+	for _, f := range now {
+		x := f.ev
+		x.started = e.start(ctx, f.a, x, deadline)
+		f.a.ch <- x
+	}
+}
+
+// firing is a fault and the event that fires it.
+type firing struct {
+	a  *armed
+	ev event
 }
 
 // lockEvent is one event an op is: its name, the process whose event it
@@ -204,6 +238,14 @@ func matches(t Trigger, ev lockEvent) bool {
 // ends every fault in force, heals every nemesis, and returns the heal
 // error, if any.
 func (e *Engine) Run(ctx context.Context, start time.Duration, deadline time.Time) error {
+	e.mu.Lock()
+	e.ctx, e.deadline = ctx, deadline
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.ctx = nil
+		e.mu.Unlock()
+	}()
 	var wg sync.WaitGroup
 	for _, a := range e.faults {
 		wg.Add(1)
@@ -265,9 +307,42 @@ func (e *Engine) setUnfired(a *armed, why string) {
 	}
 }
 
-// fire waits until ev is due, starts a's fault aimed at ev's holder, keeps
-// it for its duration and ends it. It reports whether a may fire again.
+// fire starts a's fault at ev (unless Observe did), keeps it for its
+// duration and ends it. It reports whether a may fire again.
 func (e *Engine) fire(ctx context.Context, a *armed, ev event, deadline time.Time) bool {
+	st := ev.started
+	if st == nil {
+		st = e.start(ctx, a, ev, deadline)
+	}
+	if !st.ok {
+		return false
+	}
+	f := st.f
+	ok := sleep(ctx, st.dur)
+	endCtx := context.WithoutCancel(ctx)
+	if !ok {
+		var cancel context.CancelFunc
+		endCtx, cancel = context.WithTimeout(endCtx, nemesis.StopEndWait)
+		defer cancel()
+	}
+	_, endF := a.n.Fs()
+	inv := e.cfg.Rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: endF})
+	fin := a.n.Invoke(endCtx, inv)
+	fin.Type = history.Info
+	fin = e.cfg.Rec.Record(fin)
+	f.End, f.Ended = fin.Index, fin.Time
+	e.mu.Lock()
+	a.fired = append(a.fired, f)
+	a.left--
+	a.busy = false
+	e.mu.Unlock()
+	return ok
+}
+
+// start waits until ev is due and starts a's fault, aimed at ev's holder:
+// what it did, and how long the fault is to be kept. A fault that would
+// outlast the deadline is not started.
+func (e *Engine) start(ctx context.Context, a *armed, ev event, deadline time.Time) *started {
 	dur := e.cfg.Duration
 	if a.f.Duration != nil {
 		dur = a.f.Duration.Of(e.cfg.Lease)
@@ -275,12 +350,12 @@ func (e *Engine) fire(ctx context.Context, a *armed, ev event, deadline time.Tim
 	wait := ev.due - e.cfg.Rec.Now()
 	if time.Now().Add(max(0, wait) + dur).After(deadline) {
 		e.setUnfired(a, fmt.Sprintf("its event came too late for a %s fault to end before the workload's end", shortDur(dur)))
-		return false
+		return &started{}
 	}
 	if wait > 0 && !sleep(ctx, wait) {
-		return false
+		return &started{}
 	}
-	startF, endF := a.n.Fs()
+	startF, _ := a.n.Fs()
 	fctx := ctx
 	if ev.target >= 0 {
 		fctx = nemesis.WithAim(ctx, e.aim(ev.target))
@@ -298,24 +373,7 @@ func (e *Engine) fire(ctx context.Context, a *armed, ev event, deadline time.Tim
 	}
 	f := Fired{Event: ev.op.Index, EventF: eventName(a.f.Trigger), Process: ev.target, Key: ev.op.Key,
 		Due: ev.due, Start: done.Index, InForce: ev.due + late, Late: late, Error: done.Error}
-	ok := sleep(ctx, dur)
-	endCtx := context.WithoutCancel(ctx)
-	if !ok {
-		var cancel context.CancelFunc
-		endCtx, cancel = context.WithTimeout(endCtx, nemesis.StopEndWait)
-		defer cancel()
-	}
-	inv = e.cfg.Rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: endF})
-	fin := a.n.Invoke(endCtx, inv)
-	fin.Type = history.Info
-	fin = e.cfg.Rec.Record(fin)
-	f.End, f.Ended = fin.Index, fin.Time
-	e.mu.Lock()
-	a.fired = append(a.fired, f)
-	a.left--
-	a.busy = false
-	e.mu.Unlock()
-	return ok
+	return &started{f: f, dur: dur, ok: true}
 }
 
 // aim returns the Aim of a fault whose event concerns process: its live

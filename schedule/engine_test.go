@@ -364,3 +364,34 @@ func TestQuantile(t *testing.T) {
 		})
 	}
 }
+
+// TestEngineStrikesBeforeTheRequestLeaves: a fault due at a worker's
+// invocation (no offset) is in force before Observe returns, that is before
+// the controller sends the request: its start op comes right after the
+// invocation, before anything else the worker's goroutine records.
+func TestEngineStrikesBeforeTheRequestLeaves(t *testing.T) {
+	er := startEngine(t, 5*time.Second, "note@release:10ms")
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		er.e.mu.Lock()
+		running := er.e.ctx != nil
+		er.e.mu.Unlock()
+		if running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Run did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	er.grant(0, "k")
+	rel := er.op(0, history.Invoke, history.FRelease, "k")
+	h := er.rec.History()
+	if len(h) < rel.Index+3 || h[rel.Index+1].F != "note" || h[rel.Index+1].Type != history.Invoke || h[rel.Index+2].F != "note" || h[rel.Index+2].Type != history.Info {
+		t.Fatalf("after the release's invocation (op %d): %+v; want the fault's start at once", rel.Index, h[rel.Index+1:])
+	}
+	er.wait(t, 0)
+	ap := er.finish(t)
+	if f := ap[0].Fired; len(f) != 1 || f[0].Event != rel.Index || f[0].Start != rel.Index+2 || f[0].Process != 0 {
+		t.Errorf("release fault fired %+v", f)
+	}
+}
