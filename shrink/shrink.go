@@ -98,11 +98,12 @@ func Shrink(ctx context.Context, start Case, base Trial, hints Hints, test Teste
 		defer cancel()
 	}
 	tried := make(map[string]bool)
+	var dropped []Case
 	for {
 		kept := false
 		for _, cand := range Candidates(res.Best, res.Trial, hints) {
 			key := strings.Join(cand.Case.Args(), " ")
-			if tried[key] {
+			if tried[key] || covered(cand.Case, dropped) {
 				continue
 			}
 			tried[key] = true
@@ -127,17 +128,33 @@ func Shrink(ctx context.Context, start Case, base Trial, hints Hints, test Teste
 				}
 				fmt.Fprintf(opt.Progress, "shrink: %d. %s: %d of %d: %s\n", res.Tried, cand.What, tr.Hits, tr.Runs, verdict)
 			}
-			if ok {
-				res.Best, res.Trial, kept = cand.Case, tr, true
-				res.Kept++
-				hints = cand.Hints
-				break
+			if !ok {
+				dropped = append(dropped, cand.Case)
+				continue
 			}
+			res.Best, res.Trial, kept = cand.Case, tr, true
+			res.Kept++
+			hints = cand.Hints
+			break
 		}
 		if !kept {
 			return res, nil
 		}
 	}
+}
+
+// covered reports whether a case with c's faults and keys, and as many
+// workers and as much time or more, was dropped already: fewer workers and
+// less time do not bring back an anomaly that more did not show, so c is
+// not worth its runs.
+func covered(c Case, dropped []Case) bool {
+	spec := schedule.Join(c.Faults)
+	for _, d := range dropped {
+		if schedule.Join(d.Faults) == spec && d.Keys == c.Keys && d.Workers >= c.Workers && d.Time >= c.Time {
+			return true
+		}
+	}
+	return false
 }
 
 // Candidate is one smaller case, what makes it smaller, and the hints that

@@ -107,6 +107,15 @@ func TestShrinkKeepsWhatFails(t *testing.T) {
 	if res.Stopped != "" || res.Kept == 0 || res.Tried != len(tried) {
 		t.Errorf("result %+v after %d tries", res, len(tried))
 	}
+	none := 0
+	for _, s := range tried {
+		if strings.HasPrefix(s, "--nemesis none ") {
+			none++
+		}
+	}
+	if none != 1 {
+		t.Errorf("no fault tried %d times: once at 10 workers and 30 s covers the smaller cases\n%s", none, progress.String())
+	}
 	seen := make(map[string]bool)
 	for _, s := range tried {
 		if seen[s] {
