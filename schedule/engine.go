@@ -58,9 +58,10 @@ type Engine struct {
 
 // hold is a process's grant as the engine read it from the history.
 type hold struct {
-	key     string
-	invoked time.Duration // when its acquire was invoked
-	inCS    bool
+	key       string
+	invoked   time.Duration // when its acquire was invoked
+	inCS      bool
+	releasing bool // its release was invoked
 }
 
 // armed is one fault of the schedule and its state.
@@ -208,6 +209,10 @@ func (e *Engine) events(op history.Op) []lockEvent {
 			e.holds[p] = h
 		}
 	case op.F == history.FRelease && op.Type == history.Invoke:
+		if h, ok := e.holds[p]; ok {
+			h.releasing = true
+			e.holds[p] = h
+		}
 		return []lockEvent{{name: EventRelease, process: p, target: p}}
 	case op.F == history.FRelease || op.F == history.FCrash && op.Type != history.Invoke:
 		if h, ok := e.holds[p]; ok {
@@ -217,11 +222,13 @@ func (e *Engine) events(op history.Op) []lockEvent {
 			}
 		}
 	case op.F == history.FServerRelease && op.Key != "":
+		// Only a release of a lock whose holder, by the history, still
+		// holds it and has not begun to give it back: the lock lost
+		// under its holder, not the holder's own release.
 		q, ok := e.keyOf[op.Key]
-		if !ok {
-			q = -1
+		if h, holds := e.holds[q]; ok && holds && !h.releasing {
+			return []lockEvent{{name: EventServerRelease, process: q, target: q}}
 		}
-		return []lockEvent{{name: EventServerRelease, process: q, target: q}}
 	}
 	return nil
 }

@@ -219,8 +219,16 @@ func TestEngineEvents(t *testing.T) {
 			return er.op(1, history.Invoke, history.FAcquire, "k")
 		}},
 		{name: "server release aims at who held it", spec: "note@server-release:10ms", target: 1, key: "k", drive: func(er *engineRun) history.Op {
+			serverRelease := func() history.Op {
+				return er.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: history.FServerRelease, Key: "k"})
+			}
+			er.grant(2, "k")
+			er.op(2, history.Invoke, history.FRelease, "k")
+			serverRelease() // the holder's own release: no event
+			er.op(2, history.OK, history.FRelease, "k")
+			serverRelease() // no holder: no event
 			er.grant(1, "k")
-			return er.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: history.FServerRelease, Key: "k"})
+			return serverRelease()
 		}},
 		{name: "lease-left counts from the acquire's invocation", spec: "note@lease-left<200ms:10ms", target: 1, key: "k", drive: func(er *engineRun) history.Op {
 			return er.grant(1, "k")

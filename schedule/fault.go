@@ -27,9 +27,10 @@ const (
 	// EventRival is an acquire invoked on a lock another process holds;
 	// the target is the holder, not the rival.
 	EventRival = "rival"
-	// EventServerRelease is the lock service letting a lock go on its own,
-	// as its observer saw it (a key expired, a session or lease ended);
-	// the target is the process that held it.
+	// EventServerRelease is the lock service letting a lock go while its
+	// holder, by the history, still held it and had not begun its release
+	// (an observer saw its key expire, its session or lease end, another
+	// client delete it); the target is that holder.
 	EventServerRelease = "server-release"
 	// EventLeaseLeft is a holder's lease falling below a bound
 	// (lease-left<200ms), counted from the invocation of its acquire (the
@@ -52,7 +53,7 @@ func Events() []Event {
 		{EventCS, "a holder was sent its critical section (it is entering it); the target is that holder"},
 		{EventRelease, "a holder's release was invoked; the target is that holder"},
 		{EventRival, "an acquire was invoked on a lock another process holds; the target is the holder"},
-		{EventServerRelease, "the lock service let a lock go on its own (its observer saw a key expire, a lease or session end); the target is the process that held it"},
+		{EventServerRelease, "the lock service let a lock go while its holder still held it and had not begun its release (its observer saw the key expire, the lease or session end, another client delete it); the target is that holder"},
 		{EventLeaseLeft + "<D", "a holder's lease has less than D left, counted from its acquire's invocation; the target is that holder"},
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/schedule"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -88,6 +89,10 @@ func printList(stdout io.Writer) error {
 	row("none", noneSummary)
 	for _, k := range nemesis.Kinds() {
 		row(k.Name, k.Summary)
+	}
+	fmt.Fprintln(w, "trigger events (--nemesis KIND@EVENT[/pN][#N][+OFFSET][:DURATION][*REPEAT], e.g. pause@grant+5ms:lease+1s; docs/triggers.md):")
+	for _, e := range schedule.Events() {
+		row(e.Name, e.Summary)
 	}
 	fmt.Fprintln(w, "mechanisms (the M codes above; docs/concepts.md tells each in full):")
 	for _, m := range mechanisms {
