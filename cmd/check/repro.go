@@ -59,11 +59,8 @@ func repro(cmd string, args []string, stdout, stderr io.Writer, after func(runs 
 	if help, err := parseFlags(fs, own); help || err != nil {
 		return helpOrError(help, err)
 	}
-	runDir, extra, err := reproRunDir(extra)
+	runDir, extra, err := runDirFlags(extra)
 	if err != nil {
-		return exitError, err
-	}
-	if err := matrix.CheckFlags(extra); err != nil {
 		return exitError, err
 	}
 	switch {
@@ -190,6 +187,16 @@ func reproRunDir(rest []string) (string, []string, error) {
 		flags = append(flags, a)
 	}
 	return dir, flags, nil
+}
+
+// runDirFlags takes the RUN_DIR argument out of a command's run flags and
+// checks the flags left as `check run` flags.
+func runDirFlags(rest []string) (string, []string, error) {
+	dir, flags, err := reproRunDir(rest)
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, flags, matrix.CheckFlags(flags)
 }
 
 func isFile(path string) bool {

@@ -37,20 +37,7 @@ var shrinkFlags = map[string]bool{"count": true, "rate": true, "budget": true, "
 // original), 2 when not even the original did at the rate, 3 on an error,
 // 130 when interrupted.
 func cmdShrink(args []string, stdout, stderr io.Writer) (int, error) {
-	var own, extra []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && shrinkFlags[name] {
-			own = append(own, a)
-			if !hasValue && name != "h" && name != "help" && i+1 < len(args) {
-				own = append(own, args[i+1])
-				i++
-			}
-			continue
-		}
-		extra = append(extra, a)
-	}
+	own, extra := splitOwnFlags(args, shrinkFlags)
 	fset := newFlags("shrink", stderr)
 	count := fset.Int("count", 10, "runs per candidate")
 	rate := fset.Float64("rate", 0.9, "share of a candidate's runs that must show the anomaly for it to be kept")
@@ -64,11 +51,8 @@ func cmdShrink(args []string, stdout, stderr io.Writer) (int, error) {
 	if help, err := parseFlags(fset, own); help || err != nil {
 		return helpOrError(help, err)
 	}
-	runDir, extra, err := reproRunDir(extra)
+	runDir, extra, err := runDirFlags(extra)
 	if err != nil {
-		return exitError, err
-	}
-	if err := matrix.CheckFlags(extra); err != nil {
 		return exitError, err
 	}
 	switch {
