@@ -26,3 +26,11 @@ func AimOf(ctx context.Context) (Aim, bool) {
 	a, ok := ctx.Value(aimKey{}).(Aim)
 	return a, ok && a != nil
 }
+
+// Preparer is a nemesis that can make ready, before its trigger's event,
+// what its start op needs (starve's CPU throttle), so that a fault fired by
+// a lock event is in force at once. The trigger engine calls Prepare while
+// the fault waits for its event; Heal undoes what it made.
+type Preparer interface {
+	Prepare(ctx context.Context) error
+}

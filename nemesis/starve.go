@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
@@ -71,6 +72,28 @@ type Starve struct {
 	Load int
 
 	starved undoSet[*clusters.Throttle, starvedProc]
+	// ready is a throttle made ahead of its fault (Prepare), nil for none.
+	readyMu sync.Mutex
+	ready   *clusters.Throttle
+}
+
+var _ Preparer = (*Starve)(nil)
+
+// Prepare makes the next fault's throttle now (a cgroup and its busy
+// loops take up to a second to make on a loaded machine), so that a starve
+// fired by a lock event holds its target at once.
+func (n *Starve) Prepare(context.Context) error {
+	n.readyMu.Lock()
+	defer n.readyMu.Unlock()
+	if n.ready != nil {
+		return nil
+	}
+	th, err := clusters.NewThrottle(n.Quota, n.Period, n.Mechanism, n.Load)
+	if err != nil {
+		return fmt.Errorf("starve: %w", err)
+	}
+	n.ready = th
+	return nil
 }
 
 // starvedProc is what one throttle starves: a worker's process or a node,
@@ -203,8 +226,15 @@ func (n *Starve) starveServer(ctx context.Context, op history.Op) history.Op {
 }
 
 // newThrottle makes the throttle of one fault, with the busy neighbours
-// (Load) a cgroup needs to bite.
+// (Load) a cgroup needs to bite, or takes the one Prepare made.
 func (n *Starve) newThrottle() (*clusters.Throttle, error) {
+	n.readyMu.Lock()
+	th := n.ready
+	n.ready = nil
+	n.readyMu.Unlock()
+	if th != nil {
+		return th, nil
+	}
 	return clusters.NewThrottle(n.Quota, n.Period, n.Mechanism, n.Load)
 }
 
@@ -254,5 +284,12 @@ func pickNode(ctx context.Context, env Env, rng *rand.Rand) (string, error) {
 // Heal gives every starved process its full CPU back.
 func (n *Starve) Heal(ctx context.Context) error {
 	_, err := n.starved.undoAll(ctx, release)
+	n.readyMu.Lock()
+	th := n.ready
+	n.ready = nil
+	n.readyMu.Unlock()
+	if th != nil {
+		err = errors.Join(err, th.Release())
+	}
 	return err
 }

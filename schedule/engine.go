@@ -71,7 +71,8 @@ type armed struct {
 	n    nemesis.Nemesis
 	ch   chan event // the event that fires it; at most one waits
 	// Under Engine.mu:
-	seen    int // matching events so far
+	ready   bool // it may fire: prepared (nemesis.Preparer), or needs none
+	seen    int  // matching events so far
 	left    int // firings left
 	busy    bool
 	skipped int // matching events while it was busy
@@ -111,7 +112,8 @@ func New(cfg Config, faults []Fault) (*Engine, error) {
 		if err != nil {
 			return nil, fmt.Errorf("fault %s: %w", f, err)
 		}
-		e.faults = append(e.faults, &armed{f: f, spec: f.String(), n: n, ch: make(chan event, 1), left: f.times()})
+		_, prepares := n.(nemesis.Preparer)
+		e.faults = append(e.faults, &armed{f: f, spec: f.String(), n: n, ch: make(chan event, 1), left: f.times(), ready: !prepares})
 	}
 	return e, nil
 }
@@ -130,7 +132,7 @@ func (e *Engine) Observe(op history.Op) {
 			if !matches(a.f.Trigger, ev) {
 				continue
 			}
-			if a.left == 0 || a.busy {
+			if a.left == 0 || a.busy || !a.ready {
 				if a.busy {
 					a.skipped++
 				}
@@ -281,6 +283,17 @@ func (e *Engine) loop(ctx context.Context, a *armed, start time.Duration, deadli
 		if left == 0 {
 			return
 		}
+		if p, ok := a.n.(nemesis.Preparer); ok {
+			// Made ready before its event may fire it: an event that
+			// comes meanwhile fires nothing.
+			if err := p.Prepare(ctx); err != nil {
+				e.setUnfired(a, "it could not be prepared: "+err.Error())
+				return
+			}
+			e.mu.Lock()
+			a.ready = true
+			e.mu.Unlock()
+		}
 		var ev event
 		if a.f.Trigger.Event == EventAt {
 			next += a.f.Trigger.Offset.Of(e.cfg.Lease)
@@ -338,10 +351,12 @@ func (e *Engine) fire(ctx context.Context, a *armed, ev event, deadline time.Tim
 	fin.Type = history.Info
 	fin = e.cfg.Rec.Record(fin)
 	f.End, f.Ended = fin.Index, fin.Time
+	_, prepares := a.n.(nemesis.Preparer)
 	e.mu.Lock()
 	a.fired = append(a.fired, f)
 	a.left--
 	a.busy = false
+	a.ready = !prepares
 	e.mu.Unlock()
 	return ok
 }

@@ -437,3 +437,96 @@ func BenchmarkObserve(b *testing.B) {
 		e.Observe(history.Op{Index: i, Time: time.Duration(i), Process: (i / len(cycle)) % 10, Type: c.typ, F: c.f, Key: "k0"})
 	}
 }
+
+// preparing is a noting nemesis that must be prepared before each firing.
+type preparing struct {
+	*noting
+	prepared chan struct{} // one value per Prepare call
+	release  chan struct{} // Prepare returns once it gets one
+}
+
+func (p *preparing) Prepare(ctx context.Context) error {
+	p.prepared <- struct{}{}
+	select {
+	case <-p.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestEnginePreparesBeforeItFires: a nemesis.Preparer is prepared before
+// its event may fire it, and again before each repeat; an event that comes
+// while it is being prepared fires nothing.
+func TestEnginePreparesBeforeItFires(t *testing.T) {
+	f, err := parseFault("pause@grant:10ms*2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := history.NewRecorder(nil)
+	p := &preparing{noting: &noting{struck: make(chan struct{}, 4)}, prepared: make(chan struct{}, 4), release: make(chan struct{})}
+	kinds := map[string]nemesis.Kind{"pause": {Name: "pause", New: func(nemesis.Env, *rand.Rand) (nemesis.Nemesis, error) { return p, nil }}}
+	e, err := New(Config{Env: workers{}, Rec: rec, Kinds: kinds, Seed: 1, Lease: time.Second, Duration: 10 * time.Millisecond}, []Fault{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Subscribe(e.Observe)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(context.Background(), 0, time.Now().Add(10*time.Second)) }()
+	grant := func(proc int) history.Op {
+		rec.Record(history.Op{Process: proc, Type: history.Invoke, F: history.FAcquire, Key: "k"})
+		g := rec.Record(history.Op{Process: proc, Type: history.OK, F: history.FAcquire, Key: "k"})
+		rec.Record(history.Op{Process: proc, Type: history.Invoke, F: history.FRelease, Key: "k"})
+		rec.Record(history.Op{Process: proc, Type: history.OK, F: history.FRelease, Key: "k"})
+		return g
+	}
+	wait := func(ch chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s did not come", what)
+		}
+	}
+	wait(p.prepared, "the first Prepare")
+	grant(0) // while it is being prepared: fires nothing
+	p.release <- struct{}{}
+	var first history.Op
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		e.mu.Lock()
+		ready := e.faults[0].ready
+		e.mu.Unlock()
+		if ready {
+			first = grant(1)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("not ready after Prepare returned")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	wait(p.struck, "the first firing")
+	wait(p.prepared, "the second Prepare")
+	p.release <- struct{}{}
+	for deadline := time.Now().Add(10 * time.Second); len(p.aims) < 2; {
+		e.mu.Lock()
+		ready := e.faults[0].ready
+		e.mu.Unlock()
+		if ready {
+			grant(2)
+			wait(p.struck, "the second firing")
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("not ready again")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	ap := e.Applied()
+	if fs := ap[0].Fired; len(fs) != 2 || fs[0].Event != first.Index || fs[0].Process != 1 || fs[1].Process != 2 {
+		t.Errorf("fired %+v: want process 1's grant (op %d), then process 2's; not process 0's", fs, first.Index)
+	}
+}
