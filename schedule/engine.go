@@ -73,7 +73,7 @@ type armed struct {
 	// Under Engine.mu:
 	ready   bool // it may fire: prepared (nemesis.Preparer), or needs none
 	seen    int  // matching events so far
-	left    int // firings left
+	left    int  // firings left
 	busy    bool
 	skipped int // matching events while it was busy
 	fired   []Fired
