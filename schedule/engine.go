@@ -51,9 +51,12 @@ type Engine struct {
 	holds map[int]hold   // process -> the lock it holds, by the history
 	keyOf map[string]int // lock -> the process last granted it
 	asked map[int]time.Duration
-	// ctx and deadline are Run's, once it started (nil before).
+	// ctx and deadline are Run's, once it started (nil before and after).
 	ctx      context.Context
 	deadline time.Time
+	// syncs counts the faults Observe is starting on a recording
+	// goroutine: Run heals only once none is.
+	syncs sync.WaitGroup
 }
 
 // hold is a process's grant as the engine read it from the history.
@@ -147,7 +150,8 @@ func (e *Engine) Observe(op history.Op) {
 			if ev.name == EventLeaseLeft {
 				x.due = ev.at + max(0, e.cfg.Lease-a.f.Trigger.Below.Of(e.cfg.Lease)) + a.f.Trigger.Offset.Of(e.cfg.Lease)
 			}
-			if x.due == op.Time && op.Type == history.Invoke && op.Process != history.NemesisProcess && e.ctx != nil {
+			if x.due == op.Time && op.Type == history.Invoke && op.Process != history.NemesisProcess && e.ctx != nil && e.ctx.Err() == nil {
+				e.syncs.Add(1)
 				now = append(now, firing{a, x})
 				continue
 			}
@@ -162,7 +166,8 @@ func (e *Engine) Observe(op history.Op) {
 	for _, f := range now {
 		x := f.ev
 		x.started = e.start(ctx, f.a, x, deadline)
-		f.a.ch <- x
+		f.a.ch <- x // never blocks: busy was false, so the channel was empty
+		e.syncs.Done()
 	}
 }
 
@@ -250,11 +255,6 @@ func (e *Engine) Run(ctx context.Context, start time.Duration, deadline time.Tim
 	e.mu.Lock()
 	e.ctx, e.deadline = ctx, deadline
 	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		e.ctx = nil
-		e.mu.Unlock()
-	}()
 	var wg sync.WaitGroup
 	for _, a := range e.faults {
 		wg.Add(1)
@@ -264,6 +264,12 @@ func (e *Engine) Run(ctx context.Context, start time.Duration, deadline time.Tim
 		}()
 	}
 	wg.Wait()
+	// No fault starts on a recording goroutine from here on, and any that
+	// was starting is in force before Heal undoes it.
+	e.mu.Lock()
+	e.ctx = nil
+	e.mu.Unlock()
+	e.syncs.Wait()
 	var errs []error
 	for _, a := range e.faults {
 		errs = append(errs, a.n.Heal(context.WithoutCancel(ctx)))
@@ -368,6 +374,9 @@ func (e *Engine) start(ctx context.Context, a *armed, ev event, deadline time.Ti
 	dur := e.cfg.Duration
 	if a.f.Duration != nil {
 		dur = a.f.Duration.Of(e.cfg.Lease)
+	}
+	if ctx.Err() != nil {
+		return &started{}
 	}
 	wait := ev.due - e.cfg.Rec.Now()
 	if time.Now().Add(max(0, wait) + dur).After(deadline) {
