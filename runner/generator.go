@@ -165,7 +165,7 @@ func (s *slot) cycle(ctx context.Context, key string) {
 func (s *slot) op(ctx context.Context, f, key string, v *history.Value) history.Op {
 	rec := s.r.rec
 	s.invoked = rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: f, Key: key, Value: v}).Time
-	reply, err := s.w.Call(ctx, workloads.Request{F: f, Key: key, Value: v}, s.r.test.controllerTimeout())
+	reply, err := s.w.Call(ctx, workloads.Request{F: f, Key: key, Value: v}, s.r.replyTimeout)
 	if errors.Is(err, errProtocol) {
 		s.r.fail(&workerError{Process: s.process, Broken: true, Err: err, Started: true, Stderr: s.w.stderr.Last()})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/nemesis"
@@ -209,6 +210,22 @@ func (p *Plan) config(logDir string) clusters.TopologyConfig {
 // look checks that the plan's service is installed (local) or that a
 // Docker engine with its images answers (docker).
 func (p *Plan) look(ctx context.Context) error { return p.cluster.look(ctx, p) }
+
+// replyTimeout is how long the controller waits for a worker's reply before
+// it records info and replaces the worker: the test's (it outlasts a
+// fault of --nemesis-duration), and a triggered fault's own duration and
+// five seconds where that is longer, so that a worker paused by it answers,
+// late, after the pause, as one paused by a timed fault does.
+func (p *Plan) replyTimeout() time.Duration {
+	d := p.Test.controllerTimeout()
+	lease := p.Design.EffectiveLease(p.Test.Lease)
+	for _, f := range p.Faults {
+		if f.Duration != nil {
+			d = max(d, f.Duration.Of(lease)+5*time.Second)
+		}
+	}
+	return d
+}
 
 // faulted reports whether the plan lets a nemesis loose.
 func (p *Plan) faulted() bool { return len(p.Kinds) > 0 }

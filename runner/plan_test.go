@@ -139,3 +139,31 @@ func TestCheckOptionsTokenKind(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyTimeoutOutlastsTriggeredFaults: a worker paused by a triggered
+// fault longer than --nemesis-duration answers after the pause, as one
+// paused by a timed fault does, instead of being given up for dead.
+func TestReplyTimeoutOutlastsTriggeredFaults(t *testing.T) {
+	cases := []struct {
+		nemesis string
+		want    time.Duration
+	}{
+		{"pause", 10 * time.Second},                             // 3 s faults: the test's own 10 s
+		{"pause@grant+5ms:20s", 25 * time.Second},               // the fault's 20 s and 5
+		{"pause@grant:4xlease,kill@at+1s:2s", 10 * time.Second}, // 4 s: still the test's
+		{"pause@grant:12xlease", 17 * time.Second},              // 12 leases of 1 s and 5
+	}
+	for _, c := range cases {
+		t.Run(c.nemesis, func(t *testing.T) {
+			tt := Test{Lock: "redis-set-px", Nemesis: c.nemesis}
+			tt.Defaults()
+			p, err := Resolve(tt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.replyTimeout(); got != c.want {
+				t.Errorf("reply timeout %s, want %s", got, c.want)
+			}
+		})
+	}
+}

@@ -78,6 +78,9 @@ type run struct {
 	// watching is set while the workload runs: a server that exits then
 	// on its own ends the run (serverExited).
 	watching atomic.Bool
+	// replyTimeout is how long the controller waits for a worker's reply
+	// (Plan.replyTimeout).
+	replyTimeout time.Duration
 }
 
 // Run executes t: it sets up the cluster, runs the workload and the nemesis
@@ -149,7 +152,7 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	defer workLog.Close()
 
 	r := &run{test: *t, plan: p, design: p.Design, dir: dir, argv: argv, workLog: workLog, log: log,
-		holders: make(map[int]nemesis.Target), live: make(map[int]nemesis.Target)}
+		holders: make(map[int]nemesis.Target), live: make(map[int]nemesis.Target), replyTimeout: p.replyTimeout()}
 	// Every server the topology starts, now or on a restart, reports an
 	// exit that no fault asked for.
 	ctx = clusters.WithExitWatch(ctx, r.serverExited)

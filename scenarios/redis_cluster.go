@@ -3,12 +3,12 @@ package scenarios
 func init() {
 	register(Scenario{
 		Name: "redis-cluster-failover-lock-loss",
-		Summary: "the Redis Cluster master of the lock key's slot is cut off from every other node while the lock holder " +
+		Summary: "the Redis Cluster master of the lock key's slot is cut off from every other node 5 ms after a grant, while the lock holder " +
 			"and half the workers still reach it; its replica takes the slots over (CLUSTER FAILOVER TAKEOVER) without " +
 			"the old master's later grants, and both masters grant the same lock until the old one rejoins as a replica " +
 			"and its grants are lost",
-		Args: []string{"--lock", "redis-cluster", "--nemesis", "failover", "--lease", "1s",
-			"--nemesis-interval", "3s", "--nemesis-duration", "6s", "--workers", "10", "--time", "15s",
+		Args: []string{"--lock", "redis-cluster", "--nemesis", "failover@grant+5ms*2", "--lease", "1s",
+			"--nemesis-duration", "6s", "--workers", "10", "--time", "15s",
 			// As for Sentinel: the workers left with the old master must
 			// ride out fsync stalls around the takeover. The others need
 			// that op timeout and a fresh cluster client (2-3 s) before
