@@ -398,6 +398,10 @@ func (e *Engine) start(ctx context.Context, a *armed, ev event, deadline time.Ti
 	if h := history.HitOf(&done); h != nil {
 		h.Trigger, h.Event, h.Due, h.Late = a.spec, ev.op.Index, ev.due, late
 	}
+	if done.Value != nil && done.Value.Extra != nil && done.Error == "" {
+		x := done.Value.Mut()
+		x.Detail += fmt.Sprintf(" (trigger %s: %s)", a.spec, firedBy(ev))
+	}
 	done = e.cfg.Rec.Record(done)
 	if ev.timed {
 		ev.op.Index = -1
@@ -426,6 +430,26 @@ func (e *Engine) aim(process int) nemesis.Aim {
 		}
 		return nemesis.Target{}, fmt.Errorf("process %d, whose lock event fired the fault, has no live worker (it was retired)", process)
 	}
+}
+
+// firedBy says what fired a firing: "process 2's grant of k0 at op 10".
+func firedBy(ev event) string {
+	if ev.timed {
+		return "its time"
+	}
+	what := ev.op.F
+	switch {
+	case ev.op.F == history.FAcquire && ev.op.Type == history.OK:
+		what = "grant"
+	case ev.op.F == history.FAcquire:
+		what = "acquire"
+	case ev.op.F == history.FCS:
+		what = "critical section"
+	}
+	if ev.op.Process == history.NemesisProcess {
+		return fmt.Sprintf("the %s of %s at op %d", what, ev.op.Key, ev.op.Index)
+	}
+	return fmt.Sprintf("process %d's %s of %s at op %d", ev.op.Process, what, ev.op.Key, ev.op.Index)
 }
 
 // eventName is the event a trigger names, as the record says it.

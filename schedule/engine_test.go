@@ -171,6 +171,9 @@ func TestEngineGrantFiresAtItsHolder(t *testing.T) {
 	if ap[0].Unfired != "" {
 		t.Errorf("unfired %q", ap[0].Unfired)
 	}
+	if d := start.Value.Ext().Detail; !strings.HasSuffix(d, fmt.Sprintf("(trigger note@grant+5ms:10ms: process 1's grant of k at op %d)", g.Index)) {
+		t.Errorf("start op's detail %q does not say what fired it", d)
+	}
 }
 
 func TestEngineCountsNthOfAProcess(t *testing.T) {
