@@ -131,10 +131,7 @@ func TestMissingWorkerCommandEndsAtOnce(t *testing.T) {
 // its recorded owner is gone.
 func TestKilledRunsTempDirIsSweptByTheNextRun(t *testing.T) {
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "check")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildCheck(t, tmp)
 	tmpdir := filepath.Join(tmp, "tmp")
 	if err := os.Mkdir(tmpdir, 0o755); err != nil {
 		t.Fatal(err)

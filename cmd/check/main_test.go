@@ -110,10 +110,7 @@ func TestList(t *testing.T) {
 // history can be analyzed.
 func TestSIGINTLeavesNothingRunning(t *testing.T) {
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "check")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildCheck(t, tmp)
 	for _, lock := range []string{"redis-set-px", "zk-ephemeral"} {
 		t.Run(lock, func(t *testing.T) { interruptRun(t, bin, lock) })
 	}

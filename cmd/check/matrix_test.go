@@ -133,10 +133,7 @@ func TestMatrixRunsTinyMatrix(t *testing.T) {
 		t.Skip("runs real servers")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "check")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildCheck(t, tmp)
 	store, junit, js := filepath.Join(tmp, "store"), filepath.Join(tmp, "j.xml"), filepath.Join(tmp, "m.json")
 	cmd := exec.Command(bin, "matrix", "--lock", "redis-set-px", "--nemesis", "none", "--seeds", "1..2", "--jobs", "2",
 		"--time", "3s", "--workers", "3", "--store", store, "--junit", junit, "--json", js)

@@ -64,10 +64,7 @@ func TestReplayRunsTheSchedule(t *testing.T) {
 		t.Skip("runs real servers")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "check")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildCheck(t, tmp)
 	store := filepath.Join(tmp, "store")
 	spec := "pause@grant+5ms:lease+600ms"
 	cmd := exec.Command(bin, "run", "--lock", "redis-set-px", "--nemesis", spec, "--lease", "300ms", "--think", "500ms",
@@ -108,10 +105,7 @@ func TestShrinkPlantedBug(t *testing.T) {
 		t.Skip("runs real servers")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "check")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildCheck(t, tmp)
 	store := filepath.Join(tmp, "store")
 	env := append(os.Environ(), "LOCKCHECK_PLANT=drop-lock")
 	cmd := exec.Command(bin, "run", "--lock", "redis-set-px", "--nemesis", "pause@grant+5ms:lease+1s,partition", "--workers", "6",
@@ -132,4 +126,14 @@ func TestShrinkPlantedBug(t *testing.T) {
 	if m == nil || !strings.Contains(string(m[1]), "--nemesis none --workers 2") {
 		t.Fatalf("no check run line for no fault and 2 workers\n%s", out)
 	}
+}
+
+// buildCheck builds this command into dir and returns the binary's path.
+func buildCheck(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "check")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
 }
