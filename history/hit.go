@@ -91,7 +91,8 @@ type Hit struct {
 	// seeded random time. Event is the index of the op whose lock event
 	// fired it (0 for a time trigger), Due when the trigger said to strike
 	// (the event's time plus the offset), and Late how long after Due the
-	// fault was in force.
+	// fault was in force, less Waited (a wait of the fault's own for its
+	// moment is not the trigger's lateness).
 	Trigger string        `json:"trigger,omitempty"`
 	Event   int           `json:"event,omitempty"`
 	Due     time.Duration `json:"due,omitempty"`

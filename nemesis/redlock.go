@@ -170,7 +170,9 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 	}
 	// A grant made before the cut, or while it was being made, may hold D
 	// and E too: such holders count once seen without the lock.
+	began := time.Now()
 	holder, err := n.awaitHolder(ctx, side, append(before, n.env.Holders()...))
+	waited := time.Since(began)
 	if err != nil {
 		return n.abort(ctx, err)
 	}
@@ -193,7 +195,7 @@ func (n *RedlockClockJump) start(ctx context.Context) (*history.Value, error) {
 		cutProcs = append(cutProcs, fmt.Sprint(procs[s]))
 	}
 	hit := holderHit("redlock-clock-jump", holder, leaseOf(n.env))
-	hit.Holders = len(n.env.Holders())
+	hit.Holders, hit.Waited = len(n.env.Holders()), waited
 	return &history.Value{
 		Extra: &history.Extra{Nodes: []string{shared}, Hit: hit, Detail: fmt.Sprintf(
 			"processes %s cut off from %s, process %d from %s; once process %d held %s (on %s at most), process %d reached %s again and %s's wall clock jumped %s forward",

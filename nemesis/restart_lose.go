@@ -113,6 +113,7 @@ func (n *RestartLose) strike(ctx context.Context) (*history.Value, error) {
 	}
 	var a aimed
 	var err error
+	began := time.Now()
 	_, primary := n.env.Cluster().(clusters.Primary)
 	if n.keys != nil && !primary {
 		a, err = n.aimAtKey(ctx, lock)
@@ -129,6 +130,7 @@ func (n *RestartLose) strike(ctx context.Context) (*history.Value, error) {
 	}
 	hit := nodeHit("restart-lose", n.env)
 	hit.Node, hit.Key, hit.Holder, hit.HeldOn = a.node, a.holder.Key, a.holder.Key != "", a.heldOn
+	hit.Waited = time.Since(began)
 	for k := range a.keys {
 		hit.Lost = append(hit.Lost, k)
 	}
@@ -167,8 +169,18 @@ func plural(n int, one, many string) string {
 // aimAtKey waits up to n.aim for a holder whose key is on just a majority
 // of the lock nodes and picks one of those nodes; when none comes in time,
 // a node under any holder's key; with no holder at all, a node at random.
+// Under an Aim (a fault fired by a lock event) it looks at the aimed
+// holder's key first and strikes under it at once when that key is on
+// just a majority; else it searches as without one.
 func (n *RestartLose) aimAtKey(ctx context.Context, lock []string) (aimed, error) {
 	quorum := len(lock)/2 + 1
+	if aim, ok := AimOf(ctx); ok {
+		if t, err := aim(); err == nil && t.Key != "" {
+			if a := n.readKey(ctx, lock, t); len(a.heldOn) > 0 && len(a.heldOn) <= quorum {
+				return a, nil
+			}
+		}
+	}
 	type grant struct {
 		process int
 		key     string

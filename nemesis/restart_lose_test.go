@@ -125,6 +125,23 @@ func TestRestartLoseEmptiesRedisNode(t *testing.T) {
 	if end.Error != "" {
 		t.Errorf("restart-lose-end: %s", end.Error)
 	}
+
+	// Fired by a lock event (an Aim), it strikes under the aimed holder's
+	// key, process 2's k1 on lock2 and the node just restarted, though
+	// process 1, listed first, still has k0 on a node.
+	redisSet(t, addrs["lock2"], "k1", "p2-c")
+	redisSet(t, addrs[hit.Node], "k1", "p2-c")
+	p2 := Target{Process: 2, Key: "k1"}
+	env.hs = append(env.hs, p2)
+	nm.(*RestartLose).env = env
+	aimed := WithAim(ctx, func() (Target, error) { return p2, nil })
+	op = nm.Invoke(aimed, history.Op{F: fRestartLose})
+	if op.Error != "" {
+		t.Fatalf("aimed restart-lose: %s", op.Error)
+	}
+	if h := history.HitOf(&op); h == nil || h.Key != "k1" || !slices.Contains(h.Lost, "k1") || len(h.HeldOn) != 2 {
+		t.Errorf("aimed restart-lose hit %+v: want a node under process 2's k1 (held on two nodes) restarted", h)
+	}
 	if err := nm.Heal(ctx); err != nil {
 		t.Errorf("heal: %v", err)
 	}

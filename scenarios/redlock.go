@@ -29,7 +29,9 @@ package scenarios
 // validity time), so client 1 is still working when client 2, whose rounds
 // wait out the per-node timeout on the nodes it cannot reach, locks
 // lock2..lock4. Client 1's clock is right, so its validity check passes and
-// it writes: a lost update. More workers make the scenario weaker, not
+// it writes: a lost update. The timeline starts at the run's first grant
+// (redlock-clock-jump@grant) and again after each one ends, not at a
+// random time; its own wait for a cut-off holder follows the lock's events. More workers make the scenario weaker, not
 // stronger: every worker on client 1's side holds lock2 for a whole round
 // (its requests to lock3 and lock4 hang until the node timeout), so client 2
 // seldom finds it free.
@@ -47,8 +49,8 @@ func init() {
 		Name: "redlock-clock-jump",
 		Summary: "Kleppmann's timeline: client 1 locks lock0..lock2 while lock3 and lock4 are unreachable for it, lock2's wall clock " +
 			"jumps forward and expires its key, client 2 locks lock2..lock4 while client 1 still works and writes (needs the clock shim)",
-		Args: []string{"--lock", "redlock", "--nemesis", "redlock-clock-jump", "--lease", "2s", "--think", "1200ms",
-			"--nemesis-duration", "5s", "--nemesis-interval", "4s", "--workers", "2", "--time", "40s"},
+		Args: []string{"--lock", "redlock", "--nemesis", "redlock-clock-jump@grant:5s*3", "--lease", "2s", "--think", "1200ms",
+			"--workers", "2", "--time", "40s"},
 		Expect: "invalid (a double holder and a lost update)",
 		Want:   "U",
 	})

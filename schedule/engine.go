@@ -51,6 +51,9 @@ type Engine struct {
 	holds map[int]hold   // process -> the lock it holds, by the history
 	keyOf map[string]int // lock -> the process last granted it
 	asked map[int]time.Duration
+	// quorum is a bare majority of the cluster's lock nodes (0: none
+	// known), for majority-grant.
+	quorum int
 	// ctx and deadline are Run's, once it started (nil before and after).
 	ctx      context.Context
 	deadline time.Time
@@ -106,6 +109,17 @@ type started struct {
 // New builds an engine for faults, one nemesis of its kind each.
 func New(cfg Config, faults []Fault) (*Engine, error) {
 	e := &Engine{cfg: cfg, holds: make(map[int]hold), keyOf: make(map[string]int), asked: make(map[int]time.Duration)}
+	if cfg.Env != nil && cfg.Env.Cluster() != nil {
+		lock := 0
+		for _, n := range cfg.Env.Cluster().Nodes() {
+			if n.Role == "lock" {
+				lock++
+			}
+		}
+		if lock > 0 {
+			e.quorum = lock/2 + 1
+		}
+	}
 	for i, f := range faults {
 		k, ok := cfg.Kinds[f.Kind]
 		if !ok {
@@ -203,7 +217,11 @@ func (e *Engine) events(op history.Op) []lockEvent {
 		invoked := e.asked[p]
 		e.holds[p] = hold{key: op.Key, invoked: invoked}
 		e.keyOf[op.Key] = p
-		return []lockEvent{{name: EventGrant, process: p, target: p}, {name: EventLeaseLeft, process: p, target: p, at: invoked}}
+		evs := []lockEvent{{name: EventGrant, process: p, target: p}, {name: EventLeaseLeft, process: p, target: p, at: invoked}}
+		if op.Value != nil && op.Value.Extra != nil && e.quorum > 0 && len(op.Value.Extra.Nodes) == e.quorum {
+			evs = append(evs, lockEvent{name: EventMajorityGrant, process: p, target: p})
+		}
+		return evs
 	case op.F == history.FCS && op.Type == history.Invoke:
 		if h, ok := e.holds[p]; ok {
 			h.inCS = true
@@ -394,10 +412,16 @@ func (e *Engine) start(ctx context.Context, a *armed, ev event, deadline time.Ti
 	inv := e.cfg.Rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: startF})
 	done := a.n.Invoke(fctx, inv)
 	done.Type = history.Info
-	late := e.cfg.Rec.Now() - ev.due
+	inForce := e.cfg.Rec.Now()
+	var waited time.Duration
 	if h := history.HitOf(&done); h != nil {
-		h.Trigger, h.Event, h.Due, h.Late = a.spec, ev.op.Index, ev.due, late
+		// A fault whose start waits for its own moment (redlock-clock-jump's
+		// cut-off holder, restart-lose's bare-majority grant) says so in
+		// Waited: that wait is the fault's, not the trigger's lateness.
+		waited = min(h.Waited, max(0, inForce-ev.due))
+		h.Trigger, h.Event, h.Due, h.Late = a.spec, ev.op.Index, ev.due, inForce-ev.due-waited
 	}
+	late := inForce - ev.due - waited
 	if done.Value != nil && done.Value.Extra != nil && done.Error == "" {
 		x := done.Value.Mut()
 		x.Detail += fmt.Sprintf(" (trigger %s: %s)", a.spec, firedBy(ev))
@@ -407,7 +431,7 @@ func (e *Engine) start(ctx context.Context, a *armed, ev event, deadline time.Ti
 		ev.op.Index = -1
 	}
 	f := Fired{Event: ev.op.Index, EventF: eventName(a.f.Trigger), Process: ev.target, Key: ev.op.Key,
-		Due: ev.due, Start: done.Index, InForce: ev.due + late, Late: late, Error: done.Error}
+		Due: ev.due, Start: done.Index, InForce: inForce, Waited: waited, Late: late, Error: done.Error}
 	return &started{f: f, dur: dur, ok: true}
 }
 

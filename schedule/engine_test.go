@@ -25,7 +25,19 @@ func (workers) Holders() []nemesis.Target { return nil }
 func (workers) Workers() []nemesis.Target {
 	return []nemesis.Target{{Process: 0, Slot: 0}, {Process: 1, Slot: 1}, {Process: 2, Slot: 2}}
 }
-func (workers) Cluster() clusters.Cluster { return nil }
+func (workers) Cluster() clusters.Cluster { return fiveLockNodes{} }
+
+// fiveLockNodes is a cluster of five lock nodes, as RedLock runs: only its
+// node list is read.
+type fiveLockNodes struct{ clusters.Cluster }
+
+func (fiveLockNodes) Nodes() []clusters.Node {
+	var ns []clusters.Node
+	for i := range 5 {
+		ns = append(ns, clusters.Node{Name: fmt.Sprintf("lock%d", i), Role: "lock"})
+	}
+	return append(ns, clusters.Node{Name: "sentinel0", Role: "sentinel"})
+}
 
 // noting is a nemesis that strikes nothing and notes its aims.
 type noting struct {
@@ -156,7 +168,7 @@ func TestEngineGrantFiresAtItsHolder(t *testing.T) {
 	if f.Event != g.Index || f.EventF != EventGrant || f.Process != 1 || f.Key != "k" || f.Due != g.Time+5*time.Millisecond {
 		t.Errorf("fired %+v; want event %d (grant of process 1 on k), due %s", f, g.Index, g.Time+5*time.Millisecond)
 	}
-	if f.InForce < f.Due || f.Late != f.InForce-f.Due || f.End <= f.Start || f.Ended < f.InForce {
+	if f.InForce < f.Due || f.Late != f.InForce-f.Due-f.Waited || f.End <= f.Start || f.Ended < f.InForce {
 		t.Errorf("fired %+v: in force before due, or its end before its start", f)
 	}
 	if a := er.nems[0].aims[0]; a.Process != 1 || a.Key != "k" {
@@ -232,6 +244,20 @@ func TestEngineEvents(t *testing.T) {
 			serverRelease() // no holder: no event
 			er.grant(1, "k")
 			return serverRelease()
+		}},
+		{name: "majority-grant is a grant on just a majority of the lock nodes", spec: "note@majority-grant:10ms", target: 2, key: "k", drive: func(er *engineRun) history.Op {
+			granted := func(p int, nodes ...string) history.Op {
+				er.op(p, history.Invoke, history.FAcquire, "k")
+				return er.rec.Record(history.Op{Process: p, Type: history.OK, F: history.FAcquire, Key: "k",
+					Value: &history.Value{Extra: &history.Extra{Nodes: nodes}}})
+			}
+			er.grant(0, "k") // no nodes named: none
+			er.release(0, "k")
+			granted(1, "lock0", "lock1", "lock2", "lock3") // four of five: one to spare
+			er.release(1, "k")
+			granted(0, "lock0", "lock1") // two of five cannot be a grant, nor is it a majority
+			er.release(0, "k")
+			return granted(2, "lock0", "lock2", "lock4")
 		}},
 		{name: "lease-left counts from the acquire's invocation", spec: "note@lease-left<200ms:10ms", target: 1, key: "k", drive: func(er *engineRun) history.Op {
 			return er.grant(1, "k")

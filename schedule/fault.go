@@ -20,6 +20,11 @@ const (
 	EventAt = "at"
 	// EventGrant is an acquire that completed ok.
 	EventGrant = "grant"
+	// EventMajorityGrant is a grant recorded on just a majority of the
+	// lock nodes (a quorum lock's holder with no node to spare: RedLock
+	// granted on three of five masters). A grant whose op names no nodes
+	// is none.
+	EventMajorityGrant = "majority-grant"
 	// EventCS is a holder sent its critical section (entering it).
 	EventCS = "cs"
 	// EventRelease is a holder's release invoked.
@@ -50,6 +55,7 @@ func Events() []Event {
 	return []Event{
 		{EventAt, "the workload's start (at+5s, or just 5s): a time trigger; the nemesis picks its target as a timed fault does"},
 		{EventGrant, "an acquire completed ok; the target is the process granted the lock"},
+		{EventMajorityGrant, "a grant recorded on just a majority of the lock nodes (RedLock granted on three of five masters: one node's loss leaves the key on a minority); the target is the process granted the lock"},
 		{EventCS, "a holder was sent its critical section (it is entering it); the target is that holder"},
 		{EventRelease, "a holder's release was invoked; the target is that holder"},
 		{EventRival, "an acquire was invoked on a lock another process holds; the target is the holder"},
@@ -63,7 +69,8 @@ func Events() []Event {
 type Trigger struct {
 	// Event is one of the Event* names.
 	Event string `json:"event"`
-	// Process, when set, counts only that process's events (grant, cs,
+	// Process, when set, counts only that process's events (grant,
+	// majority-grant, cs,
 	// release, lease-left: the holder's; rival: the rival's).
 	Process *int `json:"process,omitempty"`
 	// Nth is which matching event fires the fault first (0 and 1: the

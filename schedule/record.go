@@ -58,9 +58,13 @@ type Fired struct {
 	Key     string `json:"key,omitempty"`
 	// Due is when the trigger said to strike (the event's time plus the
 	// offset); InForce when the fault was in force (its start op's
-	// completion); Late the difference.
+	// completion); Waited how long the start waited for a moment of its
+	// own (history.Hit's Waited: redlock-clock-jump's cut-off holder,
+	// restart-lose's bare-majority grant), and Late the rest of the
+	// difference, the trigger's own lateness.
 	Due     time.Duration `json:"due"`
 	InForce time.Duration `json:"in_force"`
+	Waited  time.Duration `json:"waited,omitempty"`
 	Late    time.Duration `json:"late"`
 	// Start and End are the indexes of its start and end ops'
 	// completions; Ended is when the end op completed.
