@@ -145,10 +145,11 @@ func (n *Clock) start(node string) {
 }
 
 // pick chooses the node whose clock jumps: the leader where the cluster has
-// one, the only lock node of a single-node design, else a random lock node.
+// one (on Redis Cluster the master of a held key's slot: leaderOf), the
+// only lock node of a single-node design, else a random lock node.
 func (n *Clock) pick(ctx context.Context) (string, error) {
 	if p, ok := n.env.Cluster().(clusters.Primary); ok {
-		return p.Leader(ctx)
+		return leaderOf(ctx, n.env, p)
 	}
 	var lock []string
 	for _, node := range n.env.Cluster().Nodes() {

@@ -83,9 +83,17 @@ func (n *Leader) Heal(ctx context.Context) error {
 // whose keys live on different masters (clusters.KeyPrimary, Redis
 // Cluster), the master of a key some worker holds (waiting up to
 // nodeAimWait for one; the master of the cluster's first slots when none
-// holds a lock), else the cluster's leader.
+// holds a lock), else the cluster's leader. Under an Aim, the master of
+// the aimed holder's key.
 func leaderOf(ctx context.Context, env Env, p clusters.Primary) (string, error) {
 	kp, ok := env.Cluster().(clusters.KeyPrimary)
+	if ok {
+		if aim, aimed := AimOf(ctx); aimed {
+			if t, err := aim(); err == nil && t.Key != "" {
+				return kp.KeyLeader(ctx, t.Key)
+			}
+		}
+	}
 	if !ok || !awaitHolder(ctx, env, nodeAimWait) {
 		return p.Leader(ctx)
 	}

@@ -264,10 +264,11 @@ func how(th *clusters.Throttle) string {
 func release(_ context.Context, th *clusters.Throttle) error { return th.Release() }
 
 // pickNode chooses the lock node to strike: the leader where the cluster
-// has one, else a random lock node.
+// has one (leaderOf: on Redis Cluster the master of a held key's slot),
+// else a random lock node.
 func pickNode(ctx context.Context, env Env, rng *rand.Rand) (string, error) {
 	if p, ok := env.Cluster().(clusters.Primary); ok {
-		return p.Leader(ctx)
+		return leaderOf(ctx, env, p)
 	}
 	var lock []string
 	for _, node := range env.Cluster().Nodes() {
