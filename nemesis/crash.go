@@ -75,8 +75,13 @@ func (c *Crash) Invoke(ctx context.Context, op history.Op) history.Op {
 
 // pick chooses the worker to kill: one stopped at the armed failpoint
 // (waiting up to crashWait for one), else a holder, else any live worker.
+// Under an Aim it kills the aimed worker (fired by its failpoint event,
+// once the controller counts it at the failpoint).
 func (c *Crash) pick(ctx context.Context) (Target, string, error) {
 	deadline := time.Now().Add(crashWait)
+	if aim, ok := AimOf(ctx); ok {
+		return c.aimed(ctx, aim, deadline)
+	}
 	for c.failpoint != "" {
 		var at []Target
 		for _, t := range c.env.Workers() {
@@ -104,6 +109,33 @@ func (c *Crash) pick(ctx context.Context) (Target, string, error) {
 		return ws[c.rng.IntN(len(ws))], "a worker holding no lock", nil
 	}
 	return Target{}, "", errors.New("no live worker to kill")
+}
+
+// aimed returns the aimed worker and why it is struck. With a failpoint
+// armed it waits (until deadline) for the controller to count the worker
+// at it: the event that fired the fault is recorded just before.
+func (c *Crash) aimed(ctx context.Context, aim Aim, deadline time.Time) (Target, string, error) {
+	t, err := aim()
+	if err != nil {
+		return Target{}, "", err
+	}
+	for c.failpoint != "" && t.Failpoint != c.failpoint && time.Now().Before(deadline) {
+		if !sleep(ctx, aimPoll) {
+			return Target{}, "", ctx.Err()
+		}
+		for _, w := range c.env.Workers() {
+			if w.Process == t.Process {
+				t.Failpoint = w.Failpoint
+			}
+		}
+	}
+	switch {
+	case t.Failpoint != "":
+		return t, "stopped at failpoint " + t.Failpoint, nil
+	case t.Key != "":
+		return t, "holding lock " + t.Key, nil
+	}
+	return t, "a worker holding no lock", nil
 }
 
 // Heal has nothing to undo: the controller replaces dead workers itself.

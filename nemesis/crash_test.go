@@ -34,17 +34,24 @@ func (e crashEnv) Failpoint() string         { return e.failpoint }
 
 func TestCrashPicks(t *testing.T) {
 	idle, holder, stopped := Target{Process: 1, Pid: 101}, Target{Process: 2, Pid: 102, Key: "k0"}, Target{Process: 3, Pid: 103, Failpoint: "setnx-expire"}
+	aimAt := func(t Target) context.Context {
+		return WithAim(context.Background(), func() (Target, error) { return t, nil })
+	}
 	tests := []struct {
 		name       string
+		ctx        context.Context
 		env        crashEnv
 		want       int
 		why        string
 		slowerThan time.Duration
 	}{
-		{"at the failpoint first", crashEnv{[]Target{idle, holder, stopped}, "setnx-expire"}, 3, "stopped at failpoint setnx-expire", 0},
-		{"no failpoint armed: the holder", crashEnv{[]Target{idle, holder, stopped}, ""}, 2, "holding lock k0", 0},
-		{"armed but nobody there: the holder after the wait", crashEnv{[]Target{idle, holder}, "setnx-expire"}, 2, "holding lock k0", crashWait},
-		{"no holder: any worker", crashEnv{[]Target{idle}, ""}, 1, "a worker holding no lock", 0},
+		{"at the failpoint first", nil, crashEnv{[]Target{idle, holder, stopped}, "setnx-expire"}, 3, "stopped at failpoint setnx-expire", 0},
+		{"no failpoint armed: the holder", nil, crashEnv{[]Target{idle, holder, stopped}, ""}, 2, "holding lock k0", 0},
+		{"armed but nobody there: the holder after the wait", nil, crashEnv{[]Target{idle, holder}, "setnx-expire"}, 2, "holding lock k0", crashWait},
+		{"no holder: any worker", nil, crashEnv{[]Target{idle}, ""}, 1, "a worker holding no lock", 0},
+		{"aimed: the aimed worker, not the one at the failpoint", aimAt(holder), crashEnv{[]Target{idle, holder, stopped}, ""}, 2, "holding lock k0", 0},
+		{"aimed at the failpoint's worker before the controller counts it there", aimAt(Target{Process: 3, Pid: 103}),
+			crashEnv{[]Target{idle, holder, stopped}, "setnx-expire"}, 3, "stopped at failpoint setnx-expire", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,7 +60,11 @@ func TestCrashPicks(t *testing.T) {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			got, why, err := n.(*Crash).pick(context.Background())
+			ctx := tt.ctx
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			got, why, err := n.(*Crash).pick(ctx)
 			if err != nil || got.Process != tt.want || why != tt.why || time.Since(start) < tt.slowerThan {
 				t.Errorf("picked %d (%q, %v) after %s; want %d (%q)", got.Process, why, err, time.Since(start), tt.want, tt.why)
 			}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/workloads"
 )
 
 // Recorder is what the engine needs of the history's recorder: it records
@@ -246,6 +248,8 @@ func (e *Engine) events(op history.Op) []lockEvent {
 				delete(e.keyOf, h.key)
 			}
 		}
+	case op.F == history.FEvent && op.Value != nil && op.Value.Extra != nil && strings.HasPrefix(op.Value.Extra.Detail, workloads.FailpointPrefix):
+		return []lockEvent{{name: EventFailpoint, process: p, target: p}}
 	case op.F == history.FServerRelease && op.Key != "":
 		// Only a release of a lock whose holder, by the history, still
 		// holds it and has not begun to give it back: the lock lost

@@ -259,6 +259,15 @@ func TestEngineEvents(t *testing.T) {
 			er.release(0, "k")
 			return granted(2, "lock0", "lock2", "lock4")
 		}},
+		{name: "failpoint is a worker's report of one", spec: "note@failpoint:10ms", target: 2, key: "", drive: func(er *engineRun) history.Op {
+			event := func(p int, detail string) history.Op {
+				return er.rec.Record(history.Op{Process: p, Type: history.Info, F: history.FEvent,
+					Value: &history.Value{Extra: &history.Extra{Detail: detail}}})
+			}
+			event(1, "session expired") // another event: none
+			er.op(2, history.Invoke, history.FAcquire, "k")
+			return event(2, "failpoint setnx-expire: between SETNX and PEXPIRE of k (the key has no TTL yet)")
+		}},
 		{name: "lease-left counts from the acquire's invocation", spec: "note@lease-left<200ms:10ms", target: 1, key: "k", drive: func(er *engineRun) history.Op {
 			return er.grant(1, "k")
 		}, due: func(ev history.Op, er *engineRun) time.Duration {

@@ -37,6 +37,9 @@ const (
 	// (an observer saw its key expire, its session or lease end, another
 	// client delete it); the target is that holder.
 	EventServerRelease = "server-release"
+	// EventFailpoint is a worker stopped at the run's armed failpoint
+	// (--failpoint), as its client reported; the target is that worker.
+	EventFailpoint = "failpoint"
 	// EventLeaseLeft is a holder's lease falling below a bound
 	// (lease-left<200ms), counted from the invocation of its acquire (the
 	// earliest its lease could have begun).
@@ -60,6 +63,7 @@ func Events() []Event {
 		{EventRelease, "a holder's release was invoked; the target is that holder"},
 		{EventRival, "an acquire was invoked on a lock another process holds; the target is the holder"},
 		{EventServerRelease, "the lock service let a lock go while its holder still held it and had not begun its release (its observer saw the key expire, the lease or session end, another client delete it); the target is that holder"},
+		{EventFailpoint, "a worker reported it stopped at the run's armed failpoint (--failpoint: between SETNX and PEXPIRE); the target is that worker"},
 		{EventLeaseLeft + "<D", "a holder's lease has less than D left, counted from its acquire's invocation; the target is that holder"},
 	}
 }
@@ -70,7 +74,7 @@ type Trigger struct {
 	// Event is one of the Event* names.
 	Event string `json:"event"`
 	// Process, when set, counts only that process's events (grant,
-	// majority-grant, cs,
+	// majority-grant, cs, failpoint,
 	// release, lease-left: the holder's; rival: the rival's).
 	Process *int `json:"process,omitempty"`
 	// Nth is which matching event fires the fault first (0 and 1: the
