@@ -211,6 +211,9 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 		}
 		v.Hit.Promoted, v.Hit.Takeover = true, keyed
 	}
+	// The wait for the promotion is the fault's own, not a trigger's
+	// lateness.
+	v.Hit.Waited = time.Since(began)
 	if !n.kill {
 		if len(v.Ext().Targets) == 0 {
 			parts = append(parts, "no worker still reaches "+old)

@@ -248,6 +248,9 @@ func (e *Engine) events(op history.Op) []lockEvent {
 				delete(e.keyOf, h.key)
 			}
 		}
+	case p == history.NemesisProcess && op.Type == history.Info && op.Value != nil && op.Value.Extra != nil &&
+		op.Value.Extra.Hit != nil && op.Value.Extra.Hit.Promoted:
+		return []lockEvent{{name: EventPromotion, process: p, target: e.promoted(op.Value.Extra)}}
 	case op.F == history.FEvent && op.Value != nil && op.Value.Extra != nil && strings.HasPrefix(op.Value.Extra.Detail, workloads.FailpointPrefix):
 		return []lockEvent{{name: EventFailpoint, process: p, target: p}}
 	case op.F == history.FServerRelease && op.Key != "":
@@ -260,6 +263,22 @@ func (e *Engine) events(op history.Op) []lockEvent {
 		}
 	}
 	return nil
+}
+
+// promoted returns the process whose lock a failover's promotion concerns:
+// the holder of the key its hit names (the grant the old master did not
+// replicate), else one of the processes left with the old master that
+// holds a lock by the history; -1 for none.
+func (e *Engine) promoted(x *history.Extra) int {
+	if q, ok := e.keyOf[x.Hit.Key]; ok && x.Hit.Key != "" {
+		return q
+	}
+	for _, q := range x.Targets {
+		if _, holds := e.holds[q]; holds {
+			return q
+		}
+	}
+	return -1
 }
 
 // matches reports whether ev fires a fault with trigger t.
@@ -475,6 +494,9 @@ func firedBy(ev event) string {
 		what = "critical section"
 	}
 	if ev.op.Process == history.NemesisProcess {
+		if h := history.HitOf(&ev.op); h != nil && h.Promoted {
+			return fmt.Sprintf("the promotion of the %s at op %d", what, ev.op.Index)
+		}
 		return fmt.Sprintf("the %s of %s at op %d", what, ev.op.Key, ev.op.Index)
 	}
 	return fmt.Sprintf("process %d's %s of %s at op %d", ev.op.Process, what, ev.op.Key, ev.op.Index)

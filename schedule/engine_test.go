@@ -268,6 +268,17 @@ func TestEngineEvents(t *testing.T) {
 			er.op(2, history.Invoke, history.FAcquire, "k")
 			return event(2, "failpoint setnx-expire: between SETNX and PEXPIRE of k (the key has no TTL yet)")
 		}},
+		{name: "promotion aims at a holder left with the old master", spec: "note@promotion:10ms", target: 2, key: "j", drive: func(er *engineRun) history.Op {
+			failover := func(promoted bool) history.Op {
+				er.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: "failover"})
+				return er.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: "failover",
+					Value: &history.Value{Extra: &history.Extra{Targets: []int{0, 2}, Hit: &history.Hit{Promoted: promoted}}}})
+			}
+			er.grant(1, "k")
+			er.grant(2, "j")
+			failover(false) // no promotion: none
+			return failover(true)
+		}},
 		{name: "lease-left counts from the acquire's invocation", spec: "note@lease-left<200ms:10ms", target: 1, key: "k", drive: func(er *engineRun) history.Op {
 			return er.grant(1, "k")
 		}, due: func(ev history.Op, er *engineRun) time.Duration {

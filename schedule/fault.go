@@ -40,6 +40,10 @@ const (
 	// EventFailpoint is a worker stopped at the run's armed failpoint
 	// (--failpoint), as its client reported; the target is that worker.
 	EventFailpoint = "failpoint"
+	// EventPromotion is a failover's promotion: its start op completed
+	// with a replica promoted (or a Redis Cluster replica's takeover); the
+	// target is the holder left with the old master, -1 for none.
+	EventPromotion = "promotion"
 	// EventLeaseLeft is a holder's lease falling below a bound
 	// (lease-left<200ms), counted from the invocation of its acquire (the
 	// earliest its lease could have begun).
@@ -64,6 +68,7 @@ func Events() []Event {
 		{EventRival, "an acquire was invoked on a lock another process holds; the target is the holder"},
 		{EventServerRelease, "the lock service let a lock go while its holder still held it and had not begun its release (its observer saw the key expire, the lease or session end, another client delete it); the target is that holder"},
 		{EventFailpoint, "a worker reported it stopped at the run's armed failpoint (--failpoint: between SETNX and PEXPIRE); the target is that worker"},
+		{EventPromotion, "a failover (failover, failover-kill) saw a replica promoted; the target is a holder left with the old master (the unreplicated grant's, for failover-kill), else the nemesis picks"},
 		{EventLeaseLeft + "<D", "a holder's lease has less than D left, counted from its acquire's invocation; the target is that holder"},
 	}
 }
