@@ -1,27 +1,17 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/heapbudget"
-	"github.com/lockcheck/lockcheck/runner"
-	"github.com/lockcheck/lockcheck/scenarios"
-	"github.com/lockcheck/lockcheck/schedule"
-	"github.com/lockcheck/lockcheck/workloads"
 )
 
 // Exit codes.
@@ -255,115 +245,6 @@ func checkGiven(fs *flag.FlagSet) error {
 	return err
 }
 
-func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
-	args, scenario, err := scenarios.Expand(args)
-	if err != nil {
-		return exitError, err
-	}
-	var t runner.Test
-	t.Scenario = scenario
-	var seed clockSeed
-	var workerCmd, scheduleFile string
-	fs := newFlags("run", stderr)
-	fs.StringVar(&t.Lock, "lock", "", "lock design to test (see check list)")
-	fs.StringVar(&t.Nemesis, "nemesis", "none", "faults: none, or a comma-separated list of "+nemesisNames()+" (see check list), each fired at seeded random times or, spelled `KIND@EVENT[+OFFSET][:DURATION]`, at a lock event (pause@grant+5ms:lease+1s; docs/triggers.md)")
-	fs.StringVar(&scheduleFile, "schedule", "", "a schedule `file` of triggered faults (a run's schedule.json, or one written by hand; docs/triggers.md), added to --nemesis")
-	fs.BoolVar(&t.Fencing, "fencing", false, "pass fencing tokens to the protected resource, which rejects stale ones")
-	fs.IntVar(&t.Workers, "workers", 10, "number of worker processes")
-	fs.IntVar(&t.Keys, "keys", 1, "number of distinct lock keys")
-	fs.StringVar(&t.Workload, "workload", "register", "what the critical section does: "+workloadNames()+" (see check list)")
-	fs.Int64Var(&t.Stock, "stock", 0, "inventory workload: initial stock per key (default 100)")
-	fs.StringVar(&t.Failpoint, "failpoint", "", "stop workers at a named place in the lock client, for the crash nemesis (see check list)")
-	fs.IntVar(&t.Nodes, "nodes", 3, "ZooKeeper or etcd ensemble size: 1 (a standalone server), 3 or 5")
-	fs.StringVar(&t.Service, "service", "", "lock service to run the design on instead of its own: one that fronts it (pgbouncer-transaction or pgbouncer-session for a PostgreSQL design; see check list)")
-	fs.StringVar(&t.ServiceVersion, "service-version", "", "version of the lock service's server: one check list shows for it (default: the installed one; a version built from its Go module is built on first use and cached)")
-	fs.StringVar(&t.Cluster, "cluster", "local", "where the lock service runs: local (server processes on this machine), docker (containers of the images make images builds; needs a Docker engine) or external (servers you run: --external)")
-	fs.Func("external", "lock servers you run, `HOST:PORT,...`, reached through lockcheck's proxies (implies --cluster external; docs/your-lock.md)", func(v string) error {
-		t.External = strings.Split(v, ",")
-		return nil
-	})
-	fs.DurationVar(&t.Time, "time", 30*time.Second, "how long the workload runs")
-	fs.DurationVar(&t.Lease, "lease", time.Second, "lock lease (TTL)")
-	fs.DurationVar(&t.Think, "think", 10*time.Millisecond, "time between the critical section's read and write")
-	fs.DurationVar(&t.AcquireTimeout, "acquire-timeout", 0, "how long acquire retries before it fails (default 2 x lease)")
-	fs.DurationVar(&t.Retry, "retry", 10*time.Millisecond, "mean pause between acquire attempts")
-	fs.DurationVar(&t.OpTimeout, "op-timeout", 500*time.Millisecond, "dial/read/write timeout of one lock-service command")
-	fs.DurationVar(&t.NemesisInterval, "nemesis-interval", 4*time.Second, "mean time between faults")
-	fs.DurationVar(&t.NemesisDuration, "nemesis-duration", 0, "how long each fault lasts (default 3 x lease)")
-	fs.DurationVar(&t.CheckTimeout, "check-timeout", 60*time.Second, "time limit of each Porcupine check (past it the verdict is unknown)")
-	fs.DurationVar(&t.StuckBound, "stuck-bound", 0, "liveness: fail when acquires fail for longer than this with no grant (0: off)")
-	fs.Var(&seed, "seed", "random seed, a whole `number` of 0 or more (default: from the clock; printed and stored)")
-	fs.String("scenario", "", "a named scenario, its flags first so that later ones override them: "+scenarioNames()+" (see check list)")
-	fs.StringVar(&t.Store, "store", "store", "store directory")
-	fs.StringVar(&workerCmd, "worker-cmd", "", "command that runs one worker (default: this binary's worker subcommand)")
-	fs.BoolVar(&t.Quiet, "quiet", false, "no progress line while the test runs")
-	fs.BoolVar(&t.StopOnAnomaly, "stop-on-anomaly", false, "stop the workload at the first double holder, stale write or (with --stuck-bound) stuck lock, heal, and check what was recorded")
-	observeFlag(fs, &t)
-	fs.IntVar(&t.Sections, "sections", 1, "critical sections a worker runs on one grant before it releases; it stops at the first that fails")
-	if help, err := parseFlags(fs, args); help || err != nil {
-		return helpOrError(help, err)
-	}
-	if fs.NArg() > 0 {
-		return exitError, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if t.Lock == "" {
-		_, err := workloads.FindDesign("")
-		return exitError, fmt.Errorf("--lock is required: %w", err)
-	}
-	// Validate the flags as given, before Run fills in defaults.
-	if err := checkGiven(fs); err != nil {
-		return exitError, err
-	}
-	if len(t.External) > 0 && !flagGiven(fs, "cluster") {
-		t.Cluster = runner.ClusterExternal
-	}
-	t.Seed = seed.value()
-	t.WorkerCmd = strings.Fields(workerCmd)
-	if scheduleFile != "" {
-		rec, err := schedule.Load(scheduleFile)
-		if err != nil {
-			return exitError, err
-		}
-		t.Nemesis = withSchedule(t.Nemesis, rec)
-	}
-	p, err := runner.Resolve(t)
-	if err != nil {
-		return exitError, err
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	out, err := p.Run(ctx, stdout)
-	if err != nil && out.Checked {
-		// The run failed (a server died, the store filled) but its history
-		// was checked: the verdict is printed, and an anomaly found before
-		// the failure makes it invalid; otherwise it is an error.
-		printResult(stdout, out.Result)
-		fmt.Fprintf(stdout, "%s: %s; run dir %s\n", verdictText(out.Result), anomalyCounts(out.Result), out.Dir)
-		if out.Result.Valid == checker.Invalid && out.Result.Panicked == "" {
-			return exitInvalid, err
-		}
-		return exitError, err
-	}
-	if err != nil {
-		code := exitError
-		if ctx.Err() != nil {
-			code, err = exitInterrupted, fmt.Errorf("interrupted: %w", err)
-		}
-		if out.Dir != "" {
-			return code, fmt.Errorf("%w (run dir %s)", err, out.Dir)
-		}
-		return code, err
-	}
-	printResult(stdout, out.Result)
-	if out.Interrupted {
-		fmt.Fprintf(stdout, "interrupted: partial history (%d ops) checked %s; run dir %s\n", out.Ops, verdictWord(out.Result.Valid), out.Dir)
-		return exitInterrupted, nil
-	}
-	fmt.Fprintf(stdout, "%s: %s; report %s\n", verdictText(out.Result), anomalyCounts(out.Result), filepath.Join(out.Dir, "report.html"))
-	return verdictExit(out.Result)
-}
-
 // helpOut is where a command prints the usage asked for with -h or
 // --help: standard output, as for `check --help`, when stderr is Main's.
 func helpOut(stderr io.Writer) io.Writer {
@@ -403,134 +284,6 @@ func helpOrError(help bool, err error) (int, error) {
 		return exitValid, nil
 	}
 	return exitError, err
-}
-
-// cmdAnalyze re-checks a stored run. What the checkers cannot judge is
-// refused with exit 3 before any file of the run is written: a history
-// whose structure is impossible (history.Validate), and a test.json naming
-// a lock design this build does not know.
-func cmdAnalyze(inv *invocation, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlags("analyze", stderr)
-	timeout := fs.Duration("check-timeout", 0, "time limit of each Porcupine check (default: the run's)")
-	outDir := fs.String("out", "", "where the results, report and linearizability pages go (default: RUN_DIR/analysis)")
-	inPlace := fs.Bool("in-place", false, "replace the run's own results.json, summary.json and report (by default they are left as the run wrote them)")
-	if help, err := parseFlags(fs, args); help || err != nil {
-		return helpOrError(help, err)
-	}
-	if *timeout < 0 {
-		return exitError, fmt.Errorf("--check-timeout %s: want more than 0 (leave it out for the run's)", *timeout)
-	}
-	if fs.NArg() != 1 {
-		return exitError, errors.New("usage: check analyze RUN_DIR (or a test's directory, for its newest run, or a history.jsonl file)")
-	}
-	if *inPlace && *outDir != "" {
-		return exitError, errors.New("--in-place and --out: give one")
-	}
-	dir, path, err := analyzeTarget(fs.Arg(0))
-	if err != nil {
-		return exitError, err
-	}
-	if dir != filepath.Clean(fs.Arg(0)) && path == filepath.Join(dir, "history.jsonl") {
-		fmt.Fprintf(stderr, "check: analyzing the newest run of %s: %s\n", fs.Arg(0), dir)
-	}
-	inv.dir = dir
-	out := *outDir
-	switch {
-	case *inPlace:
-		out = dir
-	case out == "":
-		out = filepath.Join(dir, "analysis")
-	}
-	var h history.History
-	var torn *history.TornLine
-	heapbudget.Retained(func() { h, torn, err = history.ReadFileTorn(path) })
-	if err != nil {
-		return exitError, err
-	}
-	if torn != nil {
-		fmt.Fprintf(stderr, "check: warning: %s: %s\n", path, torn)
-	}
-	if len(h) == 0 {
-		// Nothing to judge is bad input, not a verdict: a run whose
-		// workers could not start leaves an empty history.
-		return exitError, fmt.Errorf("%s holds no operations: nothing to check", path)
-	}
-	if err := history.ValidateFile(path, h); err != nil {
-		return exitError, fmt.Errorf("%w; not checked", err)
-	}
-	t, err := runner.ReadTest(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return exitError, err
-	}
-	var plan *runner.Plan
-	if err != nil { // a bare history: infer fencing from the tokens cs carried
-		t.Fencing = fencedHistory(h)
-		plan = runner.PlanFor(t)
-	} else if plan, err = runner.Resolve(withDefaults(t)); err != nil {
-		// The design decides how the history is judged (a lock that
-		// fences by itself, the lease its service applies, a design with
-		// no lock at all); judged with defaults, the verdict could be wrong
-		// either way.
-		return exitError, fmt.Errorf("%s: %w: the checkers judge a history by its test map (its lock design, workload and lease; to check it with defaults, analyze a copy of history.jsonl kept apart from test.json)",
-			filepath.Join(dir, "test.json"), err)
-	}
-	opts := plan.CheckOptions()
-	if *timeout > 0 {
-		opts.Timeout = *timeout
-	}
-	var res checker.Result
-	if err = os.MkdirAll(out, 0o755); err != nil {
-		res = checker.Default(opts).Check(context.Background(), h)
-	} else {
-		res, err = runner.Check(context.Background(), out, h, opts)
-	}
-	if err == nil {
-		if rerr := plan.WriteReport(out, h, res); rerr != nil {
-			fmt.Fprintf(stderr, "check: report: %s\n", oneLine(rerr.Error()))
-		}
-	}
-	// The verdict is printed even when the run directory cannot take it
-	// (a full or read-only store): then the exit is 3, or 1 for an
-	// anomaly, with one line on what was not saved.
-	printResult(stdout, res)
-	saved := ""
-	if err == nil {
-		saved = "; report " + filepath.Join(out, "report.html")
-	}
-	fmt.Fprintf(stdout, "%s: %s; %d ops in %s%s\n", verdictText(res), anomalyCounts(res), len(h), path, saved)
-	if err != nil {
-		if res.Valid == checker.Invalid && res.Panicked == "" {
-			return exitInvalid, fmt.Errorf("results not saved: %w", err)
-		}
-		return exitError, fmt.Errorf("results not saved: %w", err)
-	}
-	return verdictExit(res)
-}
-
-// withDefaults returns t with its unset fields filled: a stored test map
-// from an older build may leave out what has a default now.
-func withDefaults(t runner.Test) runner.Test {
-	t.Defaults()
-	return t
-}
-
-func fencedHistory(h history.History) bool {
-	for _, op := range h {
-		if op.F == history.FCS && op.Type == history.Invoke && op.Value != nil && op.Value.Token != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-func cmdWorker(args []string, stderr io.Writer) (int, error) {
-	if help, err := noArgsHelp(args, stderr, "usage of check worker: check worker (no flags) serves the worker protocol on stdin and stdout; check run starts it\n"); help || err != nil {
-		return helpOrError(help, err)
-	}
-	if err := workloads.ServeStdio(context.Background()); err != nil {
-		return exitError, err
-	}
-	return exitValid, nil
 }
 
 // verdictExit is the exit code of a checked result: its verdict's, or an
