@@ -435,6 +435,10 @@ func TestDefault(t *testing.T) {
 				if !sub.Advisory || sub.Valid != Invalid {
 					t.Errorf("%s: advisory %v valid %v, want an advisory invalid", sub.Checker, sub.Advisory, sub.Valid)
 				}
+			case conditionsName:
+				if !sub.Advisory || sub.Valid != Valid {
+					t.Errorf("%s: advisory %v valid %v, want an advisory valid", sub.Checker, sub.Advisory, sub.Valid)
+				}
 			default:
 				if sub.Advisory || sub.Valid != Valid {
 					t.Errorf("%s: advisory %v valid %v (%s)", sub.Checker, sub.Advisory, sub.Valid, sub.Error)
@@ -479,8 +483,8 @@ func TestDefault(t *testing.T) {
 		if r.Visualize != nil {
 			t.Error("Visualize set on a result without anomalies")
 		}
-		if len(r.Results) != 8 {
-			t.Errorf("%d sub-results, want 8", len(r.Results))
+		if len(r.Results) != 9 {
+			t.Errorf("%d sub-results, want 9", len(r.Results))
 		}
 	})
 }

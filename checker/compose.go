@@ -180,9 +180,9 @@ func Default(opts Options) Checker {
 	if opts.Fenced {
 		mutex, overlap = Advisory(mutex), Advisory(overlap)
 	}
-	cs := []Checker{mutex, NewResource(opts), NewInventory(), NewFencingFor(opts), overlap, NewLiveness(opts), NewStats(), NewExercise(opts), NewWindows()}
+	cs := []Checker{mutex, NewResource(opts), NewInventory(), NewFencingFor(opts), overlap, NewLiveness(opts), NewStats(), NewExercise(opts), NewWindows(), NewConditions()}
 	if opts.NoLock {
-		cs = []Checker{NewResource(opts), NewInventory(), NewFencingFor(opts), NewLiveness(opts), NewStats(), NewExercise(opts)}
+		cs = []Checker{NewResource(opts), NewInventory(), NewFencingFor(opts), NewLiveness(opts), NewStats(), NewExercise(opts), NewConditions()}
 	}
 	if opts.OneAtATime {
 		return liftNotExercised(ComposeInOrder("lockcheck", cs...))
@@ -202,6 +202,7 @@ var (
 	_ analyzer = stats{}
 	_ analyzer = inventory{}
 	_ analyzer = windows{}
+	_ analyzer = conditionsChecker{}
 	_ applier  = (*resource)(nil)
 	_ applier  = inventory{}
 )

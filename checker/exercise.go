@@ -428,11 +428,15 @@ func (l *lifted) checkAnalysis(ctx context.Context, a *analysis) Result {
 	return lift(check(ctx, l.c, a))
 }
 
-// lift copies the first non-advisory NotExercised of r's sub-results to r.
+// lift copies the first non-advisory NotExercised of r's sub-results to
+// r, and the conditions the conditions checker found reached.
 func lift(r Result) Result {
 	for _, sub := range r.Results {
 		if sub.NotExercised != "" && !sub.Advisory && r.NotExercised == "" {
 			r.NotExercised = sub.NotExercised
+		}
+		if sub.Checker == conditionsName && r.Reached == nil {
+			r.Reached = sub.Reached
 		}
 	}
 	return r

@@ -146,6 +146,9 @@ type Result struct {
 	// but a crash is no verdict: a run or analyze so checked is an error.
 	// A composition carries the first of its sub-results'.
 	Panicked string `json:"panicked,omitempty"`
+	// Reached lists the danger conditions the history reached (the
+	// conditions checker's; a composition carries its sub-result's).
+	Reached []Reached `json:"reached,omitempty"`
 	// Results are the sub-results of a composition.
 	Results []Result `json:"results,omitempty"`
 	// Visualize, set when a Porcupine check failed, writes Porcupine's HTML

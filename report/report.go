@@ -116,6 +116,9 @@ type page struct {
 	// NotExercised is why the run's faults could not have produced the
 	// anomaly it looks for (checker.Result.NotExercised).
 	NotExercised string
+	// Reached is the line of danger conditions the run reached
+	// (checker.ReachedLine), "" for a result checked before there were any.
+	Reached string
 }
 
 // checkerRow is one sub-result in the checkers table.
@@ -153,6 +156,11 @@ func build(in Input, dir string) page {
 	res := in.Result
 	p := page{Meta: in.Meta, Verdict: res.Valid.String(), Error: res.Error, Fencing: "fencing: not used"}
 	p.NotExercised = res.NotExercised
+	for _, sub := range res.Results {
+		if sub.Checker == "conditions" {
+			p.Reached = checker.ReachedLine(res.Reached)
+		}
+	}
 	if in.Meta.Duration > 0 {
 		p.Duration = in.Meta.Duration.String()
 	}

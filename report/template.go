@@ -165,6 +165,7 @@ const pageHTML = `<!doctype html>
 {{if .Incident}}<p class="count"><b id="incident-count">{{.Incident.Count}} {{if eq .Incident.Count 1}}incident{{else}}incidents{{end}}</b> <span>({{.Summary}}; an incident is one overlap of holders and all it caused)</span></p>{{else}}<p class="count" id="summary">{{.Summary}}</p>{{end}}
 {{if .Meta.NoTokens}}<p id="no-tokens">The lock {{.Meta.Lock}} hands out no fencing token, so the resource cannot refuse a stale holder's write: fencing is not an option for it.</p>{{end}}
 {{if .NotExercised}}<p class="err" id="not-exercised">not exercised: {{.NotExercised}}</p>{{end}}
+{{if .Reached}}<p id="reached" title="the danger conditions this run reached (docs/conditions.md)">{{.Reached}}</p>{{end}}
 {{if .Error}}<p class="err">{{.Error}}</p>{{end}}
 {{if .Meta.Command}}<p>re-run: <code id="command">{{.Meta.Command}}</code></p>{{end}}
 </div>

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/scenarios"
@@ -157,6 +158,7 @@ type page struct {
 func allPages() []page {
 	return []page{
 		{name: "cli", title: "Command reference", intro: cliIntro, tables: cliTables},
+		{name: "conditions", title: "Danger conditions", intro: conditionsIntro, tables: conditionsTables},
 		{name: "designs", title: "Lock designs", intro: designsIntro, tables: designsTables},
 		{name: "nemeses", title: "Nemeses: the faults", intro: nemesesIntro, tables: nemesesTables},
 		{name: "scenarios", title: "Scenarios", intro: scenariosIntro, tables: scenariosTables},
@@ -513,6 +515,20 @@ func scenariosIntro() string {
 		"expected verdict as data (`Want`, and `WantFenced` with `--fencing`), which `check matrix` and "+
 		"`check repro` judge against. `check list` prints each with the flags it stands for; the tables "+
 		"below are made from the same registry.", count(len(scenarios.All()), "scenario", "scenarios"))
+}
+
+func conditionsIntro() string {
+	return fmt.Sprintf("A danger condition is a moment a lock can break in, named and decided from a run's history "+
+		"alone. lockcheck knows %s, each a registered record (`checker.RegisterCondition`: a name, a one-line "+
+		"definition and a detector); every run lists the ones it reached.", count(len(checker.Conditions()), "condition", "conditions"))
+}
+
+func conditionsTables() (map[string]string, error) {
+	var rows [][]string
+	for _, c := range checker.Conditions() {
+		rows = append(rows, []string{code(c.Name), text(c.Definition)})
+	}
+	return map[string]string{"conditions": table([]string{"condition", "reached when"}, rows)}, nil
 }
 
 // verdictWords are the scenarios' expected verdicts, by their letter.

@@ -167,7 +167,7 @@ func TestListMarkdown(t *testing.T) {
 		t.Errorf("list --markdown nemeses: exit %d, stderr %q, page equal: %v", code, stderr, out == want)
 	}
 	code, out, stderr := run("list", "--markdown", "nope")
-	if code != exitError || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "cli, designs, nemeses, scenarios or services") {
+	if code != exitError || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "cli, conditions, designs, nemeses, scenarios or services") {
 		t.Errorf("list --markdown nope: exit %d, stdout %q, stderr %q; want exit 3 and one line naming the pages", code, out, stderr)
 	}
 	if code, out, _ := run("list", "--help"); code != exitValid || !strings.Contains(out, "-markdown PAGE") {

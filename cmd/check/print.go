@@ -13,9 +13,15 @@ import (
 // them are in results.json.
 const maxPrinted = 8
 
-// printResult prints each checker's verdict and the first anomalies.
+// printResult prints each checker's verdict, the danger conditions the
+// run reached (one line) and the first anomalies.
 func printResult(w io.Writer, res checker.Result) {
+	conditions := false
 	for _, r := range res.Results {
+		if r.Checker == "conditions" {
+			conditions = true // its line is the reached line below
+			continue
+		}
 		note := ""
 		if r.Advisory {
 			note = " (advisory: fenced run, the resource decides)"
@@ -30,6 +36,9 @@ func printResult(w io.Writer, res checker.Result) {
 			note += " (" + why + ")"
 		}
 		fmt.Fprintf(w, "  %-9s %s%s\n", r.Checker, verdictWord(r.Valid), note)
+	}
+	if conditions {
+		fmt.Fprintf(w, "  %s\n", checker.ReachedLine(res.Reached))
 	}
 	anomalies := append([]checker.Anomaly(nil), res.Anomalies...)
 	sort.SliceStable(anomalies, func(i, j int) bool {

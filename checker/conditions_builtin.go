@@ -1,0 +1,191 @@
+package checker
+
+import (
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// The built-in danger conditions. Each is decided from the history alone:
+// the faults' records (what they struck, for how long), the holds, the
+// replies that never came, the clients' own events and the lost-lock
+// windows of the server-side observers.
+func init() {
+	for _, c := range []Condition{
+		{Name: "holder-paused-past-lease", Detect: pausedPastLease,
+			Definition: "a holder was stopped (paused or starved) for at least a whole lease while it held the lock: its lease ran out while it was stopped, renewed or not"},
+		{Name: "holder-cut-off", Detect: cutOff,
+			Definition: "a holder's links to the lock service were cut or faulted (a partition, a blackhole, a link fault) while it held the lock"},
+		{Name: "release-reply-lost", Detect: replyLost(history.FRelease),
+			Definition: "a release got no reply (it ended info: it may or may not have let the lock go)"},
+		{Name: "acquire-reply-lost", Detect: replyLost(history.FAcquire),
+			Definition: "an acquire got no reply (it ended info: the lock may have been granted to a client that never heard so)"},
+		{Name: "late-renewal", Detect: lateRenewal,
+			Definition: "a lease renewal (watchdog, keepalive) came after the lease had run out: the client reported its renewal refused with the lock gone, or a release more than a lease after its last renewal"},
+		{Name: "grant-during-failover", Detect: grantDuring(isFailover),
+			Definition: "a lock was granted while a failover was in force (the master cut off or killed, a replica promoted or being promoted)"},
+		{Name: "grant-after-data-loss", Detect: grantDuring(isDataLoss),
+			Definition: "a lock was granted while a lock node served again after a restart without its data (restart-lose)"},
+		{Name: "clock-moved-while-held", Detect: clockWhileHeld,
+			Definition: "a clock was stepped, strobed or made to run fast or slow (a server's or a client's) while a lock was held"},
+		{Name: "session-ended-in-cs", Detect: windowsWhere(endedInCS),
+			Definition: "the lock service let a lock go (its lease, session or key ended) while its holder was inside its critical section"},
+		{Name: "server-released-first", Detect: windowsWhere(func(*Evidence, Window) bool { return true }),
+			Definition: "the lock service let a lock go while its holder, by the history, still held it and had not begun its release (a lost-lock window)"},
+		{Name: "wrote-after-lock-lost", Detect: windowsWhere(func(_ *Evidence, w Window) bool { return w.Accesses > 0 }),
+			Definition: "a holder accessed the resource after the lock service had let its lock go (a lost-lock window with an access in it)"},
+		{Name: "wrote-after-it-could-know", Detect: windowsWhere(func(_ *Evidence, w Window) bool { return w.After > 0 }),
+			Definition: "a holder started an access after its client had been told its lock was gone (an event, a refused renewal)"},
+	} {
+		RegisterCondition(c)
+	}
+}
+
+// pausedPastLease finds the holders a process fault (pause, starve; not a
+// kill) stopped for at least the lease its record names.
+func pausedPastLease(e *Evidence) []Reach {
+	var out []Reach
+	for _, f := range e.Faults() {
+		if history.ClassOf(f.F) != history.ClassProcess || f.F == history.FKillWorker || f.Hit == nil || f.Hit.Lease <= 0 {
+			continue
+		}
+		if f.End-f.Start < f.Hit.Lease {
+			continue
+		}
+		for _, p := range f.Targets {
+			for _, h := range e.HeldAt(p, f.Start) {
+				out = append(out, reachAt(f.Start+f.Hit.Lease, p, h.Key, h.Acquire, f.Ops[0]))
+			}
+		}
+	}
+	return out
+}
+
+// cutOff finds the holders a network fault struck.
+func cutOff(e *Evidence) []Reach {
+	var out []Reach
+	for _, f := range e.Faults() {
+		if history.ClassOf(f.F) != history.ClassNetwork {
+			continue
+		}
+		for _, p := range f.Targets {
+			for _, h := range e.HeldAt(p, f.Start) {
+				out = append(out, reachAt(f.Start, p, h.Key, h.Acquire, f.Ops[0]))
+			}
+		}
+	}
+	return out
+}
+
+// replyLost returns the detector of the ops named f that got no reply.
+func replyLost(f string) func(*Evidence) []Reach {
+	return func(e *Evidence) []Reach {
+		var out []Reach
+		for _, pr := range e.Pairs() {
+			if pr.Invoke.F != f || pr.Type() != history.Info {
+				continue
+			}
+			ops := []int{pr.Invoke.Index}
+			if pr.Complete != nil {
+				ops = append(ops, pr.Complete.Index)
+			}
+			out = append(out, reachAt(pr.Invoke.Time, pr.Invoke.Process, pr.Invoke.Key, ops...))
+		}
+		return out
+	}
+}
+
+// lateRenewal finds the clients' reports of a renewal too late: the
+// watchdog's release more than a lease after its last renewal, or a
+// renewal refused because the lock was gone.
+func lateRenewal(e *Evidence) []Reach {
+	var out []Reach
+	h := e.History()
+	for i := range h {
+		op := &h[i]
+		if op.F != history.FEvent || op.Value == nil || op.Value.Extra == nil {
+			continue
+		}
+		d := op.Value.Extra.Detail
+		late := strings.Contains(d, "longer than the") && strings.Contains(d, "lease")
+		refused := strings.Contains(d, "renewal") && strings.Contains(d, "refused")
+		if late || refused {
+			out = append(out, reachAt(op.Time, op.Process, op.Key, op.Index))
+		}
+	}
+	return out
+}
+
+// isFailover reports whether f is a failover (cut or killed master).
+func isFailover(f history.Fault) bool { return f.F == history.FFailover }
+
+// isDataLoss reports whether f restarted a node without its data.
+func isDataLoss(f history.Fault) bool {
+	return f.Hit != nil && (f.Hit.Nemesis == "restart-lose" || len(f.Hit.Lost) > 0)
+}
+
+// grantDuring returns the detector of the grants made while a fault that
+// is matches was in force.
+func grantDuring(is func(history.Fault) bool) func(*Evidence) []Reach {
+	return func(e *Evidence) []Reach {
+		var out []Reach
+		for _, f := range e.Faults() {
+			if !is(f) {
+				continue
+			}
+			for _, h := range e.Holds() {
+				if h.Start >= f.Start && h.Start <= f.End {
+					out = append(out, reachAt(h.Start, h.Process, h.Key, h.Acquire, f.Ops[0]))
+				}
+			}
+		}
+		return out
+	}
+}
+
+// clockWhileHeld finds the clock faults in force while a lock was held:
+// one reach per fault, at the first hold it overlapped.
+func clockWhileHeld(e *Evidence) []Reach {
+	var out []Reach
+	for _, f := range e.Faults() {
+		if history.ClassOf(f.F) != history.ClassClock {
+			continue
+		}
+		for _, h := range e.Holds() {
+			if h.Start < f.End && f.Start < h.End {
+				out = append(out, reachAt(max(f.Start, h.Start), h.Process, h.Key, h.Acquire, f.Ops[0]))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// windowsWhere returns the detector of the lost-lock windows keep keeps.
+func windowsWhere(keep func(*Evidence, Window) bool) func(*Evidence) []Reach {
+	return func(e *Evidence) []Reach {
+		var out []Reach
+		for _, w := range e.Windows() {
+			if keep(e, w) {
+				out = append(out, Reach{Ops: w.Ops, Process: w.Process, Key: w.Key, At: w.Released})
+			}
+		}
+		return out
+	}
+}
+
+// endedInCS reports whether w's lock went while its holder was inside a
+// critical section: invoked, and not yet answered, at the release.
+func endedInCS(e *Evidence, w Window) bool {
+	at := time.Duration(w.Released * float64(time.Second))
+	for _, pr := range e.Pairs() {
+		if pr.Invoke.F != history.FCS || pr.Invoke.Process != w.Process || pr.Invoke.Time > at {
+			continue
+		}
+		if pr.Complete == nil || pr.Complete.Time >= at {
+			return true
+		}
+	}
+	return false
+}

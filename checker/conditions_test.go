@@ -1,0 +1,188 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// faultHit adds a fault from t0 to t1 whose start op recorded hit.
+func (b *builder) faultHit(f string, t0, t1 float64, hit *history.Hit, targets ...int) *builder {
+	end, _ := history.EndOf(f)
+	b.pair(history.NemesisProcess, f, "", t0-0.001, t0, history.Info, nil, &history.Value{Extra: &history.Extra{Targets: targets, Hit: hit}})
+	return b.pair(history.NemesisProcess, end, "", t1-0.001, t1, history.Info, nil, nil)
+}
+
+// held is process 0's grant of k at 1.01 s (asked at 1 s) and its release
+// at 5 s.
+func held() *builder {
+	return new(builder).acquire(0, 1, 1.01, 1, "a").cs(0, 1.02, 1.03, 0, 0).release(0, 5, 5.01, true, "a")
+}
+
+var oneSecond = &history.Hit{Lease: time.Second}
+
+// TestConditions: every built-in condition, on a history that reaches it
+// (where, shown by which ops) and on one as close as can be that does not.
+func TestConditions(t *testing.T) {
+	tests := []struct {
+		cond  string
+		h     *builder
+		want  []Reach // nil: not reached
+		extra string  // a second condition the history must reach too
+	}{
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, oneSecond, 0),
+			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 3}}, ""},
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 2.9, oneSecond, 0), nil, ""},        // shorter than the lease
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 0.5, 2, oneSecond, 0), nil, ""},        // before its grant
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, oneSecond, 1), nil, ""},        // another process
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, nil, 0), nil, ""},              // no lease recorded
+		{"holder-paused-past-lease", held().faultHit(history.FKillWorker, 2, 3.5, oneSecond, 0), nil, ""},   // a kill is not a pause
+		{"holder-paused-past-lease", held().faultHit(history.FPartition, 2, 3.5, oneSecond, 0), nil, "holder-cut-off"}, // nor a cut
+		{"holder-cut-off", held().fault(history.FPartition, 2, 3, 0),
+			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 2}}, ""},
+		{"holder-cut-off", held().fault(history.FPartition, 5.5, 6, 0), nil, ""}, // after its release
+		{"holder-cut-off", held().fault(history.FPause, 2, 3, 0), nil, ""},
+		{"release-reply-lost", held().pair(1, history.FRelease, "k", 6, 6.5, history.Info, nil, nil),
+			[]Reach{{Ops: []int{6, 7}, Process: 1, Key: "k", At: 6}}, ""},
+		{"release-reply-lost", held(), nil, ""},
+		{"acquire-reply-lost", held().acquireInfo(1, 6, 6.5),
+			[]Reach{{Ops: []int{6, 7}, Process: 1, Key: "k", At: 6}}, ""},
+		{"acquire-reply-lost", held().acquireFail(1, 6, 6.5), nil, ""},
+		{"late-renewal", held().event(4, 0, "watchdog k: released 1.60 s after its last renewal, longer than the 1.00 s lease: the lease ran out"),
+			[]Reach{{Ops: []int{4}, Process: 0, At: 4}}, ""},
+		{"late-renewal", held().event(4, 0, "renewal of k refused: the key no longer has revision 3 of owner a, the lock is lost; renewal stopped"),
+			[]Reach{{Ops: []int{4}, Process: 0, At: 4}}, ""},
+		{"late-renewal", held().event(4, 0, "watchdog k: renewal failed (i/o timeout); renewal stopped"), nil, ""},
+		{"grant-during-failover", new(builder).fault(history.FFailover, 0.5, 2).acquire(0, 1, 1.01, 1, "a"),
+			[]Reach{{Ops: []int{3, 1}, Process: 0, Key: "k", At: 1.01}}, ""},
+		{"grant-during-failover", new(builder).fault(history.FFailover, 0.5, 0.9).acquire(0, 1, 1.01, 1, "a"), nil, ""},
+		{"grant-during-failover", new(builder).fault(history.FPartition, 0.5, 2).acquire(0, 1, 1.01, 1, "a"), nil, ""},
+		{"grant-after-data-loss", new(builder).faultHit(history.FKill, 0.5, 2, &history.Hit{Nemesis: "restart-lose", Lost: []string{"k"}}).acquire(0, 1, 1.01, 1, "a"),
+			[]Reach{{Ops: []int{3, 1}, Process: 0, Key: "k", At: 1.01}}, ""},
+		{"grant-after-data-loss", new(builder).faultHit(history.FKill, 0.5, 2, &history.Hit{Nemesis: "kill"}).acquire(0, 1, 1.01, 1, "a"), nil, ""},
+		{"clock-moved-while-held", held().fault(history.FClock, 2, 3),
+			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 2}}, ""},
+		{"clock-moved-while-held", held().fault(history.FClock, 0.2, 0.9), nil, ""},
+		{"clock-moved-while-held", held().fault(history.FSkew, 0.5, 1.5),
+			[]Reach{{Ops: []int{3, 1}, Process: 0, Key: "k", At: 1.01}}, ""},
+		{"session-ended-in-cs", new(builder).acquire(0, 1, 1.01, 1, "a").cs(0, 1.02, 4, 0, 0).observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
+			release(0, 4.01, 4.02, false, "a"), []Reach{{Ops: []int{1, 3, 6}, Process: 0, Key: "k", At: 2.01}}, "wrote-after-lock-lost"},
+		{"session-ended-in-cs", expiredAt201().cs(0, 2.6, 2.7, 0, 0).release(0, 2.8, 2.81, false, "a"), nil, "wrote-after-lock-lost"},
+		{"server-released-first", expiredAt201().release(0, 2.8, 2.81, false, "a"),
+			[]Reach{{Ops: []int{1, 2, 4}, Process: 0, Key: "k", At: 2.01}}, ""},
+		{"server-released-first", held().observed(5.05, 5.005, history.ReleaseDeleted, "a", "lock0"), nil, ""}, // its own release
+		{"wrote-after-lock-lost", expiredAt201().cs(0, 2.6, 2.7, 0, 0).release(0, 2.8, 2.81, false, "a"),
+			[]Reach{{Ops: []int{1, 2, 6}, Process: 0, Key: "k", At: 2.01}}, ""},
+		{"wrote-after-lock-lost", expiredAt201().release(0, 2.8, 2.81, false, "a"), nil, "server-released-first"},
+		{"wrote-after-it-could-know", expiredAt201().event(2.5, 0, "session expired").cs(0, 2.6, 2.7, 1, 0).release(0, 2.8, 2.81, false, "a"),
+			[]Reach{{Ops: []int{1, 2, 3}, Process: 0, Key: "k", At: 2.01}}, "wrote-after-lock-lost"},
+		{"wrote-after-it-could-know", expiredAt201().cs(0, 2.499, 2.7, 1, 0).event(2.5, 0, "session expired").release(0, 2.8, 2.81, false, "a"),
+			nil, "wrote-after-lock-lost"},
+	}
+	covered := map[string][2]bool{}
+	for _, tt := range tests {
+		h := tt.h.build()
+		name := tt.cond + " reached"
+		if tt.want == nil {
+			name = tt.cond + " not reached"
+		}
+		t.Run(name, func(t *testing.T) {
+			c, ok := ConditionNamed(tt.cond)
+			if !ok {
+				t.Fatalf("no condition %q", tt.cond)
+			}
+			r := NewConditions().Check(context.Background(), h)
+			got := reachesOf(r.Reached, tt.cond)
+			if !slices.EqualFunc(got, tt.want, sameReach) {
+				t.Errorf("%s: reached %+v, want %+v\n%s", c.Definition, got, tt.want, h)
+			}
+			if tt.extra != "" && reachesOf(r.Reached, tt.extra) == nil {
+				t.Errorf("want %s reached too; got %s", tt.extra, ReachedLine(r.Reached))
+			}
+			if !r.Advisory || r.Valid != Valid {
+				t.Errorf("advisory %v valid %v: the conditions checker decides nothing", r.Advisory, r.Valid)
+			}
+		})
+		cv := covered[tt.cond]
+		cv[btoi(tt.want != nil)] = true
+		covered[tt.cond] = cv
+	}
+	for _, c := range Conditions() {
+		if cv := covered[c.Name]; !cv[0] || !cv[1] {
+			t.Errorf("condition %s needs a history that reaches it and one that does not (have %v)", c.Name, cv)
+		}
+		if c.Definition == "" || strings.HasSuffix(c.Definition, ".") {
+			t.Errorf("condition %s: definition %q: want one line without a final period", c.Name, c.Definition)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// reachesOf returns the reaches of the condition called name, nil if none.
+func reachesOf(rs []Reached, name string) []Reach {
+	for _, r := range rs {
+		if r.Name == name {
+			if r.Count != len(r.Reaches) {
+				return nil
+			}
+			return r.Reaches
+		}
+	}
+	return nil
+}
+
+func sameReach(a, b Reach) bool {
+	return slices.Equal(a.Ops, b.Ops) && a.Process == b.Process && a.Key == b.Key && near(a.At, b.At)
+}
+
+func TestReachedLineAndResult(t *testing.T) {
+	if got := ReachedLine(nil); got != "reached: none" {
+		t.Errorf("none: %q", got)
+	}
+	rs := []Reached{{Name: "holder-paused-past-lease", Count: 3}, {Name: "release-reply-lost", Count: 1}}
+	if got := ReachedLine(rs); got != "reached: holder-paused-past-lease ×3, release-reply-lost ×1" {
+		t.Errorf("line: %q", got)
+	}
+	// The default composition carries what its conditions checker found,
+	// and results.json lists it.
+	r := Default(Options{}).Check(context.Background(), clean())
+	if got := reachesOf(r.Reached, "acquire-reply-lost"); len(got) != 1 || got[0].Process != 5 {
+		t.Errorf("clean: %s, want process 5's acquire without reply", ReachedLine(r.Reached))
+	}
+	b, err := json.Marshal(r)
+	if err != nil || !strings.Contains(string(b), `"reached":[{"name":"acquire-reply-lost","count":1,"reaches":[{"ops":[`) {
+		t.Errorf("results.json: %v %.300s", err, b)
+	}
+	if r := Default(Options{}).Check(context.Background(), held().build()); r.Reached != nil {
+		t.Errorf("a clean cycle reached %s", ReachedLine(r.Reached))
+	}
+}
+
+func TestRegisterConditionRefuses(t *testing.T) {
+	for _, c := range []Condition{
+		{Name: "", Detect: cutOff},
+		{Name: "two words", Detect: cutOff},
+		{Name: "no-detector"},
+		{Name: "holder-cut-off", Detect: cutOff}, // registered already
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("RegisterCondition(%q) did not panic", c.Name)
+				}
+			}()
+			RegisterCondition(c)
+		}()
+	}
+}
