@@ -37,11 +37,11 @@ func TestConditions(t *testing.T) {
 	}{
 		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, oneSecond, 0),
 			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 3}}, ""},
-		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 2.9, oneSecond, 0), nil, ""},        // shorter than the lease
-		{"holder-paused-past-lease", held().faultHit(history.FPause, 0.5, 2, oneSecond, 0), nil, ""},        // before its grant
-		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, oneSecond, 1), nil, ""},        // another process
-		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, nil, 0), nil, ""},              // no lease recorded
-		{"holder-paused-past-lease", held().faultHit(history.FKillWorker, 2, 3.5, oneSecond, 0), nil, ""},   // a kill is not a pause
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 2.9, oneSecond, 0), nil, ""},                   // shorter than the lease
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 0.5, 2, oneSecond, 0), nil, ""},                   // before its grant
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, oneSecond, 1), nil, ""},                   // another process
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, nil, 0), nil, ""},                         // no lease recorded
+		{"holder-paused-past-lease", held().faultHit(history.FKillWorker, 2, 3.5, oneSecond, 0), nil, ""},              // a kill is not a pause
 		{"holder-paused-past-lease", held().faultHit(history.FPartition, 2, 3.5, oneSecond, 0), nil, "holder-cut-off"}, // nor a cut
 		{"holder-cut-off", held().fault(history.FPartition, 2, 3, 0),
 			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 2}}, ""},
