@@ -45,13 +45,23 @@ var ignored = map[string]bool{"time": true, "stock": true, "check-timeout": true
 // catalog has one. Flags match by value (--fencing and --fencing=true are
 // the same), in any order, leaving out ignored ones.
 func (c Catalog) Lookup(args []string) (Expect, bool) {
+	cell, ok := c.LookupCell(args)
+	if !ok {
+		return Depends, false
+	}
+	return cell.Expect, true
+}
+
+// LookupCell returns the catalog's cell run with args (its expectation
+// and the danger conditions it requires), as Lookup matches it.
+func (c Catalog) LookupCell(args []string) (Cell, bool) {
 	want := significant(args)
 	for _, cell := range c.cells {
 		if significant(cell.Args) == want {
-			return cell.Expect, true
+			return cell, true
 		}
 	}
-	return Depends, false
+	return Cell{}, false
 }
 
 // significant is a canonical form of the flags that matter to a lookup.
@@ -73,25 +83,36 @@ func significant(args []string) string {
 }
 
 // Resolve gives every cell that expects ? (FromCatalog) the catalog's
-// expectation, D when it has none.
+// expectation, D when it has none, and the conditions the catalog's cell
+// requires when it names none itself.
 func (c Catalog) Resolve(cells []Cell) {
 	for i := range cells {
-		if cells[i].Expect == FromCatalog {
-			cells[i].Expect, _ = c.Lookup(cells[i].Args)
+		if cells[i].Expect != FromCatalog {
+			continue
+		}
+		cells[i].Expect = Depends
+		if cat, ok := c.LookupCell(cells[i].Args); ok {
+			cells[i].Expect = cat.Expect
+			if len(cells[i].Require) == 0 {
+				cells[i].Require = cat.Require
+			}
 		}
 	}
 }
 
 // Grid returns the cells of rows x columns: row is the --lock value,
-// column the --nemesis value, extra flags added to each, expectations from
-// the catalog (D where it has none).
+// column the --nemesis value, extra flags added to each, expectations and
+// required conditions from the catalog (D where it has none).
 func (c Catalog) Grid(locks, nemeses, extra []string) []Cell {
 	var cells []Cell
 	for _, l := range locks {
 		for _, n := range nemeses {
 			args := append([]string{"--lock", l, "--nemesis", n}, extra...)
-			e, _ := c.Lookup(args)
-			cells = append(cells, Cell{Row: l, Column: n, Expect: e, Args: args})
+			cell := Cell{Row: l, Column: n, Expect: Depends, Args: args}
+			if cat, ok := c.LookupCell(args); ok {
+				cell.Expect, cell.Require = cat.Expect, cat.Require
+			}
+			cells = append(cells, cell)
 		}
 	}
 	return cells

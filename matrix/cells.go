@@ -4,7 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/internal/suggest"
 )
 
 // Expect is the verdict a cell expects, in the letters of the expected
@@ -44,10 +48,14 @@ func ParseExpect(s string) (Expect, error) {
 // (usually the fault), what it expects and the `check run` flags that run
 // it (without --seed, --store and --quiet, which the matrix sets).
 type Cell struct {
-	Row    string   `json:"row"`
-	Column string   `json:"column"`
-	Expect Expect   `json:"expect"`
-	Args   []string `json:"args"`
+	Row    string `json:"row"`
+	Column string `json:"column"`
+	Expect Expect `json:"expect"`
+	// Require are the danger conditions (checker.Conditions) some run of
+	// the cell must reach: the cell misses when none of its runs reached
+	// one of them.
+	Require []string `json:"require,omitempty"`
+	Args    []string `json:"args"`
 }
 
 // Name is "ROW COLUMN".
@@ -67,7 +75,39 @@ func (c Cell) String() string {
 	for i, a := range c.Args {
 		words[i] = quoteWord(a)
 	}
-	return strings.Join(append([]string{c.Row, c.Column, string(c.Expect)}, words...), " ")
+	head := []string{c.Row, c.Column, string(c.Expect)}
+	if len(c.Require) > 0 {
+		head = append(head, requirePrefix+strings.Join(c.Require, ","))
+	}
+	return strings.Join(append(head, words...), " ")
+}
+
+// requirePrefix starts the word of a cells line that names the conditions
+// a cell requires: reach=NAME[,NAME].
+const requirePrefix = "reach="
+
+// parseRequire reads the names of a reach= word; each must be a
+// registered danger condition.
+func parseRequire(w string) ([]string, error) {
+	var names []string
+	for _, n := range strings.Split(strings.TrimPrefix(w, requirePrefix), ",") {
+		if _, ok := checker.ConditionNamed(n); !ok {
+			var known []string
+			for _, c := range checker.Conditions() {
+				known = append(known, c.Name)
+			}
+			msg := fmt.Sprintf("%s: unknown danger condition %q", w, n)
+			if near := suggest.Closest(n, known); near != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", near)
+			}
+			return nil, fmt.Errorf("%s (known: %s)", msg, strings.Join(known, ", "))
+		}
+		if slices.Contains(names, n) {
+			return nil, fmt.Errorf("%s: condition %q twice", w, n)
+		}
+		names = append(names, n)
+	}
+	return names, nil
 }
 
 // reserved are the flags the matrix sets on every run itself.
@@ -75,9 +115,11 @@ var reserved = map[string]bool{"seed": true, "store": true, "quiet": true}
 
 // ParseCells reads a cells file: one cell a line,
 //
-//	ROW COLUMN EXPECT FLAGS...
+//	ROW COLUMN EXPECT [reach=NAME[,NAME]] FLAGS...
 //
-// where EXPECT is S, U, L, D or ? and FLAGS are `check run` flags (words
+// where EXPECT is S, U, L, D or ?, reach= names danger conditions some
+// run of the cell must reach (checker.Conditions), and FLAGS are `check
+// run` flags (words
 // split on blanks; single or double quotes keep blanks in a word; no
 // escapes). Blank lines and lines starting with # are skipped. A cell
 // needs --lock or --scenario, may not set --seed, --store or --quiet, and
@@ -126,6 +168,12 @@ func ParseCell(line string) (c Cell, ok bool, err error) {
 		return Cell{}, false, fmt.Errorf("want ROW COLUMN EXPECT FLAGS..., got %d words", len(words))
 	}
 	c = Cell{Row: words[0], Column: words[1], Args: words[3:]}
+	if strings.HasPrefix(words[3], requirePrefix) {
+		if c.Require, err = parseRequire(words[3]); err != nil {
+			return Cell{}, false, err
+		}
+		c.Args = words[4:]
+	}
 	for _, w := range []string{c.Row, c.Column} {
 		if err := checkLabel(w); err != nil {
 			return Cell{}, false, err

@@ -27,6 +27,12 @@ func TestParseCell(t *testing.T) {
 			want: Cell{Row: "a", Column: "b", Expect: FromCatalog, Args: []string{"--lock", "redis-set-px"}}},
 		{name: "negative value", line: "a b S --lock x --think -1s", ok: true,
 			want: Cell{Row: "a", Column: "b", Expect: Safe, Args: []string{"--lock", "x", "--think", "-1s"}}},
+		{name: "required conditions", line: "a b S reach=holder-cut-off,release-reply-lost --lock x", ok: true,
+			want: Cell{Row: "a", Column: "b", Expect: Safe, Require: []string{"holder-cut-off", "release-reply-lost"}, Args: []string{"--lock", "x"}}},
+		{name: "unknown condition", line: "a b S reach=holder-cutoff --lock x", err: `unknown danger condition "holder-cutoff" (did you mean holder-cut-off?)`},
+		{name: "condition twice", line: "a b S reach=holder-cut-off,holder-cut-off --lock x", err: `condition "holder-cut-off" twice`},
+		{name: "empty condition", line: "a b S reach= --lock x", err: `unknown danger condition ""`},
+		{name: "conditions but no flags", line: "a b S reach=holder-cut-off", err: "needs --lock or --scenario"},
 		{name: "too few words", line: "a b S", err: "want ROW COLUMN EXPECT FLAGS"},
 		{name: "bad expect", line: "a b X --lock x", err: `expectation "X"`},
 		{name: "no lock", line: "a b S --nemesis pause", err: "needs --lock or --scenario"},
@@ -49,6 +55,13 @@ func TestParseCell(t *testing.T) {
 			}
 			if err != nil || ok != tt.ok || !reflect.DeepEqual(c, tt.want) {
 				t.Fatalf("got %+v %v %v, want %+v %v", c, ok, err, tt.want, tt.ok)
+			}
+			if ok {
+				// A cell written back as a line reads as the same cell.
+				again, _, err := ParseCell(c.String())
+				if err != nil || !reflect.DeepEqual(again, c) {
+					t.Errorf("round trip of %q: %+v %v", c.String(), again, err)
+				}
 			}
 		})
 	}

@@ -67,7 +67,12 @@ type (
 //     only when the cell missed its expectation (a cell that needs 90 %
 //     tolerates the rest); a run that found it passes, its story in
 //     <system-out>;
-//   - a D cell's runs pass, their verdicts in <system-out>.
+//   - a D cell's runs pass, their verdicts in <system-out>;
+//   - in a cell that requires a danger condition none of its runs reached,
+//     every exercised run is a <failure> of type "not-exercised".
+//
+// Each suite's properties give the cell's coverage: the danger conditions
+// its runs reached, each with how many of its runs did (reached).
 func WriteJUnit(w io.Writer, m *Matrix) error {
 	root := junitSuites{junitCounts: junitCounts{Name: "lockcheck matrix", Time: secs(m.WallS)}}
 	for _, c := range m.Cells {
@@ -76,6 +81,12 @@ func WriteJUnit(w io.Writer, m *Matrix) error {
 			{"summary", c.Summary()}, {"flags", strings.Join(c.Args, " ")}}}
 		if c.Why != "" {
 			s.Properties = append(s.Properties, junitProperty{"why", c.Why})
+		}
+		if len(c.Require) > 0 {
+			s.Properties = append(s.Properties, junitProperty{"require", strings.Join(c.Require, ",")})
+		}
+		if cov := c.Coverage(); cov != "" {
+			s.Properties = append(s.Properties, junitProperty{"reached", cov})
 		}
 		var wall float64
 		for _, r := range c.Runs {
@@ -151,6 +162,13 @@ func junitCaseOf(c CellResult, r Run) junitCase {
 		}
 		tc.Skipped = &junitSkipped{Message: "not exercised: " + r.NotExercised}
 		tc.SystemOut = where
+		return tc
+	}
+	if len(c.Unreached) > 0 && c.Status == Missed {
+		// The cell's runs never reached what it exists for: each run is
+		// a failure, as the exit code says, whatever its verdict.
+		tc.Failure = &junitProblem{Message: "never reached " + strings.Join(c.Unreached, ", ") + ": the cell requires it (" + verdict + ")",
+			Type: "not-exercised", Text: out(r.Story, where)}
 		return tc
 	}
 	switch c.Expect {

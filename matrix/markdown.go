@@ -11,7 +11,8 @@ import (
 // first appear), each cell its Summary (U and L cells that met their
 // expectation in bold, a missed one with a ?), the seeds that went the
 // other way, the 99th percentile of its runs' lost-lock windows when they
-// had any, and a line saying how it was measured.
+// had any, and a line saying how it was measured; then, when any cell
+// reached or requires a danger condition, a table of each cell's coverage.
 func WriteMarkdown(w io.Writer, m *Matrix) error {
 	var rows, cols []string
 	at := make(map[[2]string]CellResult)
@@ -51,6 +52,16 @@ func WriteMarkdown(w io.Writer, m *Matrix) error {
 		strings.Join(m.Command, " "), m.Seeds, m.Jobs, m.Started.UTC().Format("2006-01-02"),
 		"S: valid on every exercised run; U, L: invalid (L: with a stuck lock) on at least 90 % of them; "+
 			"not-exercised runs are counted apart and are neither")
+	var cov []string
+	for _, c := range m.Cells {
+		if s := c.Coverage(); s != "" {
+			cov = append(cov, fmt.Sprintf("| `%s` | %s | %s |", mdEscape(c.Row), mdEscape(c.Column), mdEscape(s)))
+		}
+	}
+	if len(cov) > 0 {
+		b.WriteString("\nDanger conditions reached (runs that reached each, of the cell's runs; required ones first):\n\n" +
+			"| design | column | reached |\n|---|---|---|\n" + strings.Join(cov, "\n") + "\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
 		return fmt.Errorf("write markdown: %w", err)

@@ -2,6 +2,8 @@ package matrix
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 )
@@ -42,6 +44,31 @@ type CellResult struct {
 	Status Status `json:"status"`
 	// Why says why the cell missed its expectation.
 	Why string `json:"why,omitempty"`
+	// Unreached are the conditions the cell requires that none of its
+	// runs reached.
+	Unreached []string `json:"unreached,omitempty"`
+}
+
+// Coverage says which danger conditions the cell's runs reached and in
+// how many of its runs: "holder-cut-off 10/10, release-reply-lost 3/10",
+// required ones first, those never reached as 0/N; "" when none was
+// required or reached.
+func (c CellResult) Coverage() string {
+	var parts []string
+	for _, n := range c.Require {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", n, c.Tally.Reached[n], c.Tally.Runs))
+	}
+	var rest []string
+	for n := range c.Tally.Reached {
+		if !slices.Contains(c.Require, n) {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	for _, n := range rest {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", n, c.Tally.Reached[n], c.Tally.Runs))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Judge tallies every cell's runs and compares them with its expectation.
@@ -49,7 +76,7 @@ func (m *Matrix) Judge() {
 	for i := range m.Cells {
 		c := &m.Cells[i]
 		c.Tally = TallyRuns(c.Runs)
-		c.Status, c.Why = Judge(c.Expect, c.Tally)
+		c.Status, c.Why, c.Unreached = JudgeCell(c.Cell, c.Tally)
 	}
 }
 

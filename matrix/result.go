@@ -78,6 +78,9 @@ type Run struct {
 	// checker's), in seconds; absent when it had none (no observer, or no
 	// grant the server released while its holder held it).
 	WindowsS []float64 `json:"windows_s,omitempty"`
+	// Reached counts the places the run reached each danger condition
+	// (results.json's reached), by name; absent when it reached none.
+	Reached map[string]int `json:"reached,omitempty"`
 	// Error is the last line the run printed, for an error.
 	Error string `json:"error,omitempty"`
 }
@@ -95,6 +98,11 @@ type Results struct {
 		Fenced      bool          `json:"fenced"`
 		Explanation string        `json:"explanation"`
 	} `json:"anomalies"`
+	// Reached are the danger conditions the run reached.
+	Reached []struct {
+		Name  string `json:"name"`
+		Count int    `json:"count"`
+	} `json:"reached"`
 	// Results are the sub-checkers' results: the matrix reads the
 	// windows checker's stats.
 	Results []struct {
@@ -138,7 +146,8 @@ func ReadResults(dir string) (Results, error) {
 }
 
 // Fill sets the run's anomaly counts, story, time to first anomaly,
-// not-exercised reason and lost-lock windows from its results. The first anomaly is the
+// not-exercised reason, lost-lock windows and danger conditions reached
+// from its results. The first anomaly is the
 // unfenced one that started first; its time is stats.first_anomaly_s when
 // the results carry it.
 func (r *Run) Fill(res Results) {
@@ -165,6 +174,12 @@ func (r *Run) Fill(res Results) {
 		r.FirstAnomalyS = &v
 	}
 	r.WindowsS = res.windowLengths()
+	for _, c := range res.Reached {
+		if r.Reached == nil {
+			r.Reached = make(map[string]int)
+		}
+		r.Reached[c.Name] += c.Count
+	}
 }
 
 // AnomalyKinds returns the run's anomaly kinds, sorted, with counts:

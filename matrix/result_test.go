@@ -22,6 +22,7 @@ func TestReadResults(t *testing.T) {
 			NotExercised: "no pause lasted longer than the 1 s lease while its process held the lock"}},
 		{"stats.json", 1, Run{Verdict: Invalid, Exit: 1, FirstAnomalyS: f(1.75), Story: "k0 is stuck",
 			Anomalies: map[string]int{"stuck-lock": 1}}},
+		{"reached.json", 0, Run{Verdict: Valid, Exit: 0, Reached: map[string]int{"holder-paused-past-lease": 3, "release-reply-lost": 1}}},
 		// A redis-set-px pause run with the Redis observer: its four
 		// lost-lock windows.
 		{"windows.json", 1, Run{Verdict: Invalid, Exit: 1, FirstAnomalyS: f(6.521), Story: storyOf(t, "windows.json"),

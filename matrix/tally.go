@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 )
 
 // Tally counts a cell's runs by verdict.
@@ -35,6 +36,9 @@ type Tally struct {
 	// are none.
 	Windows    int      `json:"windows,omitempty"`
 	WindowP99S *float64 `json:"window_p99_s,omitempty"`
+	// Reached counts, for each danger condition, the runs that reached
+	// it (the cell's coverage); absent when no run reached any.
+	Reached map[string]int `json:"reached,omitempty"`
 }
 
 // TallyRuns counts runs.
@@ -44,6 +48,15 @@ func TallyRuns(runs []Run) Tally {
 	for _, r := range runs {
 		t.Runs++
 		windows = append(windows, r.WindowsS...)
+		for name, n := range r.Reached {
+			if n <= 0 {
+				continue
+			}
+			if t.Reached == nil {
+				t.Reached = make(map[string]int)
+			}
+			t.Reached[name]++
+		}
 		switch r.Verdict {
 		case Valid:
 			t.Valid++
@@ -175,6 +188,34 @@ func Judge(e Expect, t Tally) (Status, string) {
 		return need(t.Stuck, "a stuck lock")
 	}
 	return Missed, fmt.Sprintf("unknown expectation %q", e)
+}
+
+// Unreached returns the conditions of require that no run of t reached.
+func Unreached(require []string, t Tally) []string {
+	var out []string
+	for _, n := range require {
+		if t.Reached[n] == 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// JudgeCell is Judge, and a cell that requires a danger condition none of
+// its runs reached misses too ("never reached NAME"), whatever it
+// expects: the runs did not test what the cell is for. A cell that missed
+// or was cut short for another reason says that reason first.
+func JudgeCell(c Cell, t Tally) (Status, string, []string) {
+	st, why := Judge(c.Expect, t)
+	un := Unreached(c.Require, t)
+	if len(un) == 0 || st == Incomplete || t.Exercised+t.NotExercised == 0 {
+		return st, why, un
+	}
+	never := "never reached " + strings.Join(un, ", ")
+	if st == Missed {
+		return st, why + "; " + never, un
+	}
+	return Missed, never, un
 }
 
 // Detected reports whether a run found what a cell expecting e looks for:

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"os"
+	"slices"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -197,5 +198,90 @@ func TestCrashedRunsAreErrors(t *testing.T) {
 				t.Fatalf("a cell with a crashed run is %s, want missed", st)
 			}
 		})
+	}
+}
+
+// reaching returns rs with the runs at the given indices having reached
+// the danger condition name.
+func reaching(rs []Run, name string, at ...int) []Run {
+	for _, i := range at {
+		if rs[i].Reached == nil {
+			rs[i].Reached = map[string]int{}
+		}
+		rs[i].Reached[name] += 2
+	}
+	return rs
+}
+
+// TestJudgeCellRequire: a cell that requires a danger condition misses
+// when none of its runs reached it, whatever else it met, and says so.
+func TestJudgeCellRequire(t *testing.T) {
+	cut := []string{"holder-cut-off"}
+	tests := []struct {
+		name      string
+		cell      Cell
+		runs      []Run
+		status    Status
+		why       string
+		unreached []string
+	}{
+		{"S met, reached once", Cell{Expect: Safe, Require: cut}, reaching(runs("vvv"), "holder-cut-off", 1), Met, "", nil},
+		{"S met, never reached", Cell{Expect: Safe, Require: cut}, runs("vvv"), Missed, "never reached holder-cut-off", cut},
+		{"another condition is not it", Cell{Expect: Safe, Require: cut}, reaching(runs("vvv"), "release-reply-lost", 0, 1, 2), Missed, "never reached holder-cut-off", cut},
+		{"U missed and never reached", Cell{Expect: Unsafe, Require: cut}, runs("vvi"), Missed, "invalid in 1 of 3 exercised runs, want at least 90%; never reached holder-cut-off", cut},
+		{"D never reached", Cell{Expect: Depends, Require: cut}, runs("vi"), Missed, "never reached holder-cut-off", cut},
+		{"D reached", Cell{Expect: Depends, Require: cut}, reaching(runs("vi"), "holder-cut-off", 0), NoExpectation, "", nil},
+		{"two required, one reached", Cell{Expect: Safe, Require: []string{"holder-cut-off", "release-reply-lost"}},
+			reaching(runs("vv"), "holder-cut-off", 0), Missed, "never reached release-reply-lost", []string{"release-reply-lost"}},
+		{"not exercised and never reached", Cell{Expect: Safe, Require: cut}, runs("nn"), Missed, "no exercised run (2 not exercised); never reached holder-cut-off", cut},
+		{"every run an error says only that", Cell{Expect: Safe, Require: cut}, runs("ee"), Missed, "2 of 2 runs ended in an error", cut},
+		{"interrupted is incomplete", Cell{Expect: Safe, Require: cut}, runs("vx"), Incomplete, "1 of 2 runs interrupted", cut},
+		{"nothing required", Cell{Expect: Safe}, runs("vv"), Met, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, why, un := JudgeCell(tt.cell, TallyRuns(tt.runs))
+			if st != tt.status || why != tt.why || !slices.Equal(un, tt.unreached) {
+				t.Errorf("got %s %q %v, want %s %q %v", st, why, un, tt.status, tt.why, tt.unreached)
+			}
+		})
+	}
+}
+
+func TestCoverage(t *testing.T) {
+	rs := reaching(reaching(runs("vvvv"), "release-reply-lost", 0, 1, 2), "holder-cut-off", 3)
+	c := CellResult{Cell: Cell{Require: []string{"session-ended-in-cs", "release-reply-lost"}}, Runs: rs}
+	c.Tally = TallyRuns(rs)
+	if got, want := c.Coverage(), "session-ended-in-cs 0/4, release-reply-lost 3/4, holder-cut-off 1/4"; got != want {
+		t.Errorf("coverage %q, want %q", got, want)
+	}
+	if got := (CellResult{Runs: runs("v")}).Coverage(); got != "" {
+		t.Errorf("coverage of a cell that reached and requires nothing: %q", got)
+	}
+}
+
+// TestResolveRequire: a ? cell takes the catalog's expectation and the
+// conditions its cell requires, unless it names its own; Grid's cells too.
+func TestResolveRequire(t *testing.T) {
+	cat := Catalog{cells: []Cell{{Row: "r", Column: "c", Expect: Safe, Require: []string{"holder-cut-off"},
+		Args: []string{"--lock", "redis-set-px", "--nemesis", "partition"}}}}
+	cells := []Cell{
+		{Expect: FromCatalog, Args: []string{"--nemesis", "partition", "--lock", "redis-set-px", "--time", "5s"}},
+		{Expect: FromCatalog, Require: []string{"release-reply-lost"}, Args: []string{"--lock", "redis-set-px", "--nemesis", "partition"}},
+		{Expect: FromCatalog, Args: []string{"--lock", "redis-set-px", "--nemesis", "pause"}},
+	}
+	cat.Resolve(cells)
+	if cells[0].Expect != Safe || !slices.Equal(cells[0].Require, []string{"holder-cut-off"}) {
+		t.Errorf("resolved %+v, want S requiring holder-cut-off", cells[0])
+	}
+	if !slices.Equal(cells[1].Require, []string{"release-reply-lost"}) {
+		t.Errorf("a cell's own requirement was replaced: %v", cells[1].Require)
+	}
+	if cells[2].Expect != Depends || cells[2].Require != nil {
+		t.Errorf("no catalog cell: %+v, want D requiring nothing", cells[2])
+	}
+	g := cat.Grid([]string{"redis-set-px"}, []string{"partition"}, nil)
+	if len(g) != 1 || g[0].Expect != Safe || !slices.Equal(g[0].Require, []string{"holder-cut-off"}) {
+		t.Errorf("grid %+v", g)
 	}
 }

@@ -243,3 +243,48 @@ func TestJUnitUnexercisedCell(t *testing.T) {
 		t.Fatalf("failure %+v", f)
 	}
 }
+
+// TestJUnitNeverReached: a cell whose runs never reached the condition it
+// requires fails in JUnit, each exercised run a failure of type
+// not-exercised, and its suite says its coverage; the text table has the
+// coverage table and the missed line.
+func TestJUnitNeverReached(t *testing.T) {
+	m := &Matrix{Version: Version}
+	m.Cells = []CellResult{
+		{Cell: Cell{Row: "redis-set-px", Column: "none", Expect: Safe, Require: []string{"release-reply-lost"}}, Runs: reaching(runs("vn"), "holder-cut-off", 0)},
+		{Cell: Cell{Row: "redis-set-px", Column: "partition", Expect: Safe, Require: []string{"holder-cut-off"}}, Runs: reaching(runs("vv"), "holder-cut-off", 1)},
+	}
+	m.Judge()
+	if m.ExitCode() != ExitMissed {
+		t.Fatalf("exit %d, want %d", m.ExitCode(), ExitMissed)
+	}
+	j, xmlText := junitOf(t, m)
+	if j.Failures != 1 || j.Skipped != 1 {
+		t.Fatalf("failures %d skipped %d, want 1 and 1:\n%s", j.Failures, j.Skipped, xmlText)
+	}
+	f := j.Suites[0].Cases[0].Failure
+	if f == nil || f.Type != "not-exercised" || !strings.Contains(f.Message, "never reached release-reply-lost") {
+		t.Fatalf("failure %+v", f)
+	}
+	if !strings.Contains(xmlText, `<property name="reached" value="release-reply-lost 0/2, holder-cut-off 1/2"></property>`) ||
+		!strings.Contains(xmlText, `<property name="require" value="release-reply-lost"></property>`) {
+		t.Errorf("suite properties lack the coverage:\n%s", xmlText)
+	}
+	var b strings.Builder
+	if err := WriteTable(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"coverage", "redis-set-px partition  holder-cut-off 1/2",
+		"missed: redis-set-px none (S): never reached release-reply-lost"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteMarkdown(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| `redis-set-px` | partition | holder-cut-off 1/2 |") {
+		t.Errorf("markdown lacks the coverage table:\n%s", b.String())
+	}
+}
