@@ -48,11 +48,17 @@ func (x *exerciseRun) LeaseWords() string { return x.leaseWords() }
 // JudgeHolderFault is the rule of a fault that strikes one lock holder (a
 // pause, a cut, a stall of its process): it was exercised when its target
 // held the lock as it struck (or its start op's Hit says it struck a
-// holder) and it lasted longer than the lease.
+// holder) and it lasted longer than the lease, or when an acquire or
+// release of its target in flight while it was in force got no reply (a
+// lost reply leaves a lock taken or given back unheard, however short the
+// fault: reply-loss@acquire).
 func JudgeHolderFault(x *ExerciseRun, f *ExerciseFault) string {
 	p, ok := target(f)
 	if !ok {
 		return "struck no worker"
+	}
+	if x.lostReplyDuring(p, f) {
+		return ""
 	}
 	held := x.Held(p, f.Start)
 	if f.Hit != nil {
@@ -93,4 +99,19 @@ func ruleOf(name, start string) (exerciseRule, bool) {
 		}}, true
 	}
 	return exerciseRule{}, false
+}
+
+// lostReplyDuring reports whether an acquire or release of process p was
+// in flight while f was in force and ended without a reply (info).
+func (x *exerciseRun) lostReplyDuring(p int, f *ExerciseFault) bool {
+	for _, pr := range x.a.pairs {
+		inv := pr.Invoke
+		if inv.Process != p || (inv.F != history.FAcquire && inv.F != history.FRelease) || pr.Type() != history.Info {
+			continue
+		}
+		if inv.Time <= f.End && (pr.Complete == nil || pr.Complete.Time >= f.Start) {
+			return true
+		}
+	}
+	return false
 }

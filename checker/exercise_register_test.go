@@ -62,6 +62,13 @@ func TestRegisteredExercise(t *testing.T) {
 			"1 struck a process that held no lock"},
 		{"a stall with no target", warm().held(3, 2.0, 2.1).nem("toy-stall", 2.5, 5.5, &history.Value{}).build(), Unknown,
 			"1 struck no worker"},
+		{"a short stall while its target's acquire lost its reply", warm().nem("toy-stall", 2.05, 2.35, stall(3, false)).acquireInfo(3, 2.1, 2.6).build(), Valid, ""},
+		{"a short stall while its target's release lost its reply", warm().held(3, 2.0, 2.02).nem("toy-stall", 2.05, 2.35, stall(3, false)).
+			pair(3, history.FRelease, "k", 2.1, 2.6, history.Info, nil, nil).build(), Valid, ""},
+		{"a lost reply of another process's", warm().nem("toy-stall", 2.05, 2.35, stall(3, false)).acquireInfo(4, 2.1, 2.6).build(), Unknown,
+			"1 struck a process that held no lock"},
+		{"a lost reply after the fault", warm().nem("toy-stall", 2.05, 2.35, stall(3, false)).acquireInfo(3, 2.4, 2.9).build(), Unknown,
+			"1 struck a process that held no lock"},
 		{"a crash while a lock was held", warm().held(3, 2.0, 2.4).nem("toy-crash", 2.05, 4.0, &history.Value{Extra: &history.Extra{Nodes: []string{"n1"}}}).build(), Valid, ""},
 		{"a crash while none was held", warm().held(3, 2.0, 2.1).nem("toy-crash", 2.5, 4.0, &history.Value{Extra: &history.Extra{Nodes: []string{"n1"}}}).build(), Unknown,
 			"no toy-crash struck while a lock was held (the 1 s lease)"},

@@ -210,11 +210,13 @@ func (e *Engine) events(op history.Op) []lockEvent {
 	switch {
 	case op.F == history.FAcquire && op.Type == history.Invoke:
 		e.asked[p] = op.Time
+		evs := []lockEvent{{name: EventAcquire, process: p, target: p}}
 		if q, ok := e.keyOf[op.Key]; ok && q != p {
 			if _, holds := e.holds[q]; holds {
-				return []lockEvent{{name: EventRival, process: p, target: q}}
+				evs = append(evs, lockEvent{name: EventRival, process: p, target: q})
 			}
 		}
+		return evs
 	case op.F == history.FAcquire && op.Type == history.OK:
 		invoked := e.asked[p]
 		e.holds[p] = hold{key: op.Key, invoked: invoked}

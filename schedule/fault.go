@@ -29,6 +29,9 @@ const (
 	EventCS = "cs"
 	// EventRelease is a holder's release invoked.
 	EventRelease = "release"
+	// EventAcquire is an acquire invoked; the target is the process that
+	// asks (reply-loss@acquire loses the reply to that very acquire).
+	EventAcquire = "acquire"
 	// EventRival is an acquire invoked on a lock another process holds;
 	// the target is the holder, not the rival.
 	EventRival = "rival"
@@ -65,6 +68,7 @@ func Events() []Event {
 		{EventMajorityGrant, "a grant recorded on just a majority of the lock nodes (RedLock granted on three of five masters: one node's loss leaves the key on a minority); the target is the process granted the lock"},
 		{EventCS, "a holder was sent its critical section (it is entering it); the target is that holder"},
 		{EventRelease, "a holder's release was invoked; the target is that holder"},
+		{EventAcquire, "an acquire was invoked; the target is the process that asks (with no offset the fault is in force before the request leaves)"},
 		{EventRival, "an acquire was invoked on a lock another process holds; the target is the holder"},
 		{EventServerRelease, "the lock service let a lock go while its holder still held it and had not begun its release (its observer saw the key expire, the lease or session end, another client delete it); the target is that holder"},
 		{EventFailpoint, "a worker reported it stopped at the run's armed failpoint (--failpoint: between SETNX and PEXPIRE); the target is that worker"},
@@ -78,8 +82,8 @@ func Events() []Event {
 type Trigger struct {
 	// Event is one of the Event* names.
 	Event string `json:"event"`
-	// Process, when set, counts only that process's events (grant,
-	// majority-grant, cs, failpoint,
+	// Process, when set, counts only that process's events (acquire,
+	// grant, majority-grant, cs, failpoint,
 	// release, lease-left: the holder's; rival: the rival's).
 	Process *int `json:"process,omitempty"`
 	// Nth is which matching event fires the fault first (0 and 1: the
