@@ -2,7 +2,6 @@ package checker
 
 import (
 	"strings"
-	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -31,11 +30,11 @@ func init() {
 			Definition: "a clock was stepped, strobed or made to run fast or slow (a server's or a client's) while a lock was held"},
 		{Name: "session-ended-in-cs", Detect: windowsWhere(endedInCS),
 			Definition: "the lock service let a lock go (its lease, session or key ended) while its holder was inside its critical section"},
-		{Name: "server-released-first", Detect: windowsWhere(func(*Evidence, Window) bool { return true }),
+		{Name: "server-released-first", Detect: windowsWhere(func(*Evidence, lostWindow) bool { return true }),
 			Definition: "the lock service let a lock go while its holder, by the history, still held it and had not begun its release (a lost-lock window)"},
-		{Name: "wrote-after-lock-lost", Detect: windowsWhere(func(_ *Evidence, w Window) bool { return w.Accesses > 0 }),
+		{Name: "wrote-after-lock-lost", Detect: windowsWhere(func(_ *Evidence, w lostWindow) bool { return w.accesses > 0 }),
 			Definition: "a holder accessed the resource after the lock service had let its lock go (a lost-lock window with an access in it)"},
-		{Name: "wrote-after-it-could-know", Detect: windowsWhere(func(_ *Evidence, w Window) bool { return w.After > 0 }),
+		{Name: "wrote-after-it-could-know", Detect: windowsWhere(func(_ *Evidence, w lostWindow) bool { return w.after > 0 }),
 			Definition: "a holder started an access after its client had been told its lock was gone (an event, a refused renewal)"},
 	} {
 		RegisterCondition(c)
@@ -163,12 +162,13 @@ func clockWhileHeld(e *Evidence) []Reach {
 }
 
 // windowsWhere returns the detector of the lost-lock windows keep keeps.
-func windowsWhere(keep func(*Evidence, Window) bool) func(*Evidence) []Reach {
+func windowsWhere(keep func(*Evidence, lostWindow) bool) func(*Evidence) []Reach {
 	return func(e *Evidence) []Reach {
 		var out []Reach
-		for _, w := range e.Windows() {
+		ws, _, _ := lostWindows(e.a)
+		for _, w := range ws {
 			if keep(e, w) {
-				out = append(out, Reach{Ops: w.Ops, Process: w.Process, Key: w.Key, At: w.Released})
+				out = append(out, reachAt(w.released, w.hold.proc, w.hold.key, w.ops...))
 			}
 		}
 		return out
@@ -177,10 +177,10 @@ func windowsWhere(keep func(*Evidence, Window) bool) func(*Evidence) []Reach {
 
 // endedInCS reports whether w's lock went while its holder was inside a
 // critical section: invoked, and not yet answered, at the release.
-func endedInCS(e *Evidence, w Window) bool {
-	at := time.Duration(w.Released * float64(time.Second))
+func endedInCS(e *Evidence, w lostWindow) bool {
+	at := w.released
 	for _, pr := range e.Pairs() {
-		if pr.Invoke.F != history.FCS || pr.Invoke.Process != w.Process || pr.Invoke.Time > at {
+		if pr.Invoke.F != history.FCS || pr.Invoke.Process != w.hold.proc || pr.Invoke.Time > at {
 			continue
 		}
 		if pr.Complete == nil || pr.Complete.Time >= at {

@@ -37,10 +37,13 @@ func TestConditions(t *testing.T) {
 	}{
 		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, oneSecond, 0),
 			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 3}}, ""},
-		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 2.9, oneSecond, 0), nil, ""},                   // shorter than the lease
-		{"holder-paused-past-lease", held().faultHit(history.FPause, 0.5, 2, oneSecond, 0), nil, ""},                   // before its grant
-		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, oneSecond, 1), nil, ""},                   // another process
-		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, nil, 0), nil, ""},                         // no lease recorded
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 2.9, oneSecond, 0), nil, ""},      // shorter than the lease
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 0.5, 2, oneSecond, 0), nil, ""},      // before its grant
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, oneSecond, 1), nil, ""},      // another process
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, nil, 0), nil, ""},            // no lease recorded
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, &history.Hit{}, 0), nil, ""}, // a lease of 0: unknown
+		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3, oneSecond, 0), // exactly a lease
+			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 3}}, ""},
 		{"holder-paused-past-lease", held().faultHit(history.FKillWorker, 2, 3.5, oneSecond, 0), nil, ""},              // a kill is not a pause
 		{"holder-paused-past-lease", held().faultHit(history.FPartition, 2, 3.5, oneSecond, 0), nil, "holder-cut-off"}, // nor a cut
 		{"holder-cut-off", held().fault(history.FPartition, 2, 3, 0),
@@ -61,6 +64,11 @@ func TestConditions(t *testing.T) {
 		{"grant-during-failover", new(builder).fault(history.FFailover, 0.5, 2).acquire(0, 1, 1.01, 1, "a"),
 			[]Reach{{Ops: []int{3, 1}, Process: 0, Key: "k", At: 1.01}}, ""},
 		{"grant-during-failover", new(builder).fault(history.FFailover, 0.5, 0.9).acquire(0, 1, 1.01, 1, "a"), nil, ""},
+		{"grant-during-failover", new(builder).fault(history.FFailover, 1.25, 2).acquire(0, 1, 1.25, 1, "a"), // granted as it started
+			[]Reach{{Ops: []int{3, 2}, Process: 0, Key: "k", At: 1.25}}, ""},
+		{"grant-during-failover", new(builder).fault(history.FFailover, 0.5, 1.25).acquire(0, 1, 1.25, 1, "a"), // granted as it ended
+			[]Reach{{Ops: []int{5, 1}, Process: 0, Key: "k", At: 1.25}}, ""},
+		{"grant-during-failover", new(builder).fault(history.FFailover, 1.5, 2).acquire(0, 1, 1.25, 1, "a"), nil, ""}, // held before it
 		{"grant-during-failover", new(builder).fault(history.FPartition, 0.5, 2).acquire(0, 1, 1.01, 1, "a"), nil, ""},
 		{"grant-after-data-loss", new(builder).faultHit(history.FKill, 0.5, 2, &history.Hit{Nemesis: "restart-lose", Lost: []string{"k"}}).acquire(0, 1, 1.01, 1, "a"),
 			[]Reach{{Ops: []int{3, 1}, Process: 0, Key: "k", At: 1.01}}, ""},
@@ -68,11 +76,24 @@ func TestConditions(t *testing.T) {
 		{"clock-moved-while-held", held().fault(history.FClock, 2, 3),
 			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 2}}, ""},
 		{"clock-moved-while-held", held().fault(history.FClock, 0.2, 0.9), nil, ""},
+		{"clock-moved-while-held", new(builder).fault(history.FClock, 0.5, 1.25).acquire(0, 1, 1.25, 1, "a").release(0, 2, 2.5, true, "a"), nil, ""}, // put back as it was granted
+		{"clock-moved-while-held", new(builder).acquire(0, 1, 1.25, 1, "a").release(0, 2, 2.5, true, "a").fault(history.FClock, 2, 3), nil, ""},      // moved as it was given back
+		{"clock-moved-while-held", new(builder).acquire(0, 1, 1.25, 1, "a").release(0, 2, 2.5, true, "a").fault(history.FClock, 1.75, 3),
+			[]Reach{{Ops: []int{1, 3}, Process: 0, Key: "k", At: 1.75}}, ""},
 		{"clock-moved-while-held", held().fault(history.FSkew, 0.5, 1.5),
 			[]Reach{{Ops: []int{3, 1}, Process: 0, Key: "k", At: 1.01}}, ""},
 		{"session-ended-in-cs", new(builder).acquire(0, 1, 1.01, 1, "a").cs(0, 1.02, 4, 0, 0).observed(2.05, 2.01, history.ReleaseExpired, "a", "lock0").
 			release(0, 4.01, 4.02, false, "a"), []Reach{{Ops: []int{1, 3, 6}, Process: 0, Key: "k", At: 2.01}}, "wrote-after-lock-lost"},
 		{"session-ended-in-cs", expiredAt201().cs(0, 2.6, 2.7, 0, 0).release(0, 2.8, 2.81, false, "a"), nil, "wrote-after-lock-lost"},
+		{"session-ended-in-cs", new(builder).acquire(0, 1, 1.01, 1, "a").cs(0, 2.25, 2.5, 0, 0).observed(2.3, 2.25, history.ReleaseExpired, "a", "lock0"). // invoked as the lock went
+																					release(0, 4, 4.02, false, "a"), []Reach{{Ops: []int{1, 3, 6}, Process: 0, Key: "k", At: 2.25}}, ""},
+		{"session-ended-in-cs", new(builder).acquire(0, 1, 1.01, 1, "a").cs(0, 1.5, 2.25, 0, 0).observed(2.3, 2.25, history.ReleaseExpired, "a", "lock0"). // answered as it went
+																					release(0, 4, 4.02, false, "a"), []Reach{{Ops: []int{1, 4, 6}, Process: 0, Key: "k", At: 2.25}}, ""},
+		{"session-ended-in-cs", new(builder).acquire(0, 1, 1.01, 1, "a").cs(0, 1.5, 2.125, 0, 0).observed(2.3, 2.25, history.ReleaseExpired, "a", "lock0"). // answered just before
+																					release(0, 4, 4.02, false, "a"), nil, "server-released-first"},
+		{"session-ended-in-cs", new(builder).acquire(0, 1, 1.01, 1, "a").observed(2.3, 2.25, history.ReleaseExpired, "a", "lock0").
+			add(2, 0, history.Invoke, history.FCS, "k", nil), // never answered
+			[]Reach{{Ops: []int{1, 3}, Process: 0, Key: "k", At: 2.25}}, ""},
 		{"server-released-first", expiredAt201().release(0, 2.8, 2.81, false, "a"),
 			[]Reach{{Ops: []int{1, 2, 4}, Process: 0, Key: "k", At: 2.01}}, ""},
 		{"server-released-first", held().observed(5.05, 5.005, history.ReleaseDeleted, "a", "lock0"), nil, ""}, // its own release
@@ -184,5 +205,45 @@ func TestRegisterConditionRefuses(t *testing.T) {
 			}()
 			RegisterCondition(c)
 		}()
+	}
+}
+
+// TestEvidence: the holds a detector reads, when each was asked for, and
+// who held what at an instant (from its grant, up to its release).
+func TestEvidence(t *testing.T) {
+	h := new(builder).acquireFail(0, 0.25, 0.5).acquire(1, 0.5, 0.75, 1, "b").acquire(0, 1, 1.25, 2, "a").
+		release(0, 2, 2.5, true, "a").build()
+	e := &Evidence{a: newAnalysis(h)}
+	hs := e.Holds()
+	if len(hs) != 2 || hs[0].Process != 1 || hs[0].Asked != at(0.5) || hs[1].Process != 0 || hs[1].Asked != at(1) ||
+		hs[1].Start != at(1.25) || hs[1].End != at(2) || hs[1].Acquire != 5 || hs[1].EndOp != 6 || hs[1].Owner != "a" {
+		t.Fatalf("holds %+v", hs)
+	}
+	for _, tt := range []struct {
+		t    float64
+		want int
+	}{{1.125, 0}, {1.25, 1}, {1.5, 1}, {2, 0}} {
+		if got := len(e.HeldAt(0, at(tt.t))); got != tt.want {
+			t.Errorf("holds of process 0 at %v s: %d, want %d", tt.t, got, tt.want)
+		}
+	}
+	if len(e.HeldAt(2, at(1.5))) != 0 || len(e.Faults()) != 0 || len(e.Pairs()) != 4 || len(e.History()) != len(h) {
+		t.Error("evidence of a history with no faults and three processes")
+	}
+	if ws := (&Evidence{a: newAnalysis(expiredAt201().release(0, 2.8, 2.81, false, "a").build())}).Windows(); len(ws) != 1 || ws[0].Process != 0 {
+		t.Errorf("windows %+v, want process 0's", ws)
+	}
+}
+
+// TestConditionsSorted: Conditions lists every condition once, by name.
+func TestConditionsSorted(t *testing.T) {
+	cs := Conditions()
+	for i := 1; i < len(cs); i++ {
+		if cs[i-1].Name >= cs[i].Name {
+			t.Fatalf("conditions out of order: %s before %s", cs[i-1].Name, cs[i].Name)
+		}
+	}
+	if len(cs) < 12 {
+		t.Errorf("%d conditions, want the 12 built in at least", len(cs))
 	}
 }
