@@ -23,7 +23,7 @@ import (
 // is a `check run` flag, passed to every run.
 var matrixFlags = map[string]bool{"cells": true, "lock": true, "nemesis": true, "seeds": true, "jobs": true,
 	"junit": true, "json": true, "markdown": true, "store": true, "run-timeout": true, "h": true, "help": true,
-	"docker-host": true, "cell-image": true, "service-version": true, "shard": true}
+	"docker-host": true, "cell-image": true, "service-version": true, "shard": true, "until-covered": true, "max-seeds": true}
 
 // cmdMatrix runs `check matrix`: cells (from --cells FILE, or --lock x
 // --nemesis) over --seeds, --jobs runs at a time, each its own `check run`
@@ -56,8 +56,16 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	dockerHosts := fs.String("docker-host", "", "run each cell in a container of --cell-image on these Docker hosts, comma-separated DOCKER_HOST values (job slot i on host i mod n; docs/scale.md)")
 	cellImage := fs.String("cell-image", matrix.DefaultCellImage, "with --docker-host: the cell image (scripts/images.sh build check)")
 	shardFlag := fs.String("shard", "", "run only part I of N of the cells x seeds, written I/N as in 2/3 (sorted by cell name and seed, dealt round-robin), so N machines run the matrix with no overlap; check matrix merge judges the parts as one (docs/matrix.md)")
+	untilCovered := fs.Bool("until-covered", false, "run more seeds of each cell whose required danger conditions (reach=) no run reached, one a round, until each is reached or the cell has --max-seeds runs (docs/matrix.md)")
+	maxSeeds := fs.Int("max-seeds", 30, "with --until-covered: the most runs a cell may have in all")
 	if help, err := parseFlags(fs, own); help || err != nil {
 		return helpOrError(help, err)
+	}
+	if *untilCovered && *shardFlag != "" {
+		return exitError, errors.New("--until-covered with --shard: a shard cannot tell whether another covered a cell; run it without --shard")
+	}
+	if *maxSeeds < 1 || *maxSeeds > 10000 {
+		return exitError, fmt.Errorf("--max-seeds %d: want 1 to 10000", *maxSeeds)
 	}
 	var docker *matrix.Docker
 	if *dockerHosts != "" {
@@ -107,7 +115,7 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 		m.Plan = &plan
 	}
 	return runMatrix(ctx, m, plan, plan.Pick(plan.Items(seeds)), matrixOutputs{exe: exe, store: *store, junit: *junit, json: *jsonOut,
-		markdown: *md, runTimeout: *runTimeout, docker: docker}, stdout, stderr)
+		markdown: *md, runTimeout: *runTimeout, docker: docker, untilCovered: *untilCovered, maxSeeds: *maxSeeds}, stdout, stderr)
 }
 
 // matrixOutputs is where a matrix runs and what it writes.
@@ -115,6 +123,10 @@ type matrixOutputs struct {
 	exe, store, junit, json, markdown string
 	runTimeout                        time.Duration
 	docker                            *matrix.Docker // nil: cells run as subprocesses
+	// untilCovered runs more seeds of the cells whose required conditions
+	// were not reached, up to maxSeeds runs a cell.
+	untilCovered bool
+	maxSeeds     int
 }
 
 // runMatrix runs the items of the plan (all of it, or a shard's part),
@@ -138,8 +150,13 @@ func runMatrix(ctx context.Context, m *matrix.Matrix, plan matrix.Plan, items []
 	x := &matrix.Executor{Exe: o.exe, Store: o.store, Dir: dir, Jobs: m.Jobs, RunTimeout: o.runTimeout, Progress: stderr, Docker: o.docker}
 	start := time.Now()
 	m.Cells = x.RunItems(ctx, plan, items)
-	m.WallS = time.Since(start).Seconds()
 	m.Judge()
+	if o.untilCovered {
+		if n := x.UntilCovered(ctx, m, len(items), o.maxSeeds, stderr); n > 0 {
+			fmt.Fprintf(stderr, "until-covered: %d more runs\n", n)
+		}
+	}
+	m.WallS = time.Since(start).Seconds()
 	code, err := writeMatrix(m, dir, o, stdout)
 	if err != nil || plan.Shard.All() {
 		return code, err
