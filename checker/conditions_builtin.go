@@ -16,6 +16,10 @@ func init() {
 			Definition: "a holder was stopped (paused or starved) for at least a whole lease while it held the lock: its lease ran out while it was stopped, renewed or not"},
 		{Name: "holder-cut-off", Detect: cutOff,
 			Definition: "a holder's links to the lock service were cut or faulted (a partition, a blackhole, a link fault) while it held the lock"},
+		{Name: "holder-crashed", Detect: crashedHolder,
+			Definition: "a worker was killed (SIGKILL, a crash) while it held a lock or stood at a failpoint inside its acquire"},
+		{Name: "node-struck-while-held", Detect: nodeStruck,
+			Definition: "a lock server was killed, restarted, stopped or starved (a fault on a lock node) while a lock was held"},
 		{Name: "release-reply-lost", Detect: replyLost(history.FRelease),
 			Definition: "a release got no reply (it ended info: it may or may not have let the lock go)"},
 		{Name: "acquire-reply-lost", Detect: replyLost(history.FAcquire),
@@ -61,16 +65,58 @@ func pausedPastLease(e *Evidence) []Reach {
 	return out
 }
 
-// cutOff finds the holders a network fault struck.
+// cutOff finds the holders a network fault struck (not a failover's: the
+// workers it names are those left with the old master, not cut off).
 func cutOff(e *Evidence) []Reach {
 	var out []Reach
 	for _, f := range e.Faults() {
-		if history.ClassOf(f.F) != history.ClassNetwork {
+		if history.ClassOf(f.F) != history.ClassNetwork || f.F == history.FFailover {
 			continue
 		}
 		for _, p := range f.Targets {
 			for _, h := range e.HeldAt(p, f.Start) {
 				out = append(out, reachAt(f.Start, p, h.Key, h.Acquire, f.Ops[0]))
+			}
+		}
+	}
+	return out
+}
+
+// crashedHolder finds the workers a crash killed while they held a lock,
+// or while stopped at a failpoint (its hit says so).
+func crashedHolder(e *Evidence) []Reach {
+	var out []Reach
+	for _, f := range e.Faults() {
+		if f.F != history.FKillWorker {
+			continue
+		}
+		for _, p := range f.Targets {
+			hs := e.HeldAt(p, f.Start)
+			switch {
+			case len(hs) > 0:
+				out = append(out, reachAt(f.Start, p, hs[0].Key, hs[0].Acquire, f.Ops[0]))
+			case f.Hit != nil && f.Hit.Failpoint != "":
+				out = append(out, reachAt(f.Start, p, f.Hit.Key, f.Ops[0]))
+			}
+		}
+	}
+	return out
+}
+
+// nodeStruck finds the faults on lock nodes (a kill, a restart, a stop or
+// a stall of a server: faults that name nodes and no worker) that struck
+// while some lock was held: one reach per fault, at the first such hold.
+func nodeStruck(e *Evidence) []Reach {
+	var out []Reach
+	for _, f := range e.Faults() {
+		class := history.ClassOf(f.F)
+		if len(f.Nodes) == 0 || len(f.Targets) > 0 || (class != history.ClassNode && class != history.ClassProcess) {
+			continue
+		}
+		for _, h := range e.Holds() {
+			if h.Start <= f.Start && f.Start < h.End {
+				out = append(out, reachAt(f.Start, h.Process, h.Key, h.Acquire, f.Ops[0]))
+				break
 			}
 		}
 	}

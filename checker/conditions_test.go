@@ -18,6 +18,13 @@ func (b *builder) faultHit(f string, t0, t1 float64, hit *history.Hit, targets .
 	return b.pair(history.NemesisProcess, end, "", t1-0.001, t1, history.Info, nil, nil)
 }
 
+// faultNodes adds a fault on lock nodes from t0 to t1.
+func (b *builder) faultNodes(f string, t0, t1 float64, nodes ...string) *builder {
+	end, _ := history.EndOf(f)
+	b.pair(history.NemesisProcess, f, "", t0-0.001, t0, history.Info, nil, &history.Value{Extra: &history.Extra{Nodes: nodes}})
+	return b.pair(history.NemesisProcess, end, "", t1-0.001, t1, history.Info, nil, nil)
+}
+
 // held is process 0's grant of k at 1.01 s (asked at 1 s) and its release
 // at 5 s.
 func held() *builder {
@@ -50,6 +57,21 @@ func TestConditions(t *testing.T) {
 			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 2}}, ""},
 		{"holder-cut-off", held().fault(history.FPartition, 5.5, 6, 0), nil, ""}, // after its release
 		{"holder-cut-off", held().fault(history.FPause, 2, 3, 0), nil, ""},
+		{"holder-cut-off", held().fault(history.FFailover, 2, 3, 0), nil, ""}, // left with the old master
+		{"holder-crashed", held().fault(history.FKillWorker, 2, 2.5, 0),
+			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 2}}, ""},
+		{"holder-crashed", held().faultHit(history.FKillWorker, 6, 6.5, &history.Hit{Failpoint: "setnx-expire", Key: "k"}, 1),
+			[]Reach{{Ops: []int{7}, Process: 1, Key: "k", At: 6}}, ""},
+		{"holder-crashed", held().fault(history.FKillWorker, 2, 2.5, 1), nil, ""}, // a worker that held nothing
+		{"holder-crashed", held().fault(history.FPause, 2, 2.5, 0), nil, ""},
+		{"node-struck-while-held", held().faultNodes(history.FKill, 2, 3, "lock0"),
+			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 2}}, ""},
+		{"node-struck-while-held", held().faultNodes(history.FPause, 2, 3, "lock0"), // a server paused
+			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 2}}, ""},
+		{"node-struck-while-held", held().faultNodes(history.FKill, 0.25, 0.75, "lock0"), nil, ""}, // before the grant
+		{"node-struck-while-held", held().faultNodes(history.FKill, 5, 6, "lock0"), nil, ""},       // as it was given back
+		{"node-struck-while-held", held().faultNodes(history.FClock, 2, 3, "lock0"), nil, "clock-moved-while-held"},
+		{"node-struck-while-held", held().fault(history.FPause, 2, 3.5, 0), nil, ""}, // a worker, not a node
 		{"release-reply-lost", held().pair(1, history.FRelease, "k", 6, 6.5, history.Info, nil, nil),
 			[]Reach{{Ops: []int{6, 7}, Process: 1, Key: "k", At: 6}}, ""},
 		{"release-reply-lost", held(), nil, ""},
@@ -243,7 +265,7 @@ func TestConditionsSorted(t *testing.T) {
 			t.Fatalf("conditions out of order: %s before %s", cs[i-1].Name, cs[i].Name)
 		}
 	}
-	if len(cs) < 12 {
-		t.Errorf("%d conditions, want the 12 built in at least", len(cs))
+	if len(cs) < 14 {
+		t.Errorf("%d conditions, want the 14 built in at least", len(cs))
 	}
 }
