@@ -10,16 +10,7 @@ import (
 
 // fakeReaching is a stand-in for the check binary's `run`: every run is
 // valid, and from seed 3 on it reached holder-cut-off.
-const fakeReaching = `#!/bin/sh
-store= seed=
-for a in "$@"; do
-  case "$prev" in --store) store=$a;; --seed) seed=$a;; esac
-  prev=$a
-done
-dir="$store/fake-test/20261123T130000"
-mkdir -p "$dir"
-echo '{"name":"fake-test"}' > "$dir/test.json"
-if [ "$seed" -ge 3 ]; then
+const fakeReaching = fakeRunPrelude + `if [ "$seed" -ge 3 ]; then
   echo '{"valid":true,"anomalies":[],"reached":[{"name":"holder-cut-off","count":2}]}' > "$dir/results.json"
 else
   echo '{"valid":true,"anomalies":[]}' > "$dir/results.json"

@@ -15,11 +15,10 @@ import (
 	"github.com/lockcheck/lockcheck/internal/dockertest"
 )
 
-// fakeCheck is a stand-in for the check binary's `run` (not for any lock
-// service): it stores a run in --store and ends by --seed: seed % 4 = 0
-// valid, 1 invalid, 2 not exercised, 3 an error. It records its
-// arguments in args.txt next to the run.
-const fakeCheck = `#!/bin/sh
+// fakeRunPrelude starts a stand-in for the check binary's `run`: it reads
+// --store and --seed and makes the run's directory, $dir, with its
+// test.json.
+const fakeRunPrelude = `#!/bin/sh
 store= seed=
 for a in "$@"; do
   case "$prev" in --store) store=$a;; --seed) seed=$a;; esac
@@ -27,8 +26,14 @@ for a in "$@"; do
 done
 dir="$store/fake-test/20261123T130000"
 mkdir -p "$dir"
-echo "$@" > "$store/args.txt"
 echo '{"name":"fake-test"}' > "$dir/test.json"
+`
+
+// fakeCheck is a stand-in for the check binary's `run` (not for any lock
+// service): it stores a run in --store and ends by --seed: seed % 4 = 0
+// valid, 1 invalid, 2 not exercised, 3 an error. It records its
+// arguments in args.txt next to the run.
+const fakeCheck = fakeRunPrelude + `echo "$@" > "$store/args.txt"
 case $((seed % 4)) in
 0) echo '{"valid":true,"anomalies":[]}' > "$dir/results.json"; echo "valid"; exit 0;;
 1) echo '{"valid":false,"anomalies":[{"kind":"double-holder","start":2000000000,"explanation":"two holders"}]}' > "$dir/results.json"; exit 1;;
