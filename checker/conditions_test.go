@@ -95,6 +95,8 @@ func TestConditions(t *testing.T) {
 		{"grant-after-data-loss", new(builder).faultHit(history.FKill, 0.5, 2, &history.Hit{Nemesis: "restart-lose", Lost: []string{"k"}}).acquire(0, 1, 1.01, 1, "a"),
 			[]Reach{{Ops: []int{3, 1}, Process: 0, Key: "k", At: 1.01}}, ""},
 		{"grant-after-data-loss", new(builder).faultHit(history.FKill, 0.5, 2, &history.Hit{Nemesis: "kill"}).acquire(0, 1, 1.01, 1, "a"), nil, ""},
+		{"grant-after-data-loss", new(builder).faultHit(history.FKill, 1.25, 2, &history.Hit{Nemesis: "restart-lose"}).acquire(0, 1, 1.25, 1, "a"), // granted as it struck
+			[]Reach{{Ops: []int{3, 2}, Process: 0, Key: "k", At: 1.25}}, ""},
 		{"clock-moved-while-held", held().fault(history.FClock, 2, 3),
 			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 2}}, ""},
 		{"clock-moved-while-held", held().fault(history.FClock, 0.2, 0.9), nil, ""},
@@ -227,6 +229,15 @@ func TestRegisterConditionRefuses(t *testing.T) {
 			}()
 			RegisterCondition(c)
 		}()
+	}
+}
+
+// TestEvidenceAskedFirst: a history whose first op is the acquire asked
+// at its own time.
+func TestEvidenceAskedFirst(t *testing.T) {
+	e := &Evidence{a: newAnalysis(new(builder).acquire(0, 1, 1.25, 1, "a").build())}
+	if hs := e.Holds(); len(hs) != 1 || hs[0].Asked != at(1) {
+		t.Fatalf("holds %+v, want one asked at 1 s", hs)
 	}
 }
 
