@@ -1,6 +1,8 @@
 package matrix
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -251,5 +253,35 @@ func TestCatalog(t *testing.T) {
 	want := []string{"redis-set-px none S", "redis-set-px pause U", "zk-ephemeral none S", "zk-ephemeral pause U"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("grid %v, want %v", got, want)
+	}
+}
+
+// TestScriptsCellsFiles: every cells file of scripts/ parses, and each of
+// its ? cells resolves to a catalog cell or to D.
+func TestScriptsCellsFiles(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "scripts", "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cells files in scripts/: %v", err)
+	}
+	cat, err := DefaultCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cells, err := ParseCells(strings.NewReader(string(b)), f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		cat.Resolve(cells)
+		for _, c := range cells {
+			if c.Expect == FromCatalog {
+				t.Errorf("%s: %s not resolved", f, c.Name())
+			}
+		}
 	}
 }
