@@ -69,7 +69,9 @@ func TestConditions(t *testing.T) {
 		{"node-struck-while-held", held().faultNodes(history.FPause, 2, 3, "lock0"), // a server paused
 			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 2}}, ""},
 		{"node-struck-while-held", held().faultNodes(history.FKill, 0.25, 0.75, "lock0"), nil, ""}, // before the grant
-		{"node-struck-while-held", held().faultNodes(history.FKill, 5, 6, "lock0"), nil, ""},       // as it was given back
+		{"node-struck-while-held", new(builder).acquire(0, 1, 1.25, 1, "a").release(0, 2, 2.5, true, "a").faultNodes(history.FKill, 1.25, 3, "lock0"), // as it was granted
+			[]Reach{{Ops: []int{2, 3}, Process: 0, Key: "k", At: 1.25}}, ""},
+		{"node-struck-while-held", held().faultNodes(history.FKill, 5, 6, "lock0"), nil, ""}, // as it was given back
 		{"node-struck-while-held", held().faultNodes(history.FClock, 2, 3, "lock0"), nil, "clock-moved-while-held"},
 		{"node-struck-while-held", held().fault(history.FPause, 2, 3.5, 0), nil, ""}, // a worker, not a node
 		{"release-reply-lost", held().pair(1, history.FRelease, "k", 6, 6.5, history.Info, nil, nil),
