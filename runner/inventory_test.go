@@ -80,8 +80,12 @@ func TestRunInventory(t *testing.T) {
 				if !found {
 					t.Errorf("no oversold story: %+v", out.Result.Anomalies)
 				}
-			} else if st["sales"].(int64) != 20 || st["final_stock"].(int64) != 0 {
-				t.Errorf("stats %v: want the stock of 20 sold exactly, final stock 0", st)
+			} else if sold, maybe := st["sales"].(int64), st["sales_indeterminate"].(int64); sold > 20 || sold+maybe < 20 || st["final_stock"].(int64) != 0 {
+				// A sale whose EXEC reply a pause held past the client's
+				// read deadline is in doubt, and it may have landed: the
+				// stock of 20 is sold exactly when the sales heard of and
+				// those in doubt cover it and the final stock is 0.
+				t.Errorf("stats %v: want the stock of 20 sold exactly (sales, with those in doubt), final stock 0", st)
 			}
 			h, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl"))
 			if err != nil {
