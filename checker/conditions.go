@@ -109,6 +109,9 @@ type Evidence struct {
 
 	holdsOnce sync.Once
 	holds     []Hold
+
+	csOnce sync.Once
+	cs     map[int][]history.Pair // each process's critical sections, in order
 }
 
 // History returns the history.
@@ -123,25 +126,33 @@ func (e *Evidence) Faults() []history.Fault { return e.a.getFaults() }
 // Holds returns every hold, in order of grant.
 func (e *Evidence) Holds() []Hold {
 	e.holdsOnce.Do(func() {
+		asked := make(map[int]time.Duration) // acquire ok index -> its invocation
+		for _, pr := range e.a.pairs {
+			if pr.Invoke.F == history.FAcquire && pr.Complete != nil {
+				asked[pr.Complete.Index] = pr.Invoke.Time
+			}
+		}
 		hs := e.a.getHolds()
 		e.holds = make([]Hold, 0, len(hs))
 		for _, h := range hs {
 			e.holds = append(e.holds, Hold{Key: h.key, Process: h.proc, Start: h.start, End: h.end,
-				Asked: e.asked(h.acquire), Acquire: h.acquire, EndOp: h.endOp, Owner: h.owner})
+				Asked: asked[h.acquire], Acquire: h.acquire, EndOp: h.endOp, Owner: h.owner})
 		}
 	})
 	return e.holds
 }
 
-// asked returns the invocation time of the acquire completed at index i.
-func (e *Evidence) asked(i int) time.Duration {
-	p := e.a.h[i].Process
-	for j := i - 1; j >= 0; j-- {
-		if op := &e.a.h[j]; op.Process == p && op.Type == history.Invoke {
-			return op.Time
+// criticalSections returns process p's critical sections, in order.
+func (e *Evidence) criticalSections(p int) []history.Pair {
+	e.csOnce.Do(func() {
+		e.cs = make(map[int][]history.Pair)
+		for _, pr := range e.a.pairs {
+			if pr.Invoke.F == history.FCS {
+				e.cs[pr.Invoke.Process] = append(e.cs[pr.Invoke.Process], pr)
+			}
 		}
-	}
-	return e.a.h[i].Time
+	})
+	return e.cs[p]
 }
 
 // Windows returns the lost-lock windows: each grant the lock service let go

@@ -225,8 +225,8 @@ func windowsWhere(keep func(*Evidence, lostWindow) bool) func(*Evidence) []Reach
 // critical section: invoked, and not yet answered, at the release.
 func endedInCS(e *Evidence, w lostWindow) bool {
 	at := w.released
-	for _, pr := range e.Pairs() {
-		if pr.Invoke.F != history.FCS || pr.Invoke.Process != w.hold.proc || pr.Invoke.Time > at {
+	for _, pr := range e.criticalSections(w.hold.proc) {
+		if pr.Invoke.Time > at {
 			continue
 		}
 		if pr.Complete == nil || pr.Complete.Time >= at {
