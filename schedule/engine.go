@@ -11,7 +11,6 @@ import (
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/nemesis"
-	"github.com/lockcheck/lockcheck/workloads"
 )
 
 // Recorder is what the engine needs of the history's recorder: it records
@@ -253,7 +252,7 @@ func (e *Engine) events(op history.Op) []lockEvent {
 	case p == history.NemesisProcess && op.Type == history.Info && op.Value != nil && op.Value.Extra != nil &&
 		op.Value.Extra.Hit != nil && op.Value.Extra.Hit.Promoted:
 		return []lockEvent{{name: EventPromotion, process: p, target: e.promoted(op.Value.Extra)}}
-	case op.F == history.FEvent && op.Value != nil && op.Value.Extra != nil && strings.HasPrefix(op.Value.Extra.Detail, workloads.FailpointPrefix):
+	case op.F == history.FEvent && op.Value != nil && op.Value.Extra != nil && strings.HasPrefix(op.Value.Extra.Detail, history.FailpointPrefix):
 		return []lockEvent{{name: EventFailpoint, process: p, target: p}}
 	case op.F == history.FServerRelease && op.Key != "":
 		// Only a release of a lock whose holder, by the history, still

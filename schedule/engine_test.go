@@ -222,7 +222,7 @@ func TestEngineEvents(t *testing.T) {
 			return er.op(0, history.Invoke, history.FRelease, "k")
 		}},
 		{name: "acquire aims at the asker", spec: "note@acquire#3:10ms", target: 2, key: "", drive: func(er *engineRun) history.Op {
-			er.grant(1, "k") // the first
+			er.grant(1, "k")                                // the first
 			er.op(0, history.Invoke, history.FAcquire, "k") // the second: a rival's
 			return er.op(2, history.Invoke, history.FAcquire, "j")
 		}},

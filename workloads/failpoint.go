@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // Failpoint is a named place in a lock client where a worker, when the run
@@ -55,7 +57,7 @@ const EventFailpoint = "failpoint"
 
 // FailpointPrefix starts the detail of a failpoint event ("failpoint NAME:
 // where"); a lock client's event with this prefix is sent as EventFailpoint.
-const FailpointPrefix = "failpoint "
+const FailpointPrefix = history.FailpointPrefix
 
 // FailpointWait is how long a worker stays at a failpoint: long enough for
 // a crash nemesis polling every few milliseconds to find it there, short
