@@ -435,7 +435,7 @@ func TestDefault(t *testing.T) {
 				if !sub.Advisory || sub.Valid != Invalid {
 					t.Errorf("%s: advisory %v valid %v, want an advisory invalid", sub.Checker, sub.Advisory, sub.Valid)
 				}
-			case conditionsName:
+			case ConditionsName:
 				if !sub.Advisory || sub.Valid != Valid {
 					t.Errorf("%s: advisory %v valid %v, want an advisory valid", sub.Checker, sub.Advisory, sub.Valid)
 				}

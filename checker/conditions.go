@@ -187,11 +187,12 @@ type conditionsChecker struct{}
 
 var _ analyzer = conditionsChecker{}
 
-// conditionsName is the conditions checker's name.
-const conditionsName = "conditions"
+// ConditionsName is the conditions checker's name, as its sub-result of a
+// composition carries it.
+const ConditionsName = "conditions"
 
 // Name returns "conditions".
-func (conditionsChecker) Name() string { return conditionsName }
+func (conditionsChecker) Name() string { return ConditionsName }
 
 // Check checks h.
 func (c conditionsChecker) Check(ctx context.Context, h history.History) Result {

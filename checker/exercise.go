@@ -435,7 +435,7 @@ func lift(r Result) Result {
 		if sub.NotExercised != "" && !sub.Advisory && r.NotExercised == "" {
 			r.NotExercised = sub.NotExercised
 		}
-		if sub.Checker == conditionsName && r.Reached == nil {
+		if sub.Checker == ConditionsName && r.Reached == nil {
 			r.Reached = sub.Reached
 		}
 	}

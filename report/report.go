@@ -157,7 +157,7 @@ func build(in Input, dir string) page {
 	p := page{Meta: in.Meta, Verdict: res.Valid.String(), Error: res.Error, Fencing: "fencing: not used"}
 	p.NotExercised = res.NotExercised
 	for _, sub := range res.Results {
-		if sub.Checker == "conditions" {
+		if sub.Checker == checker.ConditionsName {
 			p.Reached = checker.ReachedLine(res.Reached)
 		}
 	}

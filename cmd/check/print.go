@@ -18,7 +18,7 @@ const maxPrinted = 8
 func printResult(w io.Writer, res checker.Result) {
 	conditions := false
 	for _, r := range res.Results {
-		if r.Checker == "conditions" {
+		if r.Checker == checker.ConditionsName {
 			conditions = true // its line is the reached line below
 			continue
 		}
