@@ -39,9 +39,10 @@ const (
 	// as a ZooKeeper session event. It is a lone info op with no invocation
 	// and no effect; Pairs skips it.
 	FEvent = "event"
-	// FailpointPrefix starts the detail of the FEvent a worker reports
-	// when it stops at an armed failpoint ("failpoint NAME: where").
-	FailpointPrefix = "failpoint "
+	// EventFailpointPrefix starts the detail of the FEvent a worker
+	// reports when it stops at an armed failpoint ("failpoint NAME:
+	// where"); it is not an op name.
+	EventFailpointPrefix = "failpoint "
 	// FSeed and FFinal are the controller's own ops on the inventory
 	// workload's stock, recorded with the nemesis process id (neither is
 	// a worker's op): FSeed set a key's initial stock (Value.Wrote) before

@@ -252,7 +252,7 @@ func (e *Engine) events(op history.Op) []lockEvent {
 	case p == history.NemesisProcess && op.Type == history.Info && op.Value != nil && op.Value.Extra != nil &&
 		op.Value.Extra.Hit != nil && op.Value.Extra.Hit.Promoted:
 		return []lockEvent{{name: EventPromotion, process: p, target: e.promoted(op.Value.Extra)}}
-	case op.F == history.FEvent && op.Value != nil && op.Value.Extra != nil && strings.HasPrefix(op.Value.Extra.Detail, history.FailpointPrefix):
+	case op.F == history.FEvent && op.Value != nil && op.Value.Extra != nil && strings.HasPrefix(op.Value.Extra.Detail, history.EventFailpointPrefix):
 		return []lockEvent{{name: EventFailpoint, process: p, target: p}}
 	case op.F == history.FServerRelease && op.Key != "":
 		// Only a release of a lock whose holder, by the history, still

@@ -57,7 +57,7 @@ const EventFailpoint = "failpoint"
 
 // FailpointPrefix starts the detail of a failpoint event ("failpoint NAME:
 // where"); a lock client's event with this prefix is sent as EventFailpoint.
-const FailpointPrefix = history.FailpointPrefix
+const FailpointPrefix = history.EventFailpointPrefix
 
 // FailpointWait is how long a worker stays at a failpoint: long enough for
 // a crash nemesis polling every few milliseconds to find it there, short
