@@ -82,12 +82,12 @@ func releaseOK(a *analysis, h hold) *history.Op {
 	return nil
 }
 
-// reconnected reports whether process p reported an event (such as a new
-// database session) from from to to.
+// reconnected reports whether process p reported an event other than a
+// mark (such as a new database session) from from to to.
 func reconnected(h history.History, p int, from, to time.Duration) bool {
 	for i := range h {
 		op := &h[i]
-		if op.F == history.FEvent && op.Process == p && op.Time >= from && op.Time <= to {
+		if op.F == history.FEvent && !op.IsMark() && op.Process == p && op.Time >= from && op.Time <= to {
 			return true
 		}
 	}

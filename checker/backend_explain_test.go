@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -190,5 +191,29 @@ func checkBackendSentence(t *testing.T, b backendHistory, from int, want, notWan
 	}
 	if len(want) == 0 && got != "" {
 		t.Errorf("got %q, want nothing", got)
+	}
+}
+
+// TestMarksTellNothing: a worker's marks (its write sent, a renewal) are
+// neither a reconnection nor a lock client's report a story quotes.
+func TestMarksTellNothing(t *testing.T) {
+	ev := func(i, p int, at time.Duration, detail string) history.Op {
+		return history.Op{Index: i, Time: at, Process: p, Type: history.Info, F: history.FEvent,
+			Value: &history.Value{Extra: &history.Extra{Detail: detail}}}
+	}
+	h := history.History{
+		ev(0, 1, 10*time.Millisecond, "write sent: k0 (token 3)"),
+		ev(1, 1, 20*time.Millisecond, "renewal sent: k0 (owner a)"),
+		ev(2, 2, 30*time.Millisecond, "database session 12 ended; reconnected as session 13"),
+	}
+	if reconnected(h, 1, 0, time.Second) {
+		t.Error("process 1's marks read as a reconnection")
+	}
+	if !reconnected(h, 2, 0, time.Second) {
+		t.Error("process 2's new session not read as a reconnection")
+	}
+	evs := eventsByProcess(h)
+	if len(evs[1]) != 0 || len(evs[2]) != 1 {
+		t.Errorf("events by process %v: want none of process 1 (marks), one of process 2", evs)
 	}
 }

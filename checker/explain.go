@@ -288,11 +288,11 @@ func failoverWhy(f history.Fault) string {
 const maxEvents = 3
 
 // eventsByProcess indexes the events (history.FEvent) each process's lock
-// client reported.
+// client reported, marks (history.Op.IsMark) left out.
 func eventsByProcess(h history.History) map[int][]*history.Op {
 	out := make(map[int][]*history.Op)
 	for i := range h {
-		if h[i].F == history.FEvent {
+		if h[i].F == history.FEvent && !h[i].IsMark() {
 			out[h[i].Process] = append(out[h[i].Process], &h[i])
 		}
 	}

@@ -532,11 +532,11 @@ func opsByProcess(h history.History, procs map[int]bool) map[int][]*history.Op {
 var lossWords = []string{"expired", "lost", "refused", "failed", "disconnected", "suspended", "ended", "ran out", "validity"}
 
 // isLossEvent reports whether a lock client's event says the lock may be
-// gone; a failpoint's event does not.
+// gone; a failpoint's event and a mark do not.
 func isLossEvent(detail string) bool {
 	d := strings.ToLower(detail)
-	if strings.HasPrefix(d, "failpoint") {
-		return false
+	if strings.HasPrefix(d, "failpoint") || strings.HasPrefix(d, history.EventWritePrefix) || strings.HasPrefix(d, history.EventRenewalPrefix) {
+		return false // a failpoint's stop, a mark (history.Op.IsMark)
 	}
 	for _, w := range lossWords {
 		if strings.Contains(d, w) {

@@ -305,6 +305,9 @@ func TestIsLossEvent(t *testing.T) {
 		{"session 0x1 connected", false},
 		{"reconnected to 127.0.0.1:4222", false},
 		{"failpoint after-acquire: expired", false},
+		{"write sent: k0 (token 3)", false},                        // a mark
+		{"renewal sent: lease 0x694d kept alive (TTL 2 s)", false}, // a mark
+		{"renewal sent: k0 (owner lost-and-found)", false},         // a mark, whatever its owner is called
 		{"", false},
 	} {
 		if got := isLossEvent(tt.detail); got != tt.want {

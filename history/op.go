@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -43,6 +44,14 @@ const (
 	// reports when it stops at an armed failpoint ("failpoint NAME:
 	// where"); it is not an op name.
 	EventFailpointPrefix = "failpoint "
+	// EventWritePrefix and EventRenewalPrefix start the detail of the
+	// marks a worker reports, when asked (workloads.Config.Report), so
+	// that a fault can fire at them: a critical section's write sent
+	// ("write sent: k0 (token 3)"), a lease renewal of its lock client
+	// ("renewal sent: k0 (owner ...)"). A mark says nothing of the lock's
+	// state (IsMark).
+	EventWritePrefix   = "write sent: "
+	EventRenewalPrefix = "renewal sent: "
 	// FSeed and FFinal are the controller's own ops on the inventory
 	// workload's stock, recorded with the nemesis process id (neither is
 	// a worker's op): FSeed set a key's initial stock (Value.Wrote) before
@@ -64,6 +73,17 @@ const (
 // FServerExit, FServerRelease): not an operation, so Pairs skips it.
 func (op *Op) IsLone() bool {
 	return op.Type == Info && (op.F == FEvent || op.F == FServerExit || op.F == FServerRelease)
+}
+
+// IsMark reports whether op is a worker's mark (EventWritePrefix,
+// EventRenewalPrefix): an event reported only so that a fault can fire at
+// it, which says nothing of whether the lock is held, lost or reconnected.
+func (op *Op) IsMark() bool {
+	if op.F != FEvent || op.Value == nil || op.Value.Extra == nil {
+		return false
+	}
+	d := op.Value.Extra.Detail
+	return strings.HasPrefix(d, EventWritePrefix) || strings.HasPrefix(d, EventRenewalPrefix)
 }
 
 // Op is one entry of a history.

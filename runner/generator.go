@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/schedule"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -81,6 +82,7 @@ func (s *slot) spawn(ctx context.Context) error {
 	t := s.r.test
 	cfg := t.workerConfig(s.process, s.r.cluster.LockAddrs(s.index), s.r.cluster.StorageAddr())
 	cfg.ClockFile = s.r.clockFile(s.index)
+	cfg.Report = schedule.WorkerReports(s.r.plan.Faults)
 	cfg = withLinks(cfg, s.r.cluster, s.index)
 	process := s.process
 	onEvent := func(e workloads.Reply) {

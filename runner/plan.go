@@ -88,6 +88,9 @@ func Resolve(t Test) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMarks(t, d, w, spec.Faults); err != nil {
+		return nil, err
+	}
 	kinds := spec.Kinds
 	if len(t.External) > 0 && t.Cluster != ClusterExternal {
 		return nil, fmt.Errorf("--external goes with --cluster external (not %q)", t.Cluster)
@@ -132,6 +135,35 @@ func Resolve(t Test) (*Plan, error) {
 
 // checkWorkload refuses a workload the design does not run, or one that
 // cannot go with --fencing.
+// checkMarks refuses a fault bound to a mark (schedule.WorkerReports) the
+// run's workers will not report: a renewal of a design that does not
+// renew, a write of a design whose critical section is its lock's own
+// (a guarded write, a register in the database), either of a design with
+// its own worker in another language. A worker given with --worker-cmd
+// is asked and may report them.
+func checkMarks(t Test, d workloads.Design, w workloads.Workload, faults []schedule.Fault) error {
+	if len(t.WorkerCmd) > 0 {
+		return nil
+	}
+	for _, f := range faults {
+		var why string
+		switch ev := f.Trigger.Event; {
+		case ev != schedule.EventWrite && ev != schedule.EventRenewal:
+			continue
+		case len(d.Worker) > 0:
+			why = fmt.Sprintf("%s runs in its own worker (%s), which reports no %s", d.Name, strings.Join(d.Worker, " "), ev)
+		case ev == schedule.EventRenewal && !d.Renews:
+			why = d.Name + " does not renew its lease (no watchdog, no keepalive): there is no renewal to fire at"
+		case ev == schedule.EventWrite && (d.Guarded || w.InLock):
+			why = fmt.Sprintf("%s writes inside its lock's own transaction (workload %s), where lockcheck's worker reports no write", d.Name, w.Name)
+		default:
+			continue
+		}
+		return fmt.Errorf("--nemesis %s: %s", f, why)
+	}
+	return nil
+}
+
 func checkWorkload(t Test, d workloads.Design, w workloads.Workload) error {
 	if w.Listed && !d.Runs(w) {
 		return fmt.Errorf("--workload %s: %s does not run it (designs that do: %s; see check list)",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,6 +164,41 @@ func TestReplyTimeoutOutlastsTriggeredFaults(t *testing.T) {
 			}
 			if got := p.replyTimeout(); got != c.want {
 				t.Errorf("reply timeout %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+// TestResolveRefusesMarksNoWorkerReports: a fault bound to a write or a
+// renewal is refused where no worker of the run would report it, with the
+// reason, and resolved where one does.
+func TestResolveRefusesMarksNoWorkerReports(t *testing.T) {
+	cases := []struct {
+		lock, workload, nemesis string
+		workerCmd               []string
+		want                    string // "" resolves
+	}{
+		{"redis-set-px", "", "pause@write:lease", nil, ""},
+		{"redis-watchdog", "", "pause@renewal:lease,kill@write", nil, ""},
+		{"etcd-mutex", "", "pause@renewal", nil, ""},
+		{"nats-kv", "", "pause@renewal", nil, ""},
+		{"redis-set-px", "", "pause@renewal", nil, "does not renew its lease"},
+		{"etcd-mutex-guarded", "", "pause@write", nil, "writes inside its lock's own transaction"},
+		{"pg-for-update", workloads.WorkloadRegisterInDB, "pause@write", nil, "writes inside its lock's own transaction"},
+		{"pg-for-update", "", "pause@write", nil, ""},
+		{"redis-py-lock", "", "pause@write", nil, "runs in its own worker"},
+		{"redis-set-px", "", "pause@renewal", []string{"my-worker"}, ""}, // asked; it may report them
+	}
+	for _, c := range cases {
+		t.Run(c.lock+"/"+c.nemesis, func(t *testing.T) {
+			tt := Test{Lock: c.lock, Workload: c.workload, Nemesis: c.nemesis, WorkerCmd: c.workerCmd}
+			tt.Defaults()
+			_, err := Resolve(tt)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "--nemesis")):
+				t.Fatalf("error %v, want one naming --nemesis and %q", err, c.want)
 			}
 		})
 	}

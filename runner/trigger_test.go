@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ func TestTriggeredFaults(t *testing.T) {
 	overlap, fencing := checker.NewOverlap(checker.Options{}), checker.NewFencing()
 	cases := []struct {
 		name, nem string
+		lock      string // "" is redis-set-px
 		fencing   bool
 		event     string // the op F and type of the event that fires it
 		evType    history.Type
@@ -31,14 +33,26 @@ func TestTriggeredFaults(t *testing.T) {
 		fenced    bool
 		finder    checker.Checker
 	}{
-		{"pause at grant", "pause@grant+5ms:lease+600ms", false, history.FAcquire, history.OK, 5 * time.Millisecond, history.FPause, checker.Invalid, "double-holder", false, overlap},
-		{"pause at grant, fenced", "pause@grant+5ms:lease+600ms", true, history.FAcquire, history.OK, 5 * time.Millisecond, history.FPause, checker.Valid, "stale-write-rejected", true, fencing},
-		{"partition at cs", "partition@cs:lease+600ms", false, history.FCS, history.Invoke, 0, history.FPartition, checker.Invalid, "double-holder", false, overlap},
+		{"pause at grant", "pause@grant+5ms:lease+600ms", "", false, history.FAcquire, history.OK, 5 * time.Millisecond, history.FPause, checker.Invalid, "double-holder", false, overlap},
+		{"pause at grant, fenced", "pause@grant+5ms:lease+600ms", "", true, history.FAcquire, history.OK, 5 * time.Millisecond, history.FPause, checker.Valid, "stale-write-rejected", true, fencing},
+		{"partition at cs", "partition@cs:lease+600ms", "", false, history.FCS, history.Invoke, 0, history.FPartition, checker.Invalid, "double-holder", false, overlap},
+		// Marks: the worker reports its write, its watchdog's renewal.
+		{"pause at write", "pause@write:lease+600ms", "", false, history.FEvent, history.Info, 0, history.FPause, checker.Invalid, "double-holder", false, overlap},
+		{"pause at renewal", "pause@renewal+5ms:lease+600ms", "redis-watchdog", false, history.FEvent, history.Info, 5 * time.Millisecond, history.FPause, checker.Invalid, "double-holder", false, overlap},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tt := quick(t, "redis-set-px", c.nem, c.fencing)
+			lock := c.lock
+			if lock == "" {
+				lock = "redis-set-px"
+			}
+			tt := quick(t, lock, c.nem, c.fencing)
 			tt.Think = 1200 * time.Millisecond // a section that outlasts the 300 ms lease
+			if c.evType == history.Info && c.lock == "" {
+				// A write within the lease: redis-set-px's client checks
+				// its lease before it writes, and writes nothing past it.
+				tt.Think = 100 * time.Millisecond
+			}
 			tt.Time, tt.Until = patient, untilAnomaly(c.finder, c.mustFind)
 			out, err := Run(context.Background(), tt, io.Discard)
 			if err != nil {
@@ -64,7 +78,14 @@ func TestTriggeredFaults(t *testing.T) {
 				t.Fatalf("fired by op %+v (record %+v), want a %s %s", ev, f, c.event, c.evType)
 			}
 			hit := history.HitOf(&start)
-			if start.F != c.start || hit == nil || hit.Trigger != c.nem || hit.Event != ev.Index || !hit.Holder || hit.Key != ev.Key {
+			key := ev.Key
+			if ev.F == history.FEvent { // a mark names no key: the holder's
+				key = hit.Key
+				if d := ev.Value.Ext().Detail; key == "" || !strings.HasPrefix(d, c.nem[strings.IndexByte(c.nem, '@')+1:strings.IndexAny(c.nem, "+:")]+" sent: ") {
+					t.Fatalf("fired by the mark %q striking %q, want the trigger's mark of a held lock", d, key)
+				}
+			}
+			if start.F != c.start || hit == nil || hit.Trigger != c.nem || hit.Event != ev.Index || !hit.Holder || hit.Key != key {
 				t.Fatalf("start op %+v: want the fault on the event's holder, naming its trigger", start)
 			}
 			if targets := start.Value.Ext().Targets; len(targets) != 1 || targets[0] != ev.Process {

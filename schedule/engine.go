@@ -252,8 +252,20 @@ func (e *Engine) events(op history.Op) []lockEvent {
 	case p == history.NemesisProcess && op.Type == history.Info && op.Value != nil && op.Value.Extra != nil &&
 		op.Value.Extra.Hit != nil && op.Value.Extra.Hit.Promoted:
 		return []lockEvent{{name: EventPromotion, process: p, target: e.promoted(op.Value.Extra)}}
-	case op.F == history.FEvent && op.Value != nil && op.Value.Extra != nil && strings.HasPrefix(op.Value.Extra.Detail, history.EventFailpointPrefix):
-		return []lockEvent{{name: EventFailpoint, process: p, target: p}}
+	case op.F == history.FEvent && op.Value != nil && op.Value.Extra != nil:
+		d := op.Value.Extra.Detail
+		switch {
+		case strings.HasPrefix(d, history.EventFailpointPrefix):
+			return []lockEvent{{name: EventFailpoint, process: p, target: p}}
+		case strings.HasPrefix(d, marks[EventWrite]):
+			return []lockEvent{{name: EventWrite, process: p, target: p}}
+		case strings.HasPrefix(d, marks[EventRenewal]):
+			// Only a holder's: an etcd session renews its lease from
+			// the worker's start, holding a lock or not.
+			if _, holds := e.holds[p]; holds {
+				return []lockEvent{{name: EventRenewal, process: p, target: p}}
+			}
+		}
 	case op.F == history.FServerRelease && op.Key != "":
 		// Only a release of a lock whose holder, by the history, still
 		// holds it and has not begun to give it back: the lock lost
@@ -493,12 +505,18 @@ func firedBy(ev event) string {
 		what = "acquire"
 	case ev.op.F == history.FCS:
 		what = "critical section"
+	case ev.op.F == history.FEvent && ev.op.Value != nil && ev.op.Value.Extra != nil:
+		// A worker's report names no key: its detail says what it was.
+		what, _, _ = strings.Cut(ev.op.Value.Extra.Detail, ":")
 	}
 	if ev.op.Process == history.NemesisProcess {
 		if h := history.HitOf(&ev.op); h != nil && h.Promoted {
 			return fmt.Sprintf("the promotion of the %s at op %d", what, ev.op.Index)
 		}
 		return fmt.Sprintf("the %s of %s at op %d", what, ev.op.Key, ev.op.Index)
+	}
+	if ev.op.Key == "" {
+		return fmt.Sprintf("process %d's %s at op %d", ev.op.Process, what, ev.op.Index)
 	}
 	return fmt.Sprintf("process %d's %s of %s at op %d", ev.op.Process, what, ev.op.Key, ev.op.Index)
 }

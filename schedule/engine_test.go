@@ -128,6 +128,12 @@ func (er *engineRun) release(p int, key string) history.Op {
 }
 
 // wait waits for nemesis i's next strike.
+// event records process p's lone event (a worker's report) with detail.
+func (er *engineRun) event(p int, detail string) history.Op {
+	return er.rec.Record(history.Op{Process: p, Type: history.Info, F: history.FEvent,
+		Value: &history.Value{Extra: &history.Extra{Detail: detail}}})
+}
+
 func (er *engineRun) wait(t *testing.T, i int) {
 	t.Helper()
 	select {
@@ -265,13 +271,25 @@ func TestEngineEvents(t *testing.T) {
 			return granted(2, "lock0", "lock2", "lock4")
 		}},
 		{name: "failpoint is a worker's report of one", spec: "note@failpoint:10ms", target: 2, key: "", drive: func(er *engineRun) history.Op {
-			event := func(p int, detail string) history.Op {
-				return er.rec.Record(history.Op{Process: p, Type: history.Info, F: history.FEvent,
-					Value: &history.Value{Extra: &history.Extra{Detail: detail}}})
-			}
-			event(1, "session expired") // another event: none
+			er.event(1, "session expired") // another event: none
 			er.op(2, history.Invoke, history.FAcquire, "k")
-			return event(2, "failpoint setnx-expire: between SETNX and PEXPIRE of k (the key has no TTL yet)")
+			return er.event(2, "failpoint setnx-expire: between SETNX and PEXPIRE of k (the key has no TTL yet)")
+		}},
+		{name: "write is a holder's report of its write sent", spec: "note@write:10ms", target: 1, key: "k", drive: func(er *engineRun) history.Op {
+			er.grant(0, "j")
+			er.event(0, "renewal sent: j (owner a)") // a renewal: not a write
+			er.grant(1, "k")
+			er.op(1, history.Invoke, history.FCS, "k")
+			return er.event(1, "write sent: k (token 3)")
+		}},
+		{name: "renewal is a worker's report of a renewal", spec: "note@renewal/p2:10ms", target: 2, key: "k", drive: func(er *engineRun) history.Op {
+			er.grant(1, "j")
+			er.event(1, "renewal sent: j (owner a)")                              // another process's
+			er.event(2, "write sent: k (token 3)")                                // a write: not a renewal
+			er.event(2, "renewal of k refused: the key no longer has revision 3") // NATS's refusal: no renewal
+			er.event(2, "renewal sent: lease 0x1f kept alive (TTL 2 s)")          // holding nothing: none
+			er.grant(2, "k")
+			return er.event(2, "renewal sent: lease 0x1f kept alive (TTL 2 s)")
 		}},
 		{name: "promotion aims at a holder left with the old master", spec: "note@promotion:10ms", target: 2, key: "j", drive: func(er *engineRun) history.Op {
 			failover := func(promoted bool) history.Op {

@@ -3,10 +3,12 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/suggest"
 	"github.com/lockcheck/lockcheck/nemesis"
 )
@@ -47,11 +49,36 @@ const (
 	// with a replica promoted (or a Redis Cluster replica's takeover); the
 	// target is the holder left with the old master, -1 for none.
 	EventPromotion = "promotion"
+	// EventWrite is a holder's critical section sending its write, as
+	// its worker reported (the write mark); the target is that holder.
+	EventWrite = "write"
+	// EventRenewal is a lease renewal of a holder's lock client (a
+	// watchdog's renewal sent, an etcd keepalive's reply), as its worker
+	// reported (the renewal mark), while the history has it hold a lock;
+	// the target is that holder.
+	EventRenewal = "renewal"
 	// EventLeaseLeft is a holder's lease falling below a bound
 	// (lease-left<200ms), counted from the invocation of its acquire (the
 	// earliest its lease could have begun).
 	EventLeaseLeft = "lease-left"
 )
+
+// marks are the events a worker reports only when asked to
+// (workloads.Config.Report), by the prefix of their details.
+var marks = map[string]string{EventWrite: history.EventWritePrefix, EventRenewal: history.EventRenewalPrefix}
+
+// WorkerReports returns the marks faults' triggers name (EventWrite,
+// EventRenewal): what the run asks its workers to report
+// (workloads.Config.Report, whose names are the events').
+func WorkerReports(faults []Fault) []string {
+	var out []string
+	for _, f := range faults {
+		if _, ok := marks[f.Trigger.Event]; ok && !slices.Contains(out, f.Trigger.Event) {
+			out = append(out, f.Trigger.Event)
+		}
+	}
+	return out
+}
 
 // Event describes one event for `check list` and the docs.
 type Event struct {
@@ -67,10 +94,12 @@ func Events() []Event {
 		{EventGrant, "an acquire completed ok; the target is the process granted the lock"},
 		{EventMajorityGrant, "a grant recorded on just a majority of the lock nodes (RedLock granted on three of five masters: one node's loss leaves the key on a minority); the target is the process granted the lock"},
 		{EventCS, "a holder was sent its critical section (it is entering it); the target is that holder"},
+		{EventWrite, "a holder's critical section sent its write, as its worker reported it (lockcheck's own workers, in the critical sections they run themselves); the target is that holder"},
 		{EventRelease, "a holder's release was invoked; the target is that holder"},
 		{EventAcquire, "an acquire was invoked; the target is the process that asks (with no offset the fault is in force before the request leaves)"},
 		{EventRival, "an acquire was invoked on a lock another process holds; the target is the holder"},
 		{EventServerRelease, "the lock service let a lock go while its holder still held it and had not begun its release (its observer saw the key expire, the lease or session end, another client delete it); the target is that holder"},
+		{EventRenewal, "a lease renewal of a worker's lock client, as the worker reported it (redis-watchdog's and redis-reentrant's watchdog sent one, an etcd session's keepalive was answered) while the worker held a lock; the target is that holder"},
 		{EventFailpoint, "a worker reported it stopped at the run's armed failpoint (--failpoint: between SETNX and PEXPIRE); the target is that worker"},
 		{EventPromotion, "a failover (failover, failover-kill) saw a replica promoted; the target is a holder left with the old master (the unreplicated grant's, for failover-kill), else the nemesis picks"},
 		{EventLeaseLeft + "<D", "a holder's lease has less than D left, counted from its acquire's invocation; the target is that holder"},
@@ -83,7 +112,7 @@ type Trigger struct {
 	// Event is one of the Event* names.
 	Event string `json:"event"`
 	// Process, when set, counts only that process's events (acquire,
-	// grant, majority-grant, cs, failpoint,
+	// grant, majority-grant, cs, write, renewal, failpoint,
 	// release, lease-left: the holder's; rival: the rival's).
 	Process *int `json:"process,omitempty"`
 	// Nth is which matching event fires the fault first (0 and 1: the

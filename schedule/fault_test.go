@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,8 @@ func TestParseFault(t *testing.T) {
 		{"pause@rival+lease+500ms", Fault{Kind: "pause", Trigger: Trigger{Event: EventRival, Offset: Dur{Leases: 1, Abs: 500 * time.Millisecond}}}, ""},
 		{"pause@server-release#1", Fault{Kind: "pause", Trigger: Trigger{Event: EventServerRelease, Nth: 1}}, "pause@server-release"},
 		{"pause@grant*1", Fault{Kind: "pause", Trigger: Trigger{Event: EventGrant}, Repeat: 1}, "pause@grant"},
+		{"pause@write:lease", Fault{Kind: "pause", Trigger: Trigger{Event: EventWrite}, Duration: one("lease")}, ""},
+		{"kill@renewal/p1#2", Fault{Kind: "kill", Trigger: Trigger{Event: EventRenewal, Process: intp(1), Nth: 2}}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
@@ -156,6 +159,29 @@ func TestParseSpec(t *testing.T) {
 	}
 	if got := Join(nil); got != "none" {
 		t.Errorf("Join of none = %q", got)
+	}
+}
+
+// TestWorkerReports: the marks a run asks its workers for are those its
+// triggers name, each once, in the order they first come.
+func TestWorkerReports(t *testing.T) {
+	cases := []struct {
+		spec string
+		want []string
+	}{
+		{"pause", nil},
+		{"pause@grant,partition@cs,kill@failpoint", nil},
+		{"pause@write", []string{"write"}},
+		{"pause@renewal,kill@write,partition@renewal#2", []string{"renewal", "write"}},
+	}
+	for _, c := range cases {
+		s, err := Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := WorkerReports(s.Faults); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.spec, got, c.want)
+		}
 	}
 }
 

@@ -64,6 +64,9 @@ func newEtcdSession(cfg Config, events func(string)) (*etcdSession, error) {
 		return nil, fmt.Errorf("connect to etcd: %w", err)
 	}
 	es := &etcdSession{c: c, cfg: cfg, ttl: EtcdTTL(cfg.Lease()), events: events}
+	if cfg.Reports(ReportRenewal) && events != nil {
+		reportRenewals(c, events)
+	}
 	// The first lease may wait for the connection to come up, on a loaded
 	// machine longer than one call's timeout.
 	if _, err := es.grantWithin(context.Background(), etcdOpenWait); err != nil {

@@ -229,6 +229,9 @@ func (l *natsKV) renew(key string, h *natsHeld) {
 			return
 		case <-tick.C:
 		}
+		if l.cfg.Reports(ReportRenewal) {
+			l.events(fmt.Sprintf("%s%s (revision %d)", history.EventRenewalPrefix, key, h.lastRev()))
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout())
 		r, err := l.kv.Update(ctx, key, []byte(h.owner), h.lastRev())
 		cancel()

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"slices"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -93,6 +94,13 @@ type Config struct {
 	Workload string `json:"workload,omitempty"`
 	// Stock is the inventory workload's initial stock per key.
 	Stock int64 `json:"stock,omitempty"`
+	// Report names the marks the worker reports as events, on top of
+	// its lock client's own, so that a fault can fire at them (the
+	// controller asks only for those a trigger names): ReportWrite, each
+	// critical section's write as it is sent; ReportRenewal, each lease
+	// renewal its lock client makes. A worker that cannot report one
+	// ignores it (a fault bound to it then never fires, and says so).
+	Report []string `json:"report,omitempty"`
 	// Failpoint names a place in a lock client where the worker stops for
 	// a while and reports it with an event, so a crash nemesis can land
 	// there ("" for none; see docs/worker-protocol.md).
@@ -113,6 +121,16 @@ type Config struct {
 	// "" means lockcheck-p<process>.
 	SessionName string `json:"session_name,omitempty"`
 }
+
+// The marks a worker reports when Config.Report names them. Their events'
+// details start with history.EventWritePrefix and EventRenewalPrefix.
+const (
+	ReportWrite   = "write"
+	ReportRenewal = "renewal"
+)
+
+// Reports says whether the worker is to report the mark name.
+func (c Config) Reports(name string) bool { return slices.Contains(c.Report, name) }
 
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 

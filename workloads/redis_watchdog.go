@@ -152,6 +152,9 @@ func (w *watchdog) loop(key string, rn *renewal) {
 			return
 		case <-tick.C:
 		}
+		if w.cfg.Reports(ReportRenewal) {
+			w.events(fmt.Sprintf("%s%s (owner %s)", history.EventRenewalPrefix, key, rn.owner))
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.OpTimeout())
 		n, err := w.renew.Run(ctx, w.c, []string{key}, w.cfg.LeaseMS, rn.owner).Int64()
 		cancel()

@@ -52,6 +52,9 @@ type Resource struct {
 	think     time.Duration
 	fenced    bool
 	inventory bool
+	// sent, when set, is told of each write as it is sent (the write
+	// mark, Config.Report).
+	sent func(key string, token int64)
 }
 
 // NewResource connects to the storage node.
@@ -125,6 +128,9 @@ func (r *Resource) CriticalSection(ctx context.Context, key string, token int64,
 	}
 	if err := check(); err != nil {
 		return val, Definite(err)
+	}
+	if r.sent != nil {
+		r.sent(key, token)
 	}
 	return val, r.write(ctx, keys, token, next, val)
 }

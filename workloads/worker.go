@@ -49,6 +49,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			ev = EventFailpoint
 		case strings.HasPrefix(detail, "watchdog "):
 			ev = "watchdog"
+		case strings.HasPrefix(detail, history.EventWritePrefix):
+			ev = ReportWrite
+		case strings.HasPrefix(detail, history.EventRenewalPrefix):
+			ev = ReportRenewal
 		}
 		_ = write(Reply{Event: ev, Value: &history.Value{Extra: &history.Extra{Detail: detail}}})
 	}
@@ -123,7 +127,13 @@ func open(cfg *Config, events func(string)) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &worker{cfg: *cfg, lock: l, res: NewResource(*cfg), ignoreLoss: plantedIgnoreLoss(), dropLock: plantedDropLock(cfg.Process)}, nil
+	res := NewResource(*cfg)
+	if cfg.Reports(ReportWrite) {
+		res.sent = func(key string, token int64) {
+			events(fmt.Sprintf("%s%s (token %d)", history.EventWritePrefix, key, token))
+		}
+	}
+	return &worker{cfg: *cfg, lock: l, res: res, ignoreLoss: plantedIgnoreLoss(), dropLock: plantedDropLock(cfg.Process)}, nil
 }
 
 func (w *worker) invoke(ctx context.Context, req Request) (*history.Value, error) {

@@ -1,0 +1,30 @@
+package history
+
+import "testing"
+
+// TestIsMark: a worker's write and renewal marks are marks; every other
+// event, and an op that is no event, is not.
+func TestIsMark(t *testing.T) {
+	ev := func(f, detail string) Op {
+		return Op{Type: Info, F: f, Value: &Value{Extra: &Extra{Detail: detail}}}
+	}
+	cases := []struct {
+		name string
+		op   Op
+		want bool
+	}{
+		{"write", ev(FEvent, "write sent: k0 (token 3)"), true},
+		{"renewal", ev(FEvent, "renewal sent: lease 0x1f kept alive (TTL 2 s)"), true},
+		{"a refused renewal", ev(FEvent, "renewal of k0 refused: the lock is lost"), false},
+		{"a session event", ev(FEvent, "session 0x1 expired"), false},
+		{"a failpoint", ev(FEvent, "failpoint setnx-expire: between SETNX and PEXPIRE"), false},
+		{"not an event", ev(FCS, "write sent: k0"), false},
+		{"no value", Op{Type: Info, F: FEvent}, false},
+		{"no extra", Op{Type: Info, F: FEvent, Value: &Value{}}, false},
+	}
+	for _, c := range cases {
+		if got := c.op.IsMark(); got != c.want {
+			t.Errorf("%s: IsMark = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
