@@ -26,6 +26,12 @@ type Condition struct {
 	Definition string
 	// Detect returns each place the history reached it; nil for none.
 	Detect func(e *Evidence) []Reach
+	// Aim, when set, is the trigger that aims a fault at the condition
+	// (EVENT[+OFFSET][:DURATION], as --nemesis spells it after a kind's
+	// @): `check matrix --until-covered` fires a cell's faults so once
+	// its seeds alone did not reach the condition. "" when no trigger
+	// brings it about.
+	Aim string
 }
 
 // Reach is one place a history reached a condition.

@@ -78,6 +78,10 @@ type Run struct {
 	// checker's), in seconds; absent when it had none (no observer, or no
 	// grant the server released while its holder held it).
 	WindowsS []float64 `json:"windows_s,omitempty"`
+	// Aimed is the --nemesis the run fired its cell's faults with, when
+	// --until-covered aimed them at a condition no run had reached
+	// (Aim); "" for a run of the cell's own flags.
+	Aimed string `json:"aimed,omitempty"`
 	// Reached counts the places the run reached each danger condition
 	// (results.json's reached), by name; absent when it reached none.
 	Reached map[string]int `json:"reached,omitempty"`

@@ -526,9 +526,13 @@ func conditionsIntro() string {
 func conditionsTables() (map[string]string, error) {
 	var rows [][]string
 	for _, c := range checker.Conditions() {
-		rows = append(rows, []string{code(c.Name), text(c.Definition)})
+		aim := "none"
+		if c.Aim != "" {
+			aim = code("@" + c.Aim)
+		}
+		rows = append(rows, []string{code(c.Name), text(c.Definition), aim})
 	}
-	return map[string]string{"conditions": table([]string{"condition", "reached when"}, rows)}, nil
+	return map[string]string{"conditions": table([]string{"condition", "reached when", "aimed at by (--until-covered)"}, rows)}, nil
 }
 
 // verdictWords are the scenarios' expected verdicts, by their letter.

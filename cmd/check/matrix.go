@@ -56,7 +56,7 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	dockerHosts := fs.String("docker-host", "", "run each cell in a container of --cell-image on these Docker hosts, comma-separated DOCKER_HOST values (job slot i on host i mod n; docs/scale.md)")
 	cellImage := fs.String("cell-image", matrix.DefaultCellImage, "with --docker-host: the cell image (scripts/images.sh build check)")
 	shardFlag := fs.String("shard", "", "run only part I of N of the cells x seeds, written I/N as in 2/3 (sorted by cell name and seed, dealt round-robin), so N machines run the matrix with no overlap; check matrix merge judges the parts as one (docs/matrix.md)")
-	untilCovered := fs.Bool("until-covered", false, "run more seeds of each cell whose required danger conditions (reach=) no run reached, one a round, until each is reached or the cell has --max-seeds runs (docs/matrix.md)")
+	untilCovered := fs.Bool("until-covered", false, "run more seeds of each cell whose required danger conditions (reach=) no run reached, one a round, with its faults aimed at the condition where a trigger can (docs/conditions.md), until each is reached or the cell has --max-seeds runs (docs/matrix.md)")
 	maxSeeds := fs.Int("max-seeds", 30, "with --until-covered: the most runs a cell may have in all")
 	if help, err := parseFlags(fs, own); help || err != nil {
 		return helpOrError(help, err)
