@@ -19,11 +19,12 @@ import (
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// matrixFlags are the flags `check matrix` takes itself; every other flag
-// is a `check run` flag, passed to every run.
+// matrixFlags are the flags `check matrix` takes itself, true for those
+// that take a value (false: a boolean); every other flag is a `check
+// run` flag, passed to every run.
 var matrixFlags = map[string]bool{"cells": true, "lock": true, "nemesis": true, "seeds": true, "jobs": true,
-	"junit": true, "json": true, "markdown": true, "store": true, "run-timeout": true, "h": true, "help": true,
-	"docker-host": true, "cell-image": true, "service-version": true, "shard": true, "until-covered": true, "max-seeds": true}
+	"junit": true, "json": true, "markdown": true, "store": true, "run-timeout": true, "h": false, "help": false,
+	"docker-host": true, "cell-image": true, "service-version": true, "shard": true, "until-covered": false, "max-seeds": true}
 
 // cmdMatrix runs `check matrix`: cells (from --cells FILE, or --lock x
 // --nemesis) over --seeds, --jobs runs at a time, each its own `check run`
@@ -250,13 +251,15 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 
 // splitOwnFlags separates a command's own flags (with their values) from
 // the rest, which are `check run` flags for every run (kept in order).
+// own names the command's flags, true for one that takes a value: a
+// boolean's next argument is not its value.
 func splitOwnFlags(args []string, own map[string]bool) (mine, rest []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && own[name] {
+		if takes, ok := own[name]; strings.HasPrefix(a, "-") && ok {
 			mine = append(mine, a)
-			if !hasValue && name != "h" && name != "help" && i+1 < len(args) {
+			if !hasValue && takes && i+1 < len(args) {
 				mine = append(mine, args[i+1])
 				i++
 			}

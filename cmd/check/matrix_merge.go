@@ -11,9 +11,10 @@ import (
 	"github.com/lockcheck/lockcheck/matrix"
 )
 
-// mergeFlags are the flags `check matrix merge` takes; every other word is
+// mergeFlags are the flags `check matrix merge` takes (true: with a
+// value, as for splitOwnFlags); every other word is
 // a shard's matrix directory.
-var mergeFlags = map[string]bool{"store": true, "junit": true, "json": true, "markdown": true, "h": true, "help": true}
+var mergeFlags = map[string]bool{"store": true, "junit": true, "json": true, "markdown": true, "h": false, "help": false}
 
 // cmdMatrixMerge runs `check matrix merge DIR...` (also spelled `check
 // matrix --collect DIR...`): it reads the stored matrices of the shards of

@@ -215,3 +215,24 @@ func TestCheckOutputPathMakesFolder(t *testing.T) {
 		t.Fatalf("folder of %s not made: %v", path, err)
 	}
 }
+
+// TestSplitOwnFlags: a command's own flags keep their values, a boolean
+// of its own takes none (the flag after it is the next flag), and every
+// other word goes to the runs in order.
+func TestSplitOwnFlags(t *testing.T) {
+	cases := []struct {
+		args       []string
+		mine, rest string
+	}{
+		{[]string{"--until-covered", "--max-seeds", "15", "--cells", "f"}, "--until-covered --max-seeds 15 --cells f", ""},
+		{[]string{"--until-covered", "--fencing", "--seeds=1..3", "--think", "1s"}, "--until-covered --seeds=1..3", "--fencing --think 1s"},
+		{[]string{"-h", "--lock", "redis-set-px"}, "-h --lock redis-set-px", ""},
+		{[]string{"--time", "5s", "--jobs", "1", "--until-covered"}, "--jobs 1 --until-covered", "--time 5s"},
+	}
+	for _, c := range cases {
+		mine, rest := splitOwnFlags(c.args, matrixFlags)
+		if strings.Join(mine, " ") != c.mine || strings.Join(rest, " ") != c.rest {
+			t.Errorf("%q: mine %q rest %q, want %q and %q", c.args, mine, rest, c.mine, c.rest)
+		}
+	}
+}

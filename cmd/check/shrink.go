@@ -22,10 +22,11 @@ import (
 	"github.com/lockcheck/lockcheck/shrink"
 )
 
-// shrinkFlags are the flags `check shrink` takes itself; every other flag
+// shrinkFlags are the flags `check shrink` takes itself (true: with a
+// value, as for splitOwnFlags); every other flag
 // is a `check run` flag for every run.
 var shrinkFlags = map[string]bool{"count": true, "rate": true, "budget": true, "jobs": true, "kind": true,
-	"seed": true, "store": true, "run-timeout": true, "h": true, "help": true}
+	"seed": true, "store": true, "run-timeout": true, "h": false, "help": false}
 
 // cmdShrink runs `check shrink RUN_DIR`: it cuts a failing run down to the
 // smallest case whose anomaly still recurs in --rate of --count runs (fewer
