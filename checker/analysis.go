@@ -58,6 +58,7 @@ type analyzer interface {
 func newAnalysis(h history.History) *analysis {
 	a := &analysis{h: h}
 	a.pairs, a.err = h.Pairs()
+	a.pairs = withoutReentry(a.pairs)
 	for i := range h {
 		if h[i].Time > a.end {
 			a.end = h[i].Time
@@ -68,6 +69,61 @@ func newAnalysis(h history.History) *analysis {
 
 // pair is an invocation with its completion, pointing into the history.
 type pair = history.Pair
+
+// withoutReentry returns pairs without the re-entries of a re-entrant
+// lock, as its holder counts them: an acquire granted to a process that
+// already holds that lock by its own history adds one to its depth, and
+// a release while the depth is above one takes one off. Neither changes
+// who holds the lock, so the checkers see one hold, from the first grant
+// to the release that brings the depth to zero (or a crash). A lock that
+// is not re-entrant never grants its holder twice, so nothing is dropped
+// from its history. pairs is returned as it is when it has no re-entry.
+func withoutReentry(pairs []pair) []pair {
+	type procKey struct {
+		proc int
+		key  string
+	}
+	var depth map[procKey]int
+	var out []pair
+	for i, pr := range pairs {
+		inv := pr.Invoke
+		k := procKey{inv.Process, inv.Key}
+		inner := false
+		switch inv.F {
+		case history.FAcquire:
+			if pr.Type() == history.OK {
+				if depth == nil {
+					depth = make(map[procKey]int)
+				}
+				inner = depth[k] > 0
+				depth[k]++
+			}
+		case history.FRelease:
+			if d := depth[k]; d > 1 {
+				inner = true
+				depth[k] = d - 1
+			} else if d == 1 {
+				delete(depth, k)
+			}
+		case history.FCrash:
+			for pk := range depth {
+				if pk.proc == inv.Process {
+					delete(depth, pk)
+				}
+			}
+		}
+		switch {
+		case inner && out == nil:
+			out = append(make([]pair, 0, len(pairs)-1), pairs[:i]...)
+		case !inner && out != nil:
+			out = append(out, pr)
+		}
+	}
+	if out == nil {
+		return pairs
+	}
+	return out
+}
 
 // check runs c on a, through the shared analysis when c supports it.
 func check(ctx context.Context, c Checker, a *analysis) Result {

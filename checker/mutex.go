@@ -321,6 +321,12 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) (res Result) {
 				continue
 			case pr.Type() == history.Fail, abandoned:
 				continue
+			case pr.Type() == history.OK && releasedElse(pr) && !(seen && inputs[j].kind == mAcquire):
+				// It held nothing there by its own history, and its
+				// client says it deleted nothing: no effect on the
+				// lock (a third-party worker's release of a lock it
+				// never got).
+				continue
 			}
 		case history.FCrash:
 			// The crash ends the process's hold on every key where its

@@ -33,6 +33,10 @@ type Watch struct {
 	opts Options
 	// holding is, per key, the processes holding it and since when.
 	holding map[string]map[int]time.Duration
+	// reentered counts, per key and process, the grants of a lock its
+	// holder already held (a re-entrant lock's depth above one): as many
+	// releases go before the one that ends the hold (withoutReentry).
+	reentered map[watchHold]int
 	// csInvoked is each process's open critical-section invoke.
 	csInvoked map[int]csOpen
 	// accepted is, per key, the accepted critical sections in order of
@@ -47,6 +51,12 @@ type Watch struct {
 	// inventory is set once a seed op shows an inventory history.
 	inventory bool
 	first     *Anomaly
+}
+
+// watchHold is a process's hold of a key.
+type watchHold struct {
+	key  string
+	proc int
 }
 
 // freeSince is a key's current stretch without a holder: since when, and the
@@ -81,7 +91,7 @@ type acceptedCS struct {
 // NewWatch returns a Watch for a run checked with opts.
 func NewWatch(opts Options) *Watch {
 	return &Watch{opts: opts, holding: make(map[string]map[int]time.Duration),
-		csInvoked: make(map[int]csOpen), accepted: make(map[string][]acceptedCS),
+		csInvoked: make(map[int]csOpen), reentered: make(map[watchHold]int), accepted: make(map[string][]acceptedCS),
 		byRead: make(map[string]map[int64][]readCS), free: make(map[string]*freeSince)}
 }
 
@@ -137,8 +147,16 @@ func (w *Watch) Observe(op history.Op) (Anomaly, bool) {
 				return *w.first, true
 			}
 		}
+		if _, again := held[op.Process]; again {
+			w.reentered[watchHold{op.Key, op.Process}]++
+			break
+		}
 		held[op.Process] = op.Time
 	case op.F == history.FRelease && op.Type == history.Invoke:
+		if k := (watchHold{op.Key, op.Process}); w.reentered[k] > 0 {
+			w.reentered[k]--
+			break
+		}
 		w.unhold(op.Key, op.Process, op.Time)
 	case op.F == history.FCrash && op.Type == history.Invoke:
 		for key := range w.holding {
@@ -175,6 +193,7 @@ func (w *Watch) unhold(key string, p int, t time.Duration) {
 		return
 	}
 	delete(held, p)
+	delete(w.reentered, watchHold{key, p})
 	if len(held) == 0 {
 		w.free[key] = &freeSince{at: t}
 	}
