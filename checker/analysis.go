@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -112,10 +113,9 @@ func withoutReentry(pairs []pair) []pair {
 				}
 			}
 		}
-		switch {
-		case inner && out == nil:
-			out = append(make([]pair, 0, len(pairs)-1), pairs[:i]...)
-		case !inner && out != nil:
+		if inner && out == nil {
+			out = slices.Clone(pairs[:i])
+		} else if !inner && out != nil {
 			out = append(out, pr)
 		}
 	}

@@ -309,6 +309,13 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) (res Result) {
 		case history.FRelease:
 			op.kind = mRelease
 			j, seen := lastOnKey[inv.Process][inv.Key]
+			if pr.Type() == history.OK && releasedElse(pr) && !(seen && inputs[j].kind == mAcquire) {
+				// It held nothing there by its own history, and its
+				// client says it deleted nothing: no effect on the lock
+				// (a third-party worker's release of a lock it never
+				// got, or one it had let go already).
+				continue
+			}
 			abandoned := seen && inputs[j].abandon
 			switch {
 			case pr.Type() == history.Fail && seen && inputs[j].kind == mAcquire:
@@ -320,12 +327,6 @@ func (c *mutex) checkAnalysis(ctx context.Context, a *analysis) (res Result) {
 				inputs[j] = op
 				continue
 			case pr.Type() == history.Fail, abandoned:
-				continue
-			case pr.Type() == history.OK && releasedElse(pr) && !(seen && inputs[j].kind == mAcquire):
-				// It held nothing there by its own history, and its
-				// client says it deleted nothing: no effect on the
-				// lock (a third-party worker's release of a lock it
-				// never got).
 				continue
 			}
 		case history.FCrash:
