@@ -210,6 +210,9 @@ func parseFlags(fs *flag.FlagSet, args []string) (help bool, err error) {
 	if errors.Is(err, flag.ErrHelp) {
 		w := helpOut(out)
 		fmt.Fprintf(w, "usage of %s:\n", fs.Name())
+		if note := usageNotes[fs.Name()]; note != "" {
+			fmt.Fprintf(w, "%s\n", note)
+		}
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(out)
@@ -220,6 +223,16 @@ func parseFlags(fs *flag.FlagSet, args []string) (help bool, err error) {
 		return false, fmt.Errorf("%s (see %s --help)", oneLine(flagHint(fs, err)), fs.Name())
 	}
 	return false, nil
+}
+
+// usageNotes is what a command's --help says before its flags, by the
+// flag set's name, for a command whose usage the flags alone do not tell.
+var usageNotes = map[string]string{
+	"check matrix": "check matrix --cells FILE | --lock LOCKS --nemesis NEMESES [flags below] [check run flags]\n" +
+		"  Every flag not below is a check run flag (check run --help), passed to every run.\n" +
+		"  The cells file format and the verdicts: docs/matrix.md.",
+	"check shrink": "check shrink RUN_DIR [flags below] [check run flags]\n" +
+		"  Every flag not below is a check run flag (check run --help), passed to every try.",
 }
 
 // derivedFlags are flags whose zero value stands for a default derived

@@ -43,9 +43,9 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	own, extra := splitOwnFlags(args, matrixFlags)
 	fs := newFlags("matrix", stderr)
-	cellsFile := fs.String("cells", "", "cells file: one cell a line, ROW COLUMN EXPECT FLAGS... (see README)")
+	cellsFile := fs.String("cells", "", "cells file: one cell a line, ROW COLUMN EXPECT [reach=CONDITIONS] FLAGS... (docs/matrix.md)")
 	locks := fs.String("lock", "", "lock designs, comma-separated (cells: each lock x each --nemesis; expectations from the built-in catalog)")
-	nems := fs.String("nemesis", "none", "with --lock: nemeses, comma-separated; each is one column (pause+partition as `pause,partition` in one run: use a cells file)")
+	nems := fs.String("nemesis", "none", "with --lock: nemeses, comma-separated; each is one column (for pause and partition in one run, use a cells file)")
 	svcVersions := fs.String("service-version", "", "lock-server versions, comma-separated (check list shows each service's): every cell runs once on each, its row ROW@VERSION")
 	seedList := fs.String("seeds", "1..10", "seeds: a list like 1..10, 1,3,5 or 1..3,7")
 	jobs := fs.Int("jobs", 2, "runs at a time")
