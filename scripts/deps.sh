@@ -106,6 +106,15 @@ $sudo apt-get update -qq >/dev/null
 # packages start their own postgresql, mariadb and pgbouncer services;
 # lockcheck never uses them (it runs its own servers in temporary
 # directories).
+# Debian's names; Ubuntu ships some under others: PostgreSQL under its own
+# major version (any works: lockcheck finds /usr/lib/postgresql/*/bin), and
+# Chromium as chromium-browser.
+for i in "${!need[@]}"; do
+  case "${need[$i]}" in
+  postgresql-15) apt-cache show postgresql-15 >/dev/null 2>&1 || need[i]=postgresql ;;
+  chromium) apt-cache show chromium >/dev/null 2>&1 || need[i]=chromium-browser ;;
+  esac
+done
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 read -r -a still <<<"$(missing | tr '\n' ' ')"
 if [ ${#still[@]} -gt 0 ]; then
