@@ -21,9 +21,9 @@ func init() {
 		{Name: "node-struck-while-held", Aim: "grant+5ms", Detect: nodeStruck,
 			Definition: "a lock server was killed, restarted, stopped or starved (a fault on a lock node) while a lock was held"},
 		{Name: "release-reply-lost", Aim: "release", Detect: replyLost(history.FRelease),
-			Definition: "a release got no reply (it ended info: it may or may not have let the lock go)"},
+			Definition: "a release got no reply (it ended info: it may or may not have let the lock go; or its application gave up waiting and went on, unheard)"},
 		{Name: "acquire-reply-lost", Aim: "acquire", Detect: replyLost(history.FAcquire),
-			Definition: "an acquire got no reply (it ended info: the lock may have been granted to a client that never heard so)"},
+			Definition: "an acquire got no reply (it ended info: the lock may have been granted to a client that never heard so; or its application gave up waiting and went on, unheard)"},
 		{Name: "late-renewal", Aim: "renewal:lease+500ms", Detect: lateRenewal,
 			Definition: "a lease renewal (watchdog, keepalive) came after the lease had run out: the client reported its renewal refused with the lock gone, or a release more than a lease after its last renewal"},
 		{Name: "grant-during-failover", Detect: grantDuring(isFailover),
@@ -128,7 +128,7 @@ func replyLost(f string) func(*Evidence) []Reach {
 	return func(e *Evidence) []Reach {
 		var out []Reach
 		for _, pr := range e.Pairs() {
-			if pr.Invoke.F != f || pr.Type() != history.Info {
+			if pr.Invoke.F != f || !pr.Unheard() {
 				continue
 			}
 			ops := []int{pr.Invoke.Index}

@@ -102,11 +102,12 @@ func ruleOf(name, start string) (exerciseRule, bool) {
 }
 
 // lostReplyDuring reports whether an acquire or release of process p was
-// in flight while f was in force and ended without a reply (info).
+// in flight while f was in force and ended without a reply (info, or done
+// by an application that heard none: history.Pair.Unheard).
 func (x *exerciseRun) lostReplyDuring(p int, f *ExerciseFault) bool {
 	for _, pr := range x.a.pairs {
 		inv := pr.Invoke
-		if inv.Process != p || (inv.F != history.FAcquire && inv.F != history.FRelease) || pr.Type() != history.Info {
+		if inv.Process != p || (inv.F != history.FAcquire && inv.F != history.FRelease) || !pr.Unheard() {
 			continue
 		}
 		if inv.Time <= f.End && (pr.Complete == nil || pr.Complete.Time >= f.Start) {

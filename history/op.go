@@ -164,6 +164,21 @@ type Extra struct {
 	Hit *Hit `json:"hit,omitempty"`
 	// Release is, on a server-release op, what the observer saw.
 	Release *Release `json:"release,omitempty"`
+	// Unheard marks an acquire or release whose request got no answer
+	// while the application went on as if it had (it gave up after its
+	// own timeout and reported the op done): the op's type is what the
+	// application did, and its reply was lost all the same (Unheard).
+	Unheard bool `json:"unheard,omitempty"`
+}
+
+// Unheard reports whether pr ended with no reply: info (its outcome
+// unknown), or done by an application that got no answer (Extra.Unheard).
+func (p Pair) Unheard() bool {
+	if p.Type() == Info {
+		return true
+	}
+	v := p.Value()
+	return v != nil && v.Extra != nil && v.Extra.Unheard
 }
 
 // Ext returns a copy of v's extra fields: all zero when it has none (or v

@@ -220,7 +220,7 @@ func TestSidecarFields(t *testing.T) {
 	}{
 		{Op{}, []string{"Index", "Time", "Process", "Type", "F", "Key", "Value", "Error"}},
 		{Value{}, []string{"Token", "Owner", "Read", "Wrote", "Released", "Extra", "Backend"}},
-		{Extra{}, []string{"Rejected", "MaxToken", "DeletedOwner", "Targets", "Nodes", "Duration", "Detail", "Hit", "Release"}},
+		{Extra{}, []string{"Rejected", "MaxToken", "DeletedOwner", "Targets", "Nodes", "Duration", "Detail", "Hit", "Release", "Unheard"}},
 		{Release{}, []string{"How", "ServerTime", "At", "Lease", "Probe", "Lag"}},
 	} {
 		if got := names(c.v); !slices.Equal(got, c.want) {

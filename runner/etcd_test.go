@@ -1,10 +1,16 @@
 package runner
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // TestRunEtcdDesigns runs etcd-mutex with a pause longer than the session
@@ -50,6 +56,49 @@ func TestRunEtcdDesigns(t *testing.T) {
 			assertNoChildren(t)
 		})
 	}
+}
+
+// TestRunEtcdUnlockRetry reproduces etcd-io/etcd#22082 on real etcd: the
+// replies to a holder's Mutex.Unlock are lost (the delete commits), the
+// application retries the Unlock a second later, by then holding the lock
+// again on the same session, and the retry deletes the newer lock: the
+// other client is granted it while the first still works. The story
+// names the background Unlock.
+func TestRunEtcdUnlockRetry(t *testing.T) {
+	needService(t, "etcd-mutex-unlock")
+	// The etcd-unlock-retry scenario's faults, for longer: the releases of
+	// worker slot 0's processes, eight apart (a process whose next
+	// acquire fails on the broken connection is retired: its successor
+	// takes over).
+	var faults []string
+	for p := 0; p < 20; p += 2 {
+		for i := range 3 {
+			faults = append(faults, fmt.Sprintf("reply-loss@release/p%d#%d:100ms", p, 1+8*i))
+		}
+	}
+	tt := quick(t, "etcd-mutex-unlock", strings.Join(faults, ","), false)
+	tt.Lease, tt.Think, tt.Workers = 2*time.Second, 300*time.Millisecond, 2
+	tt.Time, tt.Until = patient, untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder", "background Unlock of")
+	out, err := Run(context.Background(), tt, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Result.Valid != checker.Invalid || kinds(out.Result, false)["double-holder"] == 0 {
+		h, err := history.ReadFile(filepath.Join(out.Dir, "history.jsonl"))
+		unheard, retried := 0, 0
+		for _, op := range h {
+			if op.F == history.FRelease && op.Type == history.OK && op.Value.Ext().Unheard {
+				unheard++
+			}
+			if op.F == history.FEvent && strings.Contains(op.Value.Ext().Detail, "background Unlock") {
+				retried++
+			}
+		}
+		t.Fatalf("verdict %v with %v, want a double holder (%d releases unheard, %d retried in the background; %v)",
+			out.Result.Valid, kinds(out.Result, false), unheard, retried, err)
+	}
+	assertStory(t, out.Result, "double-holder", "background Unlock of")
+	assertNoChildren(t)
 }
 
 // TestRunEtcdInterrupted interrupts an etcd run once it has granted a lock

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"path/filepath"
 	"strings"
 	"time"
@@ -188,7 +189,7 @@ func defaultName(t Test, w workloads.Workload) string {
 		if t.Service != "" {
 			name += "@" + t.Service
 		}
-		name = fmt.Sprintf("%s-%s", name, nameSafe.Replace(t.Nemesis))
+		name = fmt.Sprintf("%s-%s", name, shortNemesis(nameSafe.Replace(t.Nemesis)))
 		if w.Named {
 			name += "-" + w.Name
 		}
@@ -197,6 +198,22 @@ func defaultName(t Test, w workloads.Workload) string {
 		name += "-fenced"
 	}
 	return name
+}
+
+// maxNemesisName bounds the --nemesis part of a default test name: the
+// name is a directory, and a file name has at most 255 bytes.
+const maxNemesisName = 120
+
+// shortNemesis returns s, or when it is longer than maxNemesisName, its
+// beginning and a hash of all of it: a schedule of many faults still
+// names a directory, and two different ones different directories.
+func shortNemesis(s string) string {
+	if len(s) <= maxNemesisName {
+		return s
+	}
+	sum := fnv.New32a()
+	sum.Write([]byte(s))
+	return fmt.Sprintf("%s...%08x", s[:maxNemesisName-11], sum.Sum32())
 }
 
 // nameSafe turns a --nemesis value into a part of a directory name: a

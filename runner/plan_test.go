@@ -203,3 +203,24 @@ func TestResolveRefusesMarksNoWorkerReports(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultNameOfALongSchedule: a --nemesis of many faults names a
+// directory a file system takes (at most 255 bytes), different schedules
+// different directories, and a short one is kept as it is.
+func TestDefaultNameOfALongSchedule(t *testing.T) {
+	long := func(n int) string {
+		var faults []string
+		for i := range n {
+			faults = append(faults, fmt.Sprintf("reply-loss@release/p%d#1:100ms", 2*i))
+		}
+		return strings.Join(faults, ",")
+	}
+	a := defaultName(Test{Lock: "etcd-mutex-unlock", Nemesis: long(30)}, workloads.Workload{})
+	b := defaultName(Test{Lock: "etcd-mutex-unlock", Nemesis: long(31)}, workloads.Workload{})
+	if len(a) > 200 || len(b) > 200 || a == b {
+		t.Errorf("names %q (%d bytes) and %q (%d bytes): want each at most 200 bytes, and different", a, len(a), b, len(b))
+	}
+	if got := defaultName(Test{Lock: "redis-set-px", Nemesis: "pause@grant+5ms:lease+1s"}, workloads.Workload{}); got != "redis-set-px-pause@grant+5ms_lease+1s" {
+		t.Errorf("short name %q", got)
+	}
+}
