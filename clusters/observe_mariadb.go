@@ -204,6 +204,16 @@ func (s *mariaSampler) rowLocks(ctx context.Context, held map[string]sqlSession,
 	if err := s.db.QueryRowContext(ctx, "SHOW ENGINE INNODB STATUS").Scan(&typ, &name, &status); err != nil {
 		return fmt.Errorf("sample SHOW ENGINE INNODB STATUS: %w", err)
 	}
+	// The setting may have gone off while the status was written (someone
+	// else set it): then the status lists no row lock, and every holder
+	// would look gone. Such a sample is dropped; the next sets it again.
+	var still bool
+	if err := s.db.QueryRowContext(ctx, "SELECT @@GLOBAL.innodb_status_output_locks").Scan(&still); err != nil {
+		return fmt.Errorf("sample: read innodb_status_output_locks: %w", err)
+	}
+	if !still {
+		return errors.New("sample: innodb_status_output_locks went off during the sample: its row locks are not listed")
+	}
 	rows := innodbRowHolders(status)
 	for _, k := range s.keys {
 		if id, ok := rows[k]; ok {
