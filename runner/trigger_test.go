@@ -51,7 +51,12 @@ func TestTriggeredFaults(t *testing.T) {
 			if c.evType == history.Info && c.lock == "" {
 				// A write within the lease: redis-set-px's client checks
 				// its lease before it writes, and writes nothing past it.
-				tt.Think = 100 * time.Millisecond
+				// Two sections a hold: the mark of the first write comes
+				// with a whole section still to run, so the pause finds
+				// the holder holding (after a hold's last write its
+				// release follows within a millisecond, sooner than a
+				// mark crosses to the controller).
+				tt.Think, tt.Sections = 100*time.Millisecond, 2
 			}
 			tt.Time, tt.Until = patient, untilAnomaly(c.finder, c.mustFind)
 			out, err := Run(context.Background(), tt, io.Discard)
