@@ -53,6 +53,16 @@ func (p Pair) Value() *Value {
 	return p.Invoke.Value
 }
 
+// Unheard reports whether p ended with no reply: info (its outcome
+// unknown), or done by an application that got no answer (Extra.Unheard).
+func (p Pair) Unheard() bool {
+	if p.Type() == Info {
+		return true
+	}
+	v := p.Value()
+	return v != nil && v.Extra != nil && v.Extra.Unheard
+}
+
 // Pairs matches every invocation with its completion, in invocation order.
 // The pairs point into h. Lone ops (IsLone: FEvent, FServerExit) are not
 // operations and are skipped.

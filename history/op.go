@@ -171,16 +171,6 @@ type Extra struct {
 	Unheard bool `json:"unheard,omitempty"`
 }
 
-// Unheard reports whether pr ended with no reply: info (its outcome
-// unknown), or done by an application that got no answer (Extra.Unheard).
-func (p Pair) Unheard() bool {
-	if p.Type() == Info {
-		return true
-	}
-	v := p.Value()
-	return v != nil && v.Extra != nil && v.Extra.Unheard
-}
-
 // Ext returns a copy of v's extra fields: all zero when it has none (or v
 // is nil). A copy, so that nothing is set through it: Mut is for that.
 func (v *Value) Ext() Extra {

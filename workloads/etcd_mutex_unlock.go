@@ -83,8 +83,9 @@ func (l *etcdMutexUnlock) Release(ctx context.Context, key string, g Grant) (*hi
 	return &history.Value{Extra: &history.Extra{Detail: detail, Unheard: true}}, nil
 }
 
-// retry calls h's Unlock again, after a growing pause, until it succeeds
-// or the worker closes, and reports the retry that succeeded.
+// retry calls h's Unlock again, after a jittered pause each time
+// (retryPause), until it succeeds or the worker closes, and reports the
+// retry that succeeded.
 func (l *etcdMutexUnlock) retry(h *etcdHeld, key string) {
 	defer l.retries.Done()
 	for try := 1; ; try++ {
