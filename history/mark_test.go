@@ -28,3 +28,28 @@ func TestIsMark(t *testing.T) {
 		}
 	}
 }
+
+// TestPairUnheard: a pair got no reply when it ended info, or when its
+// application went on without one (Extra.Unheard); not otherwise.
+func TestPairUnheard(t *testing.T) {
+	inv := &Op{Type: Invoke, F: FRelease, Key: "k"}
+	done := func(typ Type, v *Value) *Op { return &Op{Type: typ, F: FRelease, Key: "k", Value: v} }
+	cases := []struct {
+		name string
+		pr   Pair
+		want bool
+	}{
+		{"info", Pair{Invoke: inv, Complete: done(Info, nil)}, true},
+		{"open at the end", Pair{Invoke: inv}, true},
+		{"ok, unheard", Pair{Invoke: inv, Complete: done(OK, &Value{Extra: &Extra{Unheard: true}})}, true},
+		{"ok", Pair{Invoke: inv, Complete: done(OK, &Value{Extra: &Extra{Detail: "released"}})}, false},
+		{"ok, no value", Pair{Invoke: inv, Complete: done(OK, nil)}, false},
+		{"ok, no extra", Pair{Invoke: inv, Complete: done(OK, &Value{})}, false},
+		{"fail", Pair{Invoke: inv, Complete: done(Fail, nil)}, false},
+	}
+	for _, c := range cases {
+		if got := c.pr.Unheard(); got != c.want {
+			t.Errorf("%s: Unheard = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
