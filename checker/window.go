@@ -534,10 +534,10 @@ var lossWords = []string{"expired", "lost", "refused", "failed", "disconnected",
 // isLossEvent reports whether a lock client's event says the lock may be
 // gone; a failpoint's event and a mark do not.
 func isLossEvent(detail string) bool {
-	d := strings.ToLower(detail)
-	if strings.HasPrefix(d, "failpoint") || strings.HasPrefix(d, history.EventWritePrefix) || strings.HasPrefix(d, history.EventRenewalPrefix) {
+	if strings.HasPrefix(detail, history.EventFailpointPrefix) || history.MarkName(detail) != "" {
 		return false // a failpoint's stop, a mark (history.Op.IsMark)
 	}
+	d := strings.ToLower(detail)
 	for _, w := range lossWords {
 		if strings.Contains(d, w) {
 			return true

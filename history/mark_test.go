@@ -1,6 +1,9 @@
 package history
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestIsMark: a worker's write and renewal marks are marks; every other
 // event, and an op that is no event, is not.
@@ -26,6 +29,26 @@ func TestIsMark(t *testing.T) {
 		if got := c.op.IsMark(); got != c.want {
 			t.Errorf("%s: IsMark = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestMarkName: a mark's detail names its mark; any other detail none; and
+// Marks lists every name MarkName gives.
+func TestMarkName(t *testing.T) {
+	cases := []struct{ detail, want string }{
+		{"write sent: k0 (token 3)", MarkWrite},
+		{"renewal sent: k0 (owner a1)", MarkRenewal},
+		{"renewal of k0 refused", ""},
+		{"a write sent: k0", ""},
+		{"", ""},
+	}
+	for _, c := range cases {
+		if got := MarkName(c.detail); got != c.want {
+			t.Errorf("MarkName(%q) = %q, want %q", c.detail, got, c.want)
+		}
+	}
+	if got, want := Marks(), []string{MarkWrite, MarkRenewal}; !slices.Equal(got, want) {
+		t.Errorf("Marks() = %v, want %v", got, want)
 	}
 }
 

@@ -75,15 +75,44 @@ func (op *Op) IsLone() bool {
 	return op.Type == Info && (op.F == FEvent || op.F == FServerExit || op.F == FServerRelease)
 }
 
-// IsMark reports whether op is a worker's mark (EventWritePrefix,
-// EventRenewalPrefix): an event reported only so that a fault can fire at
-// it, which says nothing of whether the lock is held, lost or reconnected.
-func (op *Op) IsMark() bool {
-	if op.F != FEvent || op.Value == nil || op.Value.Extra == nil {
-		return false
+// MarkWrite and MarkRenewal name the marks, as a fault's trigger and a
+// worker's configuration (workloads.Config.Report) spell them.
+const (
+	MarkWrite   = "write"
+	MarkRenewal = "renewal"
+)
+
+// markPrefixes gives each mark's name by the prefix of its details.
+var markPrefixes = []struct{ prefix, name string }{
+	{EventWritePrefix, MarkWrite},
+	{EventRenewalPrefix, MarkRenewal},
+}
+
+// MarkName returns the name of the mark (MarkWrite, MarkRenewal) whose
+// event has detail, or "" when detail is not a mark's.
+func MarkName(detail string) string {
+	for _, m := range markPrefixes {
+		if strings.HasPrefix(detail, m.prefix) {
+			return m.name
+		}
 	}
-	d := op.Value.Extra.Detail
-	return strings.HasPrefix(d, EventWritePrefix) || strings.HasPrefix(d, EventRenewalPrefix)
+	return ""
+}
+
+// Marks returns the names of the marks (MarkWrite, MarkRenewal).
+func Marks() []string {
+	out := make([]string, len(markPrefixes))
+	for i, m := range markPrefixes {
+		out[i] = m.name
+	}
+	return out
+}
+
+// IsMark reports whether op is a worker's mark (MarkName): an event
+// reported only so that a fault can fire at it, which says nothing of
+// whether the lock is held, lost or reconnected.
+func (op *Op) IsMark() bool {
+	return op.F == FEvent && op.Value != nil && op.Value.Extra != nil && MarkName(op.Value.Extra.Detail) != ""
 }
 
 // Op is one entry of a history.

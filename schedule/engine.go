@@ -257,9 +257,9 @@ func (e *Engine) events(op history.Op) []lockEvent {
 		switch {
 		case strings.HasPrefix(d, history.EventFailpointPrefix):
 			return []lockEvent{{name: EventFailpoint, process: p, target: p}}
-		case strings.HasPrefix(d, marks[EventWrite]):
+		case history.MarkName(d) == EventWrite:
 			return []lockEvent{{name: EventWrite, process: p, target: p}}
-		case strings.HasPrefix(d, marks[EventRenewal]):
+		case history.MarkName(d) == EventRenewal:
 			// Only a holder's: an etcd session renews its lease from
 			// the worker's start, holding a lock or not.
 			if _, holds := e.holds[p]; holds {

@@ -51,29 +51,25 @@ const (
 	EventPromotion = "promotion"
 	// EventWrite is a holder's critical section sending its write, as
 	// its worker reported (the write mark); the target is that holder.
-	EventWrite = "write"
+	EventWrite = history.MarkWrite
 	// EventRenewal is a lease renewal of a holder's lock client (a
 	// watchdog's renewal sent, an etcd keepalive's reply), as its worker
 	// reported (the renewal mark), while the history has it hold a lock;
 	// the target is that holder.
-	EventRenewal = "renewal"
+	EventRenewal = history.MarkRenewal
 	// EventLeaseLeft is a holder's lease falling below a bound
 	// (lease-left<200ms), counted from the invocation of its acquire (the
 	// earliest its lease could have begun).
 	EventLeaseLeft = "lease-left"
 )
 
-// marks are the events a worker reports only when asked to
-// (workloads.Config.Report), by the prefix of their details.
-var marks = map[string]string{EventWrite: history.EventWritePrefix, EventRenewal: history.EventRenewalPrefix}
-
 // WorkerReports returns the marks faults' triggers name (EventWrite,
-// EventRenewal): what the run asks its workers to report
-// (workloads.Config.Report, whose names are the events').
+// EventRenewal, history.Marks): what the run asks its workers to report
+// (workloads.Config.Report).
 func WorkerReports(faults []Fault) []string {
 	var out []string
 	for _, f := range faults {
-		if _, ok := marks[f.Trigger.Event]; ok && !slices.Contains(out, f.Trigger.Event) {
+		if slices.Contains(history.Marks(), f.Trigger.Event) && !slices.Contains(out, f.Trigger.Event) {
 			out = append(out, f.Trigger.Event)
 		}
 	}

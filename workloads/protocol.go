@@ -122,11 +122,11 @@ type Config struct {
 	SessionName string `json:"session_name,omitempty"`
 }
 
-// The marks a worker reports when Config.Report names them. Their events'
-// details start with history.EventWritePrefix and EventRenewalPrefix.
+// The marks a worker reports when Config.Report names them
+// (history.MarkName gives a mark's name from its event's detail).
 const (
-	ReportWrite   = "write"
-	ReportRenewal = "renewal"
+	ReportWrite   = history.MarkWrite
+	ReportRenewal = history.MarkRenewal
 )
 
 // Reports says whether the worker is to report the mark name.

@@ -49,10 +49,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			ev = EventFailpoint
 		case strings.HasPrefix(detail, "watchdog "):
 			ev = "watchdog"
-		case strings.HasPrefix(detail, history.EventWritePrefix):
-			ev = ReportWrite
-		case strings.HasPrefix(detail, history.EventRenewalPrefix):
-			ev = ReportRenewal
+		case history.MarkName(detail) != "":
+			ev = history.MarkName(detail)
 		}
 		_ = write(Reply{Event: ev, Value: &history.Value{Extra: &history.Extra{Detail: detail}}})
 	}
