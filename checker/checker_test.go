@@ -388,7 +388,7 @@ func TestLiveness(t *testing.T) {
 				if a.Start != at(2.03) {
 					t.Errorf("start = %v, want the crash at 2.03 s", a.Start)
 				}
-				if !strings.Contains(a.Explanation, "after process 0, granted it at 1.01 s, was retired at 2.03 s") {
+				if !strings.Contains(a.Explanation, "from 2.03 s, when process 0 (granted it at 1.01 s) was retired,") {
 					t.Errorf("explanation: %s", a.Explanation)
 				}
 			}},

@@ -169,7 +169,7 @@ func stuckLock(key string, from, to, bound time.Duration, last, next *hold, fail
 	an.Ops = append(an.Ops, ops[:min(len(ops), 20)]...)
 	in := faultsDuring(faults, from, to)
 	an.Nemesis = describeFaults(in)
-	before := "since the first acquire at " + secs(from)
+	before := "from the first acquire at " + secs(from) + ","
 	if last != nil {
 		how := "started its release"
 		switch last.endKind {
@@ -178,13 +178,13 @@ func stuckLock(key string, from, to, bound time.Duration, last, next *hold, fail
 		case endHistory:
 			how = "stopped"
 		}
-		before = fmt.Sprintf("after process %d, granted it at %s, %s at %s", last.proc, secs(last.start), how, secs(from))
+		before = fmt.Sprintf("from %s, when process %d (granted it at %s) %s,", secs(from), last.proc, secs(last.start), how)
 	}
 	after := "until the history ended at " + secs(to)
 	if next != nil {
 		after = fmt.Sprintf("until process %d was granted it at %s", next.proc, secs(to))
 	}
-	an.Explanation = sentences(fmt.Sprintf("lock %s had no holder for %.2f s, longer than the %.2f s bound, %s %s, while %s failed.",
+	an.Explanation = sentences(fmt.Sprintf("lock %s had no granted holder for %.2f s, longer than the %.2f s bound, %s %s, while %s failed.",
 		key, (to-from).Seconds(), bound.Seconds(), before, after, plural(len(failedBy), "acquire", "acquires")),
 		faultSentence(in, -1, ""))
 	return an
@@ -205,12 +205,12 @@ func crashAtFailpoint(h history.History, key string, faults []history.Fault) str
 			continue
 		}
 		for _, p := range f.Targets {
-			ev := failpointBefore(h, p, key, f.Ops[0])
+			inv, ev := failpointBefore(h, p, key, f.Ops[0])
 			if ev == nil {
 				continue
 			}
-			s := fmt.Sprintf("Process %d was killed by the crash nemesis (%s at %s) while stopped at a failpoint in its acquire of %s, which its client reported at %s: %q.",
-				p, f.F, secs(f.Start), key, secs(ev.Time), ev.Value.Ext().Detail)
+			s := fmt.Sprintf("Process %d was killed by the crash nemesis (%s at %s) while stopped at a failpoint in its acquire of %s (begun at %s), which its client reported at %s: %q.",
+				p, f.F, secs(f.Start), key, secs(inv.Time), secs(ev.Time), ev.Value.Ext().Detail)
 			if strings.Contains(ev.Value.Ext().Detail, "no TTL") {
 				s += fmt.Sprintf(" It died after taking the key and before giving it a TTL: key %s has no TTL, so no lease ever runs out and the lock stays taken by a dead process.", key)
 			}
@@ -220,10 +220,10 @@ func crashAtFailpoint(h history.History, key string, faults []history.Fault) str
 	return ""
 }
 
-// failpointBefore returns the failpoint event process p reported during its
-// acquire of key that was still in flight at history index i, or nil.
-func failpointBefore(h history.History, p int, key string, i int) *history.Op {
-	var ev *history.Op
+// failpointBefore returns process p's acquire of key that was still in
+// flight at history index i and the failpoint event p reported during it,
+// or nils.
+func failpointBefore(h history.History, p int, key string, i int) (inv, ev *history.Op) {
 	for j := min(i, len(h)) - 1; j >= 0; j-- {
 		op := &h[j]
 		if op.Process != p {
@@ -235,12 +235,15 @@ func failpointBefore(h history.History, p int, key string, i int) *history.Op {
 				ev = op
 			}
 		case op.Type == history.Invoke && op.F == history.FAcquire && op.Key == key:
-			return ev
+			if ev == nil {
+				return nil, nil
+			}
+			return op, ev
 		default:
-			return nil // p completed something since: no stop was in flight
+			return nil, nil // p completed something since: no stop was in flight
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // byFail sorts failed acquires by completion time, keeping their ops and

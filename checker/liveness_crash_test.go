@@ -44,7 +44,7 @@ func TestLivenessCrashAtFailpoint(t *testing.T) {
 				a := find(t, r, "stuck-lock")
 				for _, want := range []string{
 					"A kill-worker of process 3 from 1.50 s to 2.00 s was in force.",
-					"Process 3 was killed by the crash nemesis (kill-worker at 1.50 s) while stopped at a failpoint in its acquire of k, which its client reported at 1.01 s: \"failpoint setnx-expire: between SETNX and PEXPIRE of k (the key has no TTL yet)\".",
+					"Process 3 was killed by the crash nemesis (kill-worker at 1.50 s) while stopped at a failpoint in its acquire of k (begun at 1.00 s), which its client reported at 1.01 s: \"failpoint setnx-expire: between SETNX and PEXPIRE of k (the key has no TTL yet)\".",
 					"key k has no TTL",
 				} {
 					if !strings.Contains(a.Explanation, want) {

@@ -1039,7 +1039,7 @@ func TestStuckStoryNamesTheFirstToLetGo(t *testing.T) {
 	b := (&builder{}).acquire(0, 0, 0.1, 0, "o0").acquire(1, 0.2, 0.3, 0, "o1").
 		release(0, 1, 1.1, true, "o0").release(1, 1, 1.1, true, "o1").acquireFail(2, 2, 2.1).acquire(2, 4.9, 5, 0, "o2")
 	r := NewLiveness(Options{StuckBound: time.Second}).Check(context.Background(), b.build())
-	if r.Valid != Invalid || len(r.Anomalies) != 1 || !strings.Contains(r.Anomalies[0].Explanation, "after process 0") {
+	if r.Valid != Invalid || len(r.Anomalies) != 1 || !strings.Contains(r.Anomalies[0].Explanation, "when process 0 (granted") {
 		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
 	}
 }
@@ -1082,7 +1082,7 @@ func TestStuckLockExplanation(t *testing.T) {
 		t.Fatalf("%v %+v", r.Valid, r.Anomalies)
 	}
 	ex := r.Anomalies[0].Explanation
-	if !strings.HasPrefix(ex, "lock k had no holder for 4.00 s, longer than the 1.00 s bound, after process 0, granted it at 0.50 s, started its release at 1.00 s until process 1 was granted it at 5.00 s, while 1 acquire failed.") ||
+	if !strings.HasPrefix(ex, "lock k had no granted holder for 4.00 s, longer than the 1.00 s bound, from 1.00 s, when process 0 (granted it at 0.50 s) started its release, until process 1 was granted it at 5.00 s, while 1 acquire failed.") ||
 		!strings.Contains(ex, "A pause of process 1 from 2.00 s to 3.00 s was in force.") {
 		t.Fatalf("%q", ex)
 	}
@@ -1171,6 +1171,9 @@ func TestLostUpdateStories(t *testing.T) {
 		}
 		if !strings.Contains(an.Explanation, has) || (lacks != "" && strings.Contains(an.Explanation, lacks)) {
 			t.Fatalf("explanation %q, want %q and not %q", an.Explanation, has, lacks)
+		}
+		if want := len(an.Processes) - 1; an.Kind == "lost-update" && an.Lost != want && !strings.Contains(an.Explanation, "set back") {
+			t.Fatalf("lost %d, want %d: %+v", an.Lost, want, an)
 		}
 	}
 	t.Run("in order of invocation", func(t *testing.T) {

@@ -575,7 +575,7 @@ func (l *lateWrite) story(ops []*csOp) string {
 // one value, the claim "processes 3 and 1 both read 41 ... and both wrote
 // 42", and when each ran.
 func readTwice(key string, ops []*csOp, faults []history.Fault) (an Anomaly, claim, runs string) {
-	an = Anomaly{Kind: "lost-update", Key: key, Start: ops[0].call}
+	an = Anomaly{Kind: "lost-update", Key: key, Start: ops[0].call, Lost: len(ops) - 1}
 	var ps, ran, wrote []string
 	seenWrote := make(map[int64]bool)
 	for i, op := range ops {
@@ -616,6 +616,7 @@ func rollback(key string, groups [][]*csOp, faults []history.Fault, late *lateWr
 		}
 	}
 	an.Nemesis = describeFaults(faultsDuring(faults, an.Start, an.End))
+	an.Lost = lost
 	first, last := groups[0][0].read, groups[len(groups)-1][0].read
 	how := fmt.Sprintf("It began when %s (%s).", claim, runs)
 	if late != nil {

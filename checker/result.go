@@ -97,6 +97,10 @@ type Anomaly struct {
 	// Fenced marks an anomaly made harmless by fencing: the run was fenced
 	// and the resource refused the stale access.
 	Fenced bool `json:"fenced,omitempty"`
+	// Lost is, for a lost-update, how many writes it lost: one per
+	// critical section that read a value another had already read (one
+	// anomaly counts a whole setback of the register).
+	Lost int `json:"lost,omitempty"`
 	// Explanation tells the story in plain English, with times in seconds
 	// and process numbers.
 	Explanation string `json:"explanation"`

@@ -44,9 +44,11 @@ func TestLostUpdatesGroupedByRollback(t *testing.T) {
 	for _, a := range lost {
 		if strings.Contains(a.Explanation, "set back") {
 			rb++
-			if !strings.Contains(a.Explanation, "from 0 to 2") || !strings.Contains(a.Explanation, "3 updates were lost") {
-				t.Errorf("rollback story: %s", a.Explanation)
+			if !strings.Contains(a.Explanation, "from 0 to 2") || !strings.Contains(a.Explanation, "3 updates were lost") || a.Lost != 3 {
+				t.Errorf("rollback story (lost %d): %s", a.Lost, a.Explanation)
 			}
+		} else if a.Lost != 1 {
+			t.Errorf("lone lost update: lost %d, want 1: %s", a.Lost, a.Explanation)
 		}
 	}
 	if rb != 1 {

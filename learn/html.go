@@ -11,10 +11,10 @@ import (
 )
 
 // Finding is what the checkers said of a lesson's recorded history, for
-// its page: the verdict and the anomalies' stories.
+// its page: the verdict and the anomalies' stories as the lesson tells them.
 type Finding struct {
 	Verdict string
-	Stories []string
+	Told    Told
 }
 
 //go:embed assets

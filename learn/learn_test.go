@@ -138,7 +138,7 @@ func TestTimeline(t *testing.T) {
 // lesson's question and timeline.
 func TestWriteHTML(t *testing.T) {
 	dir := t.TempDir()
-	found := map[string]Finding{"ttl-pause": {Verdict: "invalid", Stories: []string{"processes 0 and 1 both held lock k0"}}}
+	found := map[string]Finding{"ttl-pause": {Verdict: "invalid", Told: Told{Taught: "processes 0 and 1 both held lock k0", More: []string{"… and 2 more double holders like it"}}}}
 	if err := WriteHTML(dir, found); err != nil {
 		t.Fatal(err)
 	}
@@ -162,8 +162,26 @@ func TestWriteHTML(t *testing.T) {
 		}
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "ttl-pause.html"))
-	if !strings.Contains(string(b), "processes 0 and 1 both held lock k0") {
-		t.Error("ttl-pause.html lacks the finding it was given")
+	page := string(b)
+	taught, more, run := strings.Index(page, "processes 0 and 1 both held lock k0"), strings.Index(page, "… and 2 more double holders"), strings.Index(page, `<section id="run">`)
+	if taught < 0 || more < 0 || !(taught < run && run < more) {
+		t.Errorf("ttl-pause.html: taught story at %d, the rest at %d, the run at %d: want the taught story before the run, the rest after", taught, more, run)
+	}
+}
+
+// TestTimelineDoubt: an acquire that got no answer leaves a mark on its
+// client's lane, so a process retired after one is not an empty lane.
+func TestTimelineDoubt(t *testing.T) {
+	h := history.History{
+		{Time: 100 * time.Millisecond, Process: 4, Type: history.Invoke, F: history.FAcquire, Key: "k0"},
+		{Time: 900 * time.Millisecond, Process: 4, Type: history.Info, F: history.FAcquire, Key: "k0", Error: "i/o timeout"},
+	}
+	tl := NewTimeline(h, time.Second)
+	if len(tl.Clients) != 1 || len(tl.Clients[0].Marks) != 1 {
+		t.Fatalf("%+v", tl.Clients)
+	}
+	if m := tl.Clients[0].Marks[0]; m.Kind != "doubt" || m.At != 0.9 || !strings.Contains(m.Label, "i/o timeout") {
+		t.Errorf("mark %+v, want a doubt at 0.9 s naming the error", m)
 	}
 }
 

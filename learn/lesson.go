@@ -44,9 +44,9 @@ type Lesson struct {
 	// Shows is the anomaly kind the recorded history must hold (a checker
 	// Anomaly's Kind: double-holder, stuck-lock, stale-write-rejected, ...).
 	Shows string
-	// Note says where the lesson's cell differs from its title (the nearest
-	// bundled design), or "".
-	Note string
+	// Also are further anomaly kinds whose first story the lesson shows
+	// after the taught one (Tell), the rest being only counted.
+	Also []string
 }
 
 // Source is a reference of a lesson's explanation.

@@ -25,5 +25,6 @@ func init() {
 			Seed: 2},
 		Want:  "invalid",
 		Shows: "double-holder",
+		Also:  []string{"lost-update"},
 	})
 }

@@ -25,5 +25,6 @@ func init() {
 		Cell:    Cell{Args: []string{"--scenario", "redis-pause", "--fencing", "--time", "8s", "--think", "300ms", "--workers", "3"}, Seed: 1},
 		Want:    "valid",
 		Shows:   "stale-write-rejected",
+		Also:    []string{"double-holder"},
 	})
 }

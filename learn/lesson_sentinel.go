@@ -20,10 +20,12 @@ func init() {
 			"goes on granting the same lock. Two masters, two holders (the red bands), and when the old master rejoins as a replica its grants vanish.\n\n" +
 			"The Sentinel docs say it plainly: acknowledged writes can be lost in a failover. That is why antirez designed RedLock over independent masters rather than a replicated one, " +
 			"and Jepsen's 2013 Redis analysis showed a Sentinel-managed Redis losing acknowledged writes in a partition. " +
-			"Fencing tokens do not save this design either: the token counter lives on the failed-over master too, so it goes back.",
+			"Fencing tokens do not save this design either: the token counter lives on the failed-over master too, so it goes back; " +
+			"the fencing checker's token-order anomalies show it, a grant handing out a lower token than one granted before it.",
 		Sources: []Source{srcSentinel, srcJepRedis, srcRedisLock, srcKleppmann},
 		Cell:    Cell{Args: []string{"--scenario", "sentinel-failover-lock-loss", "--time", "10s", "--think", "200ms", "--workers", "4"}, Seed: 1},
 		Want:    "invalid",
 		Shows:   "double-holder",
+		Also:    []string{"token-order"},
 	})
 }

@@ -6,7 +6,8 @@ func init() {
 		Order: 1,
 		Title: "SETNX without a TTL: the stuck lock",
 		Setup: "A client takes the lock with SETNX and gives the key a TTL with a second command, PEXPIRE. " +
-			"One client is killed between the two commands: its key exists, with no TTL, and nobody is left to delete it.",
+			"One client is killed between the two commands: its key exists, with no TTL, and nobody is left to delete it. " +
+			"On the timeline, a red band is a lock held for a client that is dead.",
 		Question: "After the crash, will another client ever get the lock?",
 		Choices: []string{
 			"Yes, as soon as the crashed client's lease runs out",
@@ -24,7 +25,5 @@ func init() {
 		Cell:    Cell{Args: []string{"--scenario", "setnx-expire-crash", "--time", "8s", "--think", "300ms", "--workers", "3"}, Seed: 1},
 		Want:    "invalid",
 		Shows:   "stuck-lock",
-		Note: "lockcheck has no design whose lock never expires; redis-setnx-expire (SETNX, then PEXPIRE) killed at the failpoint between the two " +
-			"commands leaves exactly that: a key with no TTL and no live owner.",
 	})
 }

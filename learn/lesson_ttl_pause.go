@@ -24,5 +24,6 @@ func init() {
 		Cell:    Cell{Args: []string{"--scenario", "redis-pause", "--time", "8s", "--think", "300ms", "--workers", "3"}, Seed: 1},
 		Want:    "invalid",
 		Shows:   "double-holder",
+		Also:    []string{"lost-update"},
 	})
 }

@@ -10,12 +10,13 @@ func init() {
 		Question: "When the paused client wakes up and releases the lock, whose lock does it delete?",
 		Choices: []string{
 			"Its own: DEL fails because its key already expired",
-			"The current holder's: DEL deletes whatever key is there, so a third client can take the lock while the second still holds it",
+			"The current holder's: DEL deletes whatever key is there, so anyone can take the lock while its holder still works in it",
 			"Nobody's: Redis refuses a DEL from a client whose lease ran out",
 		},
 		Answer: 1,
 		Explanation: "DEL does not know who set the key. After the pause the key belongs to another client, and the woken client's DEL deletes it: " +
-			"the lock is free while its rightful holder is still in its critical section, and the next client walks in. " +
+			"the lock is free while its rightful holder is still in its critical section, and the next client walks in " +
+			"(in this run, the woken client itself: it deletes the holder's key, asks again at once and is granted the lock). " +
 			"One lost lease becomes a chain of double holders, each release freeing someone else's lock (the checker names them foreign releases).\n\n" +
 			"This is why the Redis docs release with a script that deletes the key only when it still holds the client's own random value " +
 			"(if GET key == my value then DEL key). The owner check does not prevent the first double holder of lesson 2; it stops one lost lease from breaking the lock again and again.",

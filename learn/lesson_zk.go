@@ -25,5 +25,6 @@ func init() {
 		Cell:    Cell{Args: []string{"--scenario", "zk-session-expiry", "--time", "10s", "--think", "300ms", "--workers", "3"}, Seed: 1},
 		Want:    "invalid",
 		Shows:   "double-holder",
+		Also:    []string{"lost-update"},
 	})
 }

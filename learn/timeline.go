@@ -154,6 +154,11 @@ func NewTimeline(h history.History, lease time.Duration) Timeline {
 				}
 			}
 			delete(inDoubt, p)
+			label := "its acquire got no answer: in doubt"
+			if op.Error != "" {
+				label += " (" + op.Error + ")"
+			}
+			marks[p] = append(marks[p], Mark{At: secs(op.Time), Kind: "doubt", Label: label})
 		case op.F == history.FAcquire && op.Type == history.Fail:
 			delete(inDoubt, p)
 			label := "its acquire failed"

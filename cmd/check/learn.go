@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -83,7 +82,12 @@ func cmdLearn(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		fmt.Fprintf(stdout, "\nThe run, replayed from its recording (%d ops of %s --seed %d; --live runs it again on real servers):\n",
 			len(h), "check run "+strings.Join(l.Cell.Args, " "), l.Cell.Seed)
-		printResult(stdout, res)
+		told := l.Tell(res.Anomalies)
+		for _, s := range append([]string{told.Taught}, told.More...) {
+			wrapText(stdout, "  ", "    ", s)
+		}
+		fmt.Fprintln(stdout)
+		printVerdicts(stdout, res)
 		fmt.Fprintf(stdout, "%s: %s\n", verdictText(res), anomalyCounts(res))
 		if code, err = verdictExit(res); err != nil {
 			return code, err
@@ -140,9 +144,6 @@ func listLessons(w io.Writer) {
 func printLesson(w io.Writer, l learn.Lesson) {
 	fmt.Fprintf(w, "Lesson %d: %s\n\n", l.Order, l.Title)
 	wrapText(w, "", "", l.Setup)
-	if l.Note != "" {
-		wrapText(w, "", "", "(The cell: "+l.Note+")")
-	}
 	fmt.Fprintln(w)
 	wrapText(w, "", "", "Predict: "+l.Question)
 	for i, c := range l.Choices {
@@ -192,17 +193,7 @@ func learnHTML(dir string, stdout io.Writer) (int, error) {
 		if err != nil {
 			return exitError, err
 		}
-		f := learn.Finding{Verdict: verdictText(res) + ": " + anomalyCounts(res)}
-		as := append([]checker.Anomaly(nil), res.Anomalies...)
-		sort.SliceStable(as, func(i, j int) bool { return kindRank(as[i].Kind) < kindRank(as[j].Kind) })
-		for i, a := range as {
-			if i == 3 {
-				f.Stories = append(f.Stories, fmt.Sprintf("… and %d more.", len(as)-i))
-				break
-			}
-			f.Stories = append(f.Stories, "["+a.Kind+"] "+oneLine(a.Explanation))
-		}
-		found[l.ID] = f
+		found[l.ID] = learn.Finding{Verdict: verdictText(res) + ": " + anomalyCounts(res), Told: l.Tell(res.Anomalies)}
 	}
 	if err := learn.WriteHTML(dir, found); err != nil {
 		return exitError, err

@@ -39,6 +39,31 @@ func TestLearnLessonVerdicts(t *testing.T) {
 			if !strings.Contains(out, "\n"+l.Want+": ") {
 				t.Errorf("check learn %s does not print the verdict line %q:\n%s", l.ID, l.Want+": ", out)
 			}
+			// The taught anomaly's story comes first, right after the
+			// line that starts the replay, and within a 24-line screen;
+			// each Also kind's story follows; nothing points to a file a
+			// replay does not have, and no authoring note shows.
+			lines := strings.Split(out, "\n")
+			first := -1
+			for i, line := range lines {
+				if strings.HasPrefix(line, "  [") {
+					first = i
+					break
+				}
+			}
+			if first < 0 || first >= 24 || !strings.HasPrefix(lines[first], "  ["+l.Shows) || !strings.HasPrefix(lines[first-1], "The run, replayed") {
+				t.Errorf("check learn %s: the first story (line %d) is not the taught %s right after the replay's line:\n%s", l.ID, first+1, l.Shows, out)
+			}
+			for _, kind := range l.Also {
+				if !strings.Contains(out, "\n  ["+kind) {
+					t.Errorf("check learn %s shows no %s story", l.ID, kind)
+				}
+			}
+			for _, bad := range []string{"results.json", "(The cell:"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("check learn %s prints %q", l.ID, bad)
+				}
+			}
 			words := strings.Join(strings.Fields(out), " ") // the lesson's text is wrapped
 			for _, want := range []string{"Lesson ", l.Question, "The answer: ", l.Choices[l.Answer], l.Sources[0].URL} {
 				if !strings.Contains(words, want) {
@@ -89,7 +114,8 @@ func TestLearnErrors(t *testing.T) {
 }
 
 // TestLearnHTML: `check learn --html DIR` writes the index and one page
-// per lesson, each page with the checkers' verdict of its recorded run.
+// per lesson, each page with the checkers' verdict of its recorded run and
+// the taught anomaly's story before the run's player.
 func TestLearnHTML(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "course")
 	code, out, stderr := run("learn", "--html", dir)
@@ -101,8 +127,14 @@ func TestLearnHTML(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := "What the checkers found in this run: " + l.Want + ":"; !strings.Contains(string(b), want) {
+		page := string(b)
+		if want := "What the run shows: " + l.Want + ":"; !strings.Contains(page, want) {
 			t.Errorf("%s.html lacks %q", l.ID, want)
+		}
+		// The taught story is in the quiz's section, before the run.
+		taught, run := strings.Index(page, `<p class="taught">[`+l.Shows), strings.Index(page, `<section id="run">`)
+		if taught < 0 || taught > run {
+			t.Errorf("%s.html: the taught %s story at %d, the run at %d", l.ID, l.Shows, taught, run)
 		}
 	}
 }

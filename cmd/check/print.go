@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 
 	"github.com/lockcheck/lockcheck/checker"
 )
@@ -16,6 +15,13 @@ const maxPrinted = 8
 // printResult prints each checker's verdict, the danger conditions the
 // run reached (one line) and the first anomalies.
 func printResult(w io.Writer, res checker.Result) {
+	printVerdicts(w, res)
+	printAnomalies(w, res)
+}
+
+// printVerdicts prints each checker's verdict and the danger conditions
+// the run reached (one line).
+func printVerdicts(w io.Writer, res checker.Result) {
 	conditions := false
 	for _, r := range res.Results {
 		if r.Checker == checker.ConditionsName {
@@ -40,6 +46,11 @@ func printResult(w io.Writer, res checker.Result) {
 	if conditions {
 		fmt.Fprintf(w, "  %s\n", checker.ReachedLine(res.Reached))
 	}
+}
+
+// printAnomalies prints the first maxPrinted anomalies' stories, the
+// findings first (kindRank).
+func printAnomalies(w io.Writer, res checker.Result) {
 	anomalies := append([]checker.Anomaly(nil), res.Anomalies...)
 	sort.SliceStable(anomalies, func(i, j int) bool {
 		return kindRank(anomalies[i].Kind) < kindRank(anomalies[j].Kind)
@@ -72,30 +83,11 @@ func kindRank(kind string) int {
 	return 100
 }
 
-// anomalyCounts summarises anomalies by kind and says how many incidents
-// they make, e.g. "2 double-holder, 2 lost-update in 2 incidents".
+// anomalyCounts summarises anomalies by kind (checker.CountKinds) and says
+// how many incidents they make, e.g. "2 double-holder, 2 lost-update in 2
+// incidents".
 func anomalyCounts(res checker.Result) string {
-	counts := make(map[string]int)
-	for _, a := range res.Anomalies {
-		k := a.Kind
-		if a.Fenced {
-			k += " (fenced)"
-		}
-		counts[k]++
-	}
-	if len(counts) == 0 {
-		return "no anomalies"
-	}
-	kinds := make([]string, 0, len(counts))
-	for k := range counts {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	parts := make([]string, len(kinds))
-	for i, k := range kinds {
-		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
-	}
-	s := strings.Join(parts, ", ")
+	s := checker.CountKinds(res.Anomalies)
 	if n := len(res.Incidents); n > 0 {
 		s += fmt.Sprintf(" in %d %s", n, map[bool]string{true: "incident", false: "incidents"}[n == 1])
 	}

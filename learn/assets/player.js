@@ -26,8 +26,8 @@
   const clientY = {};
   for (const c of tl.clients) {
     clientY[c.process] = y;
-    rows.push({ label: 'client ' + c.process + ': server holds it', y: y, client: c, band: 'server' }); y += ROW + 2;
-    rows.push({ label: 'client ' + c.process + ': believes it holds it', y: y, client: c, band: 'believe' }); y += ROW + GAP * 3;
+    rows.push({ label: 'process ' + c.process + ': server holds it', y: y, client: c, band: 'server' }); y += ROW + 2;
+    rows.push({ label: 'process ' + c.process + ': believes it holds it', y: y, client: c, band: 'believe' }); y += ROW + GAP * 3;
   }
   const H = y + 16;
   const svg = el('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, id: 'timeline-svg', role: 'img' });
@@ -77,13 +77,13 @@
       band(s.from, s.to, yy, ROW, '#dc2626', s.label, 'red-over ' + s.kind, { opacity: 0.75 });
     }
   }
-  const glyph = { grant: '▲', denied: '○', write: '|', refused: '✗', lost: '!', event: '◆', crash: '✕' };
-  const colour = { grant: '#14532d', denied: '#555', write: '#111', refused: '#b91c1c', lost: '#b91c1c', event: '#7c3aed', crash: '#111' };
+  const glyph = { grant: '▲', denied: '○', write: '|', refused: '✗', lost: '!', event: '◆', crash: '✕', doubt: '?' };
+  const colour = { grant: '#14532d', denied: '#555', write: '#111', refused: '#b91c1c', lost: '#b91c1c', event: '#7c3aed', crash: '#111', doubt: '#b45309' };
   for (const c of tl.clients) {
     for (const m of c.marks) {
       const t = el('text', { x: x(m.at), y: clientY[c.process] + ROW * 2 - 2, 'font-size': m.kind === 'write' ? 14 : 11, 'text-anchor': 'middle', fill: colour[m.kind] || '#111', class: 'mark ' + m.kind, visibility: 'hidden' }, svg);
       t.textContent = glyph[m.kind] || '•';
-      el('title', {}, t).textContent = 'client ' + c.process + ' at ' + m.at.toFixed(2) + ' s: ' + m.label;
+      el('title', {}, t).textContent = 'process ' + c.process + ' at ' + m.at.toFixed(2) + ' s: ' + m.label;
       marks.push({ node: t, at: m.at });
     }
   }
@@ -96,7 +96,7 @@
       sw.className = 'sw';
       sw.style.background = nodeColour(c.process);
       item.appendChild(sw);
-      item.appendChild(document.createTextNode('a lock node holds client ' + c.process + "'s key"));
+      item.appendChild(document.createTextNode('a lock node holds process ' + c.process + "'s key"));
       legend.appendChild(item);
     }
   }
@@ -110,7 +110,7 @@
   for (const c of tl.clients) {
     const tr = document.createElement('tr');
     tr.innerHTML = '<td></td><td></td><td></td>';
-    tr.cells[0].textContent = 'client ' + c.process;
+    tr.cells[0].textContent = 'process ' + c.process;
     status.appendChild(tr);
     statusRows[c.process] = tr;
   }
@@ -175,5 +175,7 @@
     verdict.className = right ? 'right' : 'wrong';
     verdict.textContent = (right ? 'Right: ' : 'Not quite. The answer: ') + choices[answer];
     document.getElementById('answer').hidden = false;
+    const taught = document.getElementById('taught');
+    if (taught) taught.hidden = false;
   });
 })();
