@@ -8,6 +8,10 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	// The faults register their history ops (history.RegisterFaultOps),
+	// which Validate knows only once they have: a recorded run holds the
+	// ops of its faults, reply-loss's among them.
+	_ "github.com/lockcheck/lockcheck/nemesis"
 )
 
 // TestLessons checks every lesson record: a question with its answer among

@@ -44,6 +44,10 @@ type Lesson struct {
 	// Shows is the anomaly kind the recorded history must hold (a checker
 	// Anomaly's Kind: double-holder, stuck-lock, stale-write-rejected, ...).
 	Shows string
+	// Fix is the lesson's fenced or fixed counterpart, a run the student
+	// can make to see the cure (its Cell, the verdict it had when
+	// measured, and why); a zero Fix has none.
+	Fix Fix
 	// Also are further anomaly kinds whose first story the lesson shows
 	// after the taught one (Tell), the rest being only counted.
 	Also []string
@@ -53,6 +57,15 @@ type Lesson struct {
 type Source struct {
 	Title string
 	URL   string
+}
+
+// Fix is the counterpart of a lesson: the same failure with the cure.
+type Fix struct {
+	Cell Cell
+	// Want is the verdict the counterpart had when measured ("valid").
+	Want string
+	// Why says what makes it safe, in a sentence.
+	Why string
 }
 
 // Cell is a `check run` invocation: its flags (without --seed) and seed.

@@ -136,7 +136,7 @@ func listLessons(w io.Writer) {
 	fmt.Fprintln(w, "recorded run, --live runs it on real servers, --html DIR writes the course as web pages.")
 	fmt.Fprintln(w)
 	for _, l := range learn.All() {
-		fmt.Fprintf(w, "%2d. %-20s %s\n", l.Order, l.ID, l.Title)
+		fmt.Fprintf(w, "%2d. %-22s %s\n", l.Order, l.ID, l.Title)
 		fmt.Fprintf(w, "    %s\n", l.Question)
 	}
 }
@@ -157,6 +157,10 @@ func printAnswer(w io.Writer, l learn.Lesson) {
 	for _, p := range strings.Split(l.Explanation, "\n\n") {
 		fmt.Fprintln(w)
 		wrapText(w, "", "", p)
+	}
+	if f := l.Fix; f.Why != "" {
+		fmt.Fprintln(w)
+		wrapText(w, "", "", fmt.Sprintf("The cure, to run: %s (%s when measured). %s", f.Cell.Command(), f.Want, f.Why))
 	}
 	fmt.Fprintln(w, "\nSources:")
 	for _, s := range l.Sources {

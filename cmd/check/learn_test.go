@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/lockcheck/lockcheck/learn"
+	"github.com/lockcheck/lockcheck/scenarios"
+	"github.com/lockcheck/lockcheck/workloads"
 )
 
 // TestLearnLessonVerdicts replays each lesson's recorded history through
@@ -136,5 +138,42 @@ func TestLearnHTML(t *testing.T) {
 		if taught < 0 || taught > run {
 			t.Errorf("%s.html: the taught %s story at %d, the run at %d", l.ID, l.Shows, taught, run)
 		}
+	}
+}
+
+// TestLearnFixCells: a lesson's cure is a cell that names a design that
+// exists, differs from the lesson's own cell, and says what it had when
+// measured; the new lessons all have one.
+func TestLearnFixCells(t *testing.T) {
+	withFix := 0
+	for _, l := range learn.All() {
+		f := l.Fix
+		if f.Why == "" {
+			continue
+		}
+		withFix++
+		args, _, err := scenarios.Expand(f.Cell.Args)
+		if err != nil {
+			t.Errorf("%s: the cure's cell: %v", l.ID, err)
+			continue
+		}
+		lock := ""
+		for i, a := range args {
+			if a == "--lock" && i+1 < len(args) {
+				lock = args[i+1]
+			}
+		}
+		if _, err := workloads.FindDesign(lock); err != nil {
+			t.Errorf("%s: the cure's design %q: %v", l.ID, lock, err)
+		}
+		if f.Cell.Command() == l.Cell.Command() || (f.Want != "valid" && f.Want != "invalid") {
+			t.Errorf("%s: the cure %q (%s) is the lesson's own cell or has no measured verdict", l.ID, f.Cell.Command(), f.Want)
+		}
+		if code, out, _ := run("learn", l.ID); !strings.Contains(strings.Join(strings.Fields(out), " "), "The cure, to run: "+f.Cell.Command()) {
+			t.Errorf("check learn %s (exit %d) does not print its cure", l.ID, code)
+		}
+	}
+	if withFix < 5 {
+		t.Errorf("%d lessons have a cure, want at least the five new ones that have one", withFix)
 	}
 }
