@@ -15,7 +15,9 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/schedule"
 	"github.com/lockcheck/lockcheck/workloads"
@@ -750,4 +752,21 @@ func cliTables() (map[string]string, error) {
 		return nil, errors.New("the usage lists commands the reference does not: add them to commands in cmd/check/list.go")
 	}
 	return out, nil
+}
+
+// externalFaultTable is docs/your-lock.md's table of the faults a run
+// against the user's own servers (--external) can inject, by what they
+// strike, generated from the nemesis registry (runner.ExternalFaults).
+func externalFaultTable() string {
+	var workers, links []string
+	for _, f := range runner.ExternalFaults() {
+		if f.Class == history.ClassNetwork {
+			links = append(links, "`"+f.Name+"`")
+		} else {
+			workers = append(workers, "`"+f.Name+"`")
+		}
+	}
+	return "| applies | nemeses |\n|---|---|\n" +
+		"| the workers | " + strings.Join(workers, ", ") + " |\n" +
+		"| the workers' links | " + strings.Join(links, ", ") + " |\n"
 }

@@ -183,3 +183,23 @@ func namesOf[T any](entries []T, name func(T) string) []string {
 	}
 	return out
 }
+
+// TestYourLockFaultTable: docs/your-lock.md's table of the faults that
+// apply to the user's own servers is the one the nemesis registry gives
+// (externalFaultTable): a fault added, or one that learns to strike
+// external servers, changes it.
+func TestYourLockFaultTable(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "your-lock.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := externalFaultTable()
+	if !strings.Contains(string(b), want) {
+		t.Errorf("docs/your-lock.md's table of the faults under --external is not the registry's; put this in its place:\n%s", want)
+	}
+	for _, name := range []string{"`pause`", "`clock-client-rate`", "`reply-loss`"} {
+		if !strings.Contains(want, name) {
+			t.Errorf("the table lacks %s:\n%s", name, want)
+		}
+	}
+}
