@@ -19,7 +19,26 @@
 #   nats       nats-server: NATS JetStream servers (the nats-kv designs)
 #   browser    chromium: the report's and the course's browser tests
 #   lint       shellcheck: the deploy files' scripts (make test)
+#
+# deps.sh --name PACKAGE prints the name this distribution gives Debian's
+# PACKAGE, as apt-cache knows it now, and installs nothing: Ubuntu ships
+# PostgreSQL under its major version's metapackage (postgresql) and
+# Chromium as chromium-browser.
 set -euo pipefail
+
+# distro_name prints this distribution's name for Debian's package $1.
+distro_name() {
+  case "$1" in
+  postgresql-15) if apt-cache show postgresql-15 >/dev/null 2>&1; then echo postgresql-15; else echo postgresql; fi ;;
+  chromium) if apt-cache show chromium >/dev/null 2>&1; then echo chromium; else echo chromium-browser; fi ;;
+  *) echo "$1" ;;
+  esac
+}
+if [ "${1:-}" = --name ]; then
+  [ $# -eq 2 ] || { echo "deps: --name takes one package" >&2; exit 3; }
+  distro_name "$2"
+  exit 0
+fi
 
 groups=(redis zookeeper python curator postgres pgbouncer mariadb etcd nats browser lint)
 if [ $# -gt 0 ]; then
@@ -110,10 +129,7 @@ $sudo apt-get update -qq >/dev/null
 # major version (any works: lockcheck finds /usr/lib/postgresql/*/bin), and
 # Chromium as chromium-browser.
 for i in "${!need[@]}"; do
-  case "${need[$i]}" in
-  postgresql-15) apt-cache show postgresql-15 >/dev/null 2>&1 || need[i]=postgresql ;;
-  chromium) apt-cache show chromium >/dev/null 2>&1 || need[i]=chromium-browser ;;
-  esac
+  need[i]=$(distro_name "${need[$i]}")
 done
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 read -r -a still <<<"$(missing | tr '\n' ' ')"
