@@ -44,8 +44,12 @@ func (l Lesson) Tell(as []checker.Anomaly) Told {
 			t.More = append(t.More, story(group[0]))
 		}
 		if n := len(group) - 1; n > 0 {
+			from, to := group[1].Start, group[1].End
+			for _, a := range group[2:] {
+				from, to = min(from, a.Start), max(to, a.End)
+			}
 			t.More = append(t.More, fmt.Sprintf("… and %d more %s like it, from %.2f s to %.2f s.",
-				n, kindNoun(kind, n), group[1].Start.Seconds(), group[len(group)-1].End.Seconds()))
+				n, kindNoun(kind, n), from.Seconds(), to.Seconds()))
 		}
 	}
 	if len(rest) > 0 {

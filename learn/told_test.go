@@ -35,6 +35,9 @@ func TestTell(t *testing.T) {
 		{"fenced", Lesson{Shows: "double-holder"}, []checker.Anomaly{{Kind: "double-holder", Fenced: true, Explanation: "d"}}, "[double-holder, fenced] d", nil},
 		{"none of the taught kind", Lesson{Shows: "stuck-lock"}, as[:1], "", []string{"The checkers also found 1 double-holder."}},
 		{"no anomalies", Lesson{Shows: "stale-write-rejected"}, nil, "", nil},
+		{"the span of the rest, in any order", Lesson{Shows: "double-holder"},
+			[]checker.Anomaly{at("double-holder", 1, "d1"), at("double-holder", 9, "d9"), at("double-holder", 2, "d2"), at("double-holder", 5, "d5")}, "[double-holder] d1",
+			[]string{"… and 3 more double holders like it, from 2.00 s to 10.00 s."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.l.Tell(tc.as)
