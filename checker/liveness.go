@@ -221,8 +221,8 @@ func crashAtFailpoint(h history.History, key string, faults []history.Fault) str
 }
 
 // failpointBefore returns process p's acquire of key that was still in
-// flight at history index i and the failpoint event p reported during it,
-// or nils.
+// flight at history index i and the failpoint event p reported during it
+// (nil when it reported none), or nils.
 func failpointBefore(h history.History, p int, key string, i int) (inv, ev *history.Op) {
 	for j := min(i, len(h)) - 1; j >= 0; j-- {
 		op := &h[j]
@@ -235,10 +235,7 @@ func failpointBefore(h history.History, p int, key string, i int) (inv, ev *hist
 				ev = op
 			}
 		case op.Type == history.Invoke && op.F == history.FAcquire && op.Key == key:
-			if ev == nil {
-				return nil, nil
-			}
-			return op, ev
+			return op, ev // ev nil: no stop reported in this acquire
 		default:
 			return nil, nil // p completed something since: no stop was in flight
 		}
