@@ -13,20 +13,24 @@ import (
 	"time"
 )
 
-// member is one numbered server of a replicated service (a ZooKeeper
-// server, an etcd member): a local process that a restart replaces, and
+// Member is one numbered server of a replicated service (a ZooKeeper
+// server, an etcd Member): a local process that a restart replaces, and
 // the log every start appends to.
-type member struct {
-	id           int
-	name         string
-	client       int // the client port
-	dir, logPath string
+type Member struct {
+	ID           int
+	Name         string
+	Client       int // the client port
+	Dir, logPath string
 	serverProc
 }
 
-func (m *member) clientAddr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.client)) }
+// ClientAddr is the address clients dial the member at.
+func (m *Member) ClientAddr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.Client)) }
 
-// ensemble is what the replicated services of numbered members (ZooKeeper,
+// Running reports whether the member's server process is alive.
+func (m *Member) Running() bool { return m.running() != nil }
+
+// Ensemble is what the replicated services of numbered members (ZooKeeper,
 // etcd) share: the members, a redis-server storage node, one proxy from
 // every worker slot to every member, and proxies for the links between
 // each ordered pair of members. Cutting a worker off (Partition, Heal),
@@ -34,9 +38,9 @@ func (m *member) clientAddr() string { return net.JoinHostPort("127.0.0.1", strc
 // restarting and pausing a member are the same for every such service;
 // each gives its members, how to start one, and its peer proxies' names.
 // A service embeds it.
-type ensemble struct {
+type Ensemble struct {
 	logDir  string
-	servers []*member // in member order
+	servers []*Member // in member order
 	storage *RedisServer
 	// peer names the proxies that carry member from's traffic to member to.
 	peer func(from, to int) []string
@@ -53,9 +57,9 @@ type ensemble struct {
 	Faults
 }
 
-// replicated is what every ensemble offers the nemeses; each service that
-// embeds one is checked against it below.
-type replicated interface {
+// Replicated is what every ensemble offers the nemeses; each service that
+// embeds one checks itself against it (var _ Replicated = ...).
+type Replicated interface {
 	Topology
 	Killer
 	Partitioner
@@ -65,24 +69,23 @@ type replicated interface {
 }
 
 var (
-	_ replicated = (*Etcd)(nil)
-	_ replicated = (*NATS)(nil)
-	_ replicated = (*ZooKeeper)(nil)
+	_ Replicated = (*Etcd)(nil)
+	_ Replicated = (*ZooKeeper)(nil)
 )
 
-// init readies an ensemble embedded in a service's struct: members of the
+// Init readies an ensemble embedded in a service's struct: members of the
 // kind named, logs under logDir, member-to-member traffic through the
 // proxies peer names, and the Faults over its own node set (so it must be
 // called on the ensemble where it stays).
-func (e *ensemble) init(kind, logDir string, runningOnly bool, peer func(from, to int) []string) {
+func (e *Ensemble) Init(kind, logDir string, runningOnly bool, peer func(from, to int) []string) {
 	e.logDir, e.runningOnly, e.peer = logDir, runningOnly, peer
 	e.set = NodeSet{Kind: kind}
 	e.Faults = FaultsOf(&e.set)
 }
 
-// ensembleSize returns members and workers with their defaults: three
+// EnsembleSize returns members and workers with their defaults: three
 // members and one worker slot.
-func ensembleSize(members, workers int) (int, int) {
+func EnsembleSize(members, workers int) (int, int) {
 	if members < 1 {
 		members = 3
 	}
@@ -94,7 +97,7 @@ func ensembleSize(members, workers int) (int, int) {
 // it is torn down (mu guards torn and whatever else the topology says).
 type local struct {
 	tmp     string
-	proxies *Proxies
+	Proxies *Proxies
 	proxyLg *os.File
 	set     NodeSet
 
@@ -118,7 +121,7 @@ func (l *local) setUp(ctx context.Context, prefix string, teardown func(context.
 
 // openProxies opens the proxies, their log in logDir (see OpenProxies).
 func (l *local) openProxies(logDir string) (err error) {
-	l.proxies, l.proxyLg, err = OpenProxies(logDir)
+	l.Proxies, l.proxyLg, err = OpenProxies(logDir)
 	return err
 }
 
@@ -136,8 +139,8 @@ func (l *local) tearDown() bool {
 
 // closeProxies stops the proxies and closes their log.
 func (l *local) closeProxies() {
-	if l.proxies != nil {
-		l.proxies.Close()
+	if l.Proxies != nil {
+		l.Proxies.Close()
 	}
 	if l.proxyLg != nil {
 		l.proxyLg.Close()
@@ -153,18 +156,18 @@ func (l *local) removeTemp(prefix string) error {
 	return nil
 }
 
-// retrySetup runs once up to three times while it fails on a port that
+// RetrySetup runs once up to three times while it fails on a port that
 // someone else took between choosing it and the server binding it;
 // before each new try, reset forgets what the failed one made (once tears
 // down what it started when it fails).
-func (e *ensemble) retrySetup(ctx context.Context, once func(context.Context) error, reset func()) error {
+func (e *Ensemble) RetrySetup(ctx context.Context, once func(context.Context) error, reset func()) error {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		if err = once(ctx); err == nil || !errors.Is(err, errPortInUse) {
 			return err
 		}
 		e.mu.Lock()
-		e.torn, e.servers, e.storage, e.proxies, e.proxyLg = false, nil, nil, nil, nil
+		e.torn, e.servers, e.storage, e.Proxies, e.proxyLg = false, nil, nil, nil, nil
 		e.set = NodeSet{Kind: e.set.Kind}
 		reset()
 		e.mu.Unlock()
@@ -172,9 +175,9 @@ func (e *ensemble) retrySetup(ctx context.Context, once func(context.Context) er
 	return err
 }
 
-// setUp looks for redis-server (the storage node), then makes the data
-// directory and the proxies and runs start (see local.setUp).
-func (e *ensemble) setUp(ctx context.Context, prefix string, teardown func(context.Context) error, start func() error) error {
+// SetUp looks for redis-server (the storage node), then makes the data
+// directory and the proxies and runs start (see local.SetUp).
+func (e *Ensemble) SetUp(ctx context.Context, prefix string, teardown func(context.Context) error, start func() error) error {
 	if _, err := LookRedis(); err != nil {
 		return err
 	}
@@ -186,13 +189,13 @@ func (e *ensemble) setUp(ctx context.Context, prefix string, teardown func(conte
 	})
 }
 
-// add makes member id (named prefix<id>) with its data directory, its log
+// AddMember makes member id (named prefix<id>) with its data directory, its log
 // and free ports for its client port and each of ports.
-func (e *ensemble) add(prefix string, id int, ports ...*int) (*member, error) {
+func (e *Ensemble) AddMember(prefix string, id int, ports ...*int) (*Member, error) {
 	name := prefix + strconv.Itoa(id)
-	m := &member{id: id, name: name, dir: filepath.Join(e.tmp, name), logPath: filepath.Join(e.logDir, name+".log")}
+	m := &Member{ID: id, Name: name, Dir: filepath.Join(e.tmp, name), logPath: filepath.Join(e.logDir, name+".log")}
 	_ = os.Remove(m.logPath) // a retried setup starts a fresh log
-	for _, p := range append([]*int{&m.client}, ports...) {
+	for _, p := range append([]*int{&m.Client}, ports...) {
 		var err error
 		if *p, err = FreePort(); err != nil {
 			return nil, err
@@ -202,11 +205,11 @@ func (e *ensemble) add(prefix string, id int, ports ...*int) (*member, error) {
 	return m, nil
 }
 
-// launch starts every member (start i starts member i), waits until they
+// Launch starts every member (start i starts member i), waits until they
 // serve, starts the storage node unless noStorage, and links the members
 // into the set: a restart starts a member again and waits until it serves.
-func (e *ensemble) launch(ctx context.Context, workers int, noStorage bool, start func(ctx context.Context, i int) error,
-	wait func(ctx context.Context, ms []*member) error) error {
+func (e *Ensemble) Launch(ctx context.Context, workers int, noStorage bool, start func(ctx context.Context, i int) error,
+	wait func(ctx context.Context, ms []*Member) error) error {
 	for i := range e.servers {
 		if err := start(ctx, i); err != nil {
 			return err
@@ -227,17 +230,17 @@ func (e *ensemble) launch(ctx context.Context, workers int, noStorage bool, star
 			if err := start(ctx, i); err != nil {
 				return err
 			}
-			return wait(ctx, []*member{m})
+			return wait(ctx, []*Member{m})
 		}
-		nodes[i] = SetNode{Name: m.name, Addr: m.clientAddr(),
-			Server: localServer{name: m.name, proc: &m.serverProc, start: restart, closeLog: true, runningOnly: e.runningOnly}}
+		nodes[i] = SetNode{Name: m.Name, Addr: m.ClientAddr(),
+			Server: localServer{name: m.Name, proc: &m.serverProc, start: restart, closeLog: true, runningOnly: e.runningOnly}}
 	}
-	return e.set.Link(e.proxies, workers, nodes)
+	return e.set.Link(e.Proxies, workers, nodes)
 }
 
-// startMember starts argv as member m's process in its own process group.
-func startMember(ctx context.Context, m *member, argv, env []string) error {
-	_, err := m.startLogged(ctx, m.name, m.logPath, argv, env, m.dir)
+// StartMember starts argv as member m's process in its own process group.
+func StartMember(ctx context.Context, m *Member, argv, env []string) error {
+	_, err := m.startLogged(ctx, m.Name, m.logPath, argv, env, m.Dir)
 	return err
 }
 
@@ -246,23 +249,23 @@ type pollStop struct{ err error }
 
 func (s pollStop) Error() string { return s.err.Error() }
 
-// waitServing waits at most timeout until serving says every member of ms
+// WaitServing waits at most timeout until serving says every member of ms
 // serves. A member that has exited ends the wait at once (errPortInUse
 // when its log says portInUse); at timeout the error names the members
 // not serving yet, and what they lack ("not serving").
-func (e *ensemble) waitServing(ctx context.Context, what string, ms []*member, timeout time.Duration, portInUse, lack string,
-	serving func(*member) bool) error {
+func (e *Ensemble) WaitServing(ctx context.Context, what string, ms []*Member, timeout time.Duration, portInUse, lack string,
+	serving func(*Member) bool) error {
 	return Poll(ctx, timeout, func() error {
 		var notReady []string
 		for _, m := range ms {
 			if m.running() == nil {
 				if b, _ := os.ReadFile(m.logPath); strings.Contains(string(b), portInUse) {
-					return pollStop{fmt.Errorf("%s exited during start-up: %w (log %s)", m.name, errPortInUse, m.logPath)}
+					return pollStop{fmt.Errorf("%s exited during start-up: %w (log %s)", m.Name, errPortInUse, m.logPath)}
 				}
-				return pollStop{fmt.Errorf("%s exited during start-up (log %s)", m.name, m.logPath)}
+				return pollStop{fmt.Errorf("%s exited during start-up (log %s)", m.Name, m.logPath)}
 			}
 			if !serving(m) {
-				notReady = append(notReady, m.name)
+				notReady = append(notReady, m.Name)
 			}
 		}
 		if len(notReady) > 0 {
@@ -273,19 +276,19 @@ func (e *ensemble) waitServing(ctx context.Context, what string, ms []*member, t
 }
 
 // Nodes lists the members, then the storage node.
-func (e *ensemble) Nodes() []Node {
+func (e *Ensemble) Nodes() []Node {
 	var members []Node
 	for _, m := range e.servers {
-		members = append(members, Node{Name: m.name, Role: "lock", Addr: m.clientAddr()})
+		members = append(members, Node{Name: m.Name, Role: "lock", Addr: m.ClientAddr()})
 	}
 	return nodeList(e.storage, nil, members...)
 }
 
 // LockAddrs returns the proxy addresses worker slot uses, one per member.
-func (e *ensemble) LockAddrs(slot int) []string { return e.set.LockAddrs(slot) }
+func (e *Ensemble) LockAddrs(slot int) []string { return e.set.LockAddrs(slot) }
 
 // StorageAddr returns the storage node's address, "" without one.
-func (e *ensemble) StorageAddr() string {
+func (e *Ensemble) StorageAddr() string {
 	if e.storage == nil {
 		return ""
 	}
@@ -293,11 +296,11 @@ func (e *ensemble) StorageAddr() string {
 }
 
 // Pids returns the pids of the running server processes, by node name.
-func (e *ensemble) Pids() map[string]int {
+func (e *Ensemble) Pids() map[string]int {
 	pids := make(map[string]int)
 	for _, m := range e.servers {
 		if pid := m.pid(); pid != 0 {
-			pids[m.name] = pid
+			pids[m.Name] = pid
 		}
 	}
 	if e.storage != nil {
@@ -310,17 +313,17 @@ func (e *ensemble) Pids() map[string]int {
 
 // peerLinks applies f to the proxies of every link between the member
 // named name and its peers, both ways.
-func (e *ensemble) peerLinks(name string, f func([]string) error) error {
+func (e *Ensemble) peerLinks(name string, f func([]string) error) error {
 	i, err := e.set.Index(name)
 	if err != nil {
 		return err
 	}
-	id := e.servers[i].id
+	id := e.servers[i].ID
 	var links []string
 	for _, p := range e.servers {
-		if p.id != id {
-			links = append(links, e.peer(id, p.id)...)
-			links = append(links, e.peer(p.id, id)...)
+		if p.ID != id {
+			links = append(links, e.peer(id, p.ID)...)
+			links = append(links, e.peer(p.ID, id)...)
 		}
 	}
 	return f(links)
@@ -330,33 +333,33 @@ func (e *ensemble) peerLinks(name string, f func([]string) error) error {
 // it. Peer links are cut by stopping their proxies: open connections close
 // and new ones are refused, as when the SYN never arrives (see ZooKeeper for
 // why a timeout toxic would not do).
-func (e *ensemble) Isolate(ctx context.Context, name string) error {
+func (e *Ensemble) Isolate(ctx context.Context, name string) error {
 	return e.peerLinks(name, func(links []string) error {
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		return e.proxies.DisableAll(e.heldLinks().hold("isolate-"+name, links))
+		return e.Proxies.DisableAll(e.heldLinks().hold("isolate-"+name, links))
 	})
 }
 
 // Rejoin restores the links Isolate cut that no other fault holds cut.
-func (e *ensemble) Rejoin(ctx context.Context, name string) error {
+func (e *Ensemble) Rejoin(ctx context.Context, name string) error {
 	return e.peerLinks(name, func(links []string) error {
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		return e.proxies.EnableAll(e.heldLinks().drop("isolate-"+name, links))
+		return e.Proxies.EnableAll(e.heldLinks().drop("isolate-"+name, links))
 	})
 }
 
-// teardown runs first, stops the proxies and every member, runs stopped,
+// TeardownWith runs first, stops the proxies and every member, runs stopped,
 // stops the storage node and removes the data directory, whose name holds
 // prefix. It is idempotent.
-func (e *ensemble) teardown(ctx context.Context, prefix string, first, stopped func()) error {
+func (e *Ensemble) TeardownWith(ctx context.Context, prefix string, first, stopped func()) error {
 	if !e.tearDown() {
 		return nil
 	}
 	first()
-	if e.proxies != nil {
-		e.proxies.Close()
+	if e.Proxies != nil {
+		e.Proxies.Close()
 	}
 	var errs []error
 	for _, m := range e.servers {

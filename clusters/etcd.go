@@ -82,7 +82,7 @@ type EtcdConfig struct {
 
 // etcdMember is one etcd server.
 type etcdMember struct {
-	*member
+	*Member
 	peer  int          // the peer port it listens on
 	front net.Listener // its advertised peer URL: the peer demultiplexer
 	// existing says the member was added to a running cluster (with an
@@ -119,18 +119,18 @@ type Etcd struct {
 	bin     string
 	members []*etcdMember
 	demuxWG sync.WaitGroup
-	// ensemble gives Kill, Restart, PauseNode, ResumeNode, Partition, Heal,
+	// Ensemble gives Kill, Restart, PauseNode, ResumeNode, Partition, Heal,
 	// Isolate and Rejoin.
-	ensemble
+	Ensemble
 
 	ids map[uint64]string // member id -> name, learned from status (under mu)
 }
 
 // NewEtcd returns an unstarted cluster.
 func NewEtcd(cfg EtcdConfig) *Etcd {
-	cfg.Members, cfg.Workers = ensembleSize(cfg.Members, cfg.Workers)
+	cfg.Members, cfg.Workers = EnsembleSize(cfg.Members, cfg.Workers)
 	e := &Etcd{cfg: cfg, ids: make(map[uint64]string)}
-	e.init("etcd member", cfg.LogDir, true, func(from, to int) []string { return []string{etcdPeerProxy(from, to)} })
+	e.Init("etcd member", cfg.LogDir, true, func(from, to int) []string { return []string{etcdPeerProxy(from, to)} })
 	return e
 }
 
@@ -141,7 +141,7 @@ func etcdPeerProxy(from, to int) string { return fmt.Sprintf("etcd%d-etcd%d-peer
 // whatever was started is stopped. A port taken by someone else between
 // choosing it and etcd binding it is retried with fresh ports.
 func (e *Etcd) Setup(ctx context.Context) error {
-	return e.retrySetup(ctx, e.setupOnce, func() { e.members, e.ids = nil, make(map[uint64]string) })
+	return e.RetrySetup(ctx, e.setupOnce, func() { e.members, e.ids = nil, make(map[uint64]string) })
 }
 
 func (e *Etcd) setupOnce(ctx context.Context) (err error) {
@@ -150,17 +150,17 @@ func (e *Etcd) setupOnce(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	return e.setUp(ctx, "etcd-", e.Teardown, func() (err error) {
+	return e.SetUp(ctx, "etcd-", e.Teardown, func() (err error) {
 		for i := 1; i <= e.cfg.Members; i++ {
 			m := &etcdMember{}
-			if m.member, err = e.add("etcd", i, &m.peer); err != nil {
+			if m.Member, err = e.AddMember("etcd", i, &m.peer); err != nil {
 				return err
 			}
 			if m.front, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-				return fmt.Errorf("listen for %s's peers: %w", m.name, err)
+				return fmt.Errorf("listen for %s's peers: %w", m.Name, err)
 			}
-			if err := os.MkdirAll(m.dir, 0o755); err != nil {
-				return fmt.Errorf("create %s dir: %w", m.name, err)
+			if err := os.MkdirAll(m.Dir, 0o755); err != nil {
+				return fmt.Errorf("create %s dir: %w", m.Name, err)
 			}
 			e.members = append(e.members, m)
 		}
@@ -170,8 +170,8 @@ func (e *Etcd) setupOnce(ctx context.Context) (err error) {
 		members := e.members
 		for _, to := range members {
 			for _, from := range members {
-				if from.id != to.id {
-					if _, err := e.proxies.Add(etcdPeerProxy(from.id, to.id), to.peerAddr()); err != nil {
+				if from.ID != to.ID {
+					if _, err := e.Proxies.Add(etcdPeerProxy(from.ID, to.ID), to.peerAddr()); err != nil {
 						return err
 					}
 				}
@@ -179,7 +179,7 @@ func (e *Etcd) setupOnce(ctx context.Context) (err error) {
 			e.demuxWG.Add(1)
 			go e.demux(to, members)
 		}
-		return e.launch(ctx, e.cfg.Workers, false, func(ctx context.Context, i int) error { return e.startMember(ctx, e.members[i]) },
+		return e.Launch(ctx, e.cfg.Workers, false, func(ctx context.Context, i int) error { return e.startMember(ctx, e.members[i]) },
 			e.waitReady)
 	})
 }
@@ -189,7 +189,7 @@ func (e *Etcd) setupOnce(ctx context.Context) (err error) {
 func (e *Etcd) initialCluster() string {
 	var parts []string
 	for _, m := range e.members {
-		parts = append(parts, m.name+"=http://"+m.front.Addr().String())
+		parts = append(parts, m.Name+"=http://"+m.front.Addr().String())
 	}
 	return strings.Join(parts, ",")
 }
@@ -197,12 +197,12 @@ func (e *Etcd) initialCluster() string {
 // startMember starts one member in its own process group. A member started
 // again finds its data dir and rejoins with it.
 func (e *Etcd) startMember(ctx context.Context, m *etcdMember) error {
-	client := "http://" + m.clientAddr()
+	client := "http://" + m.ClientAddr()
 	state := "new"
 	if m.existing {
 		state = "existing"
 	}
-	argv := []string{e.bin, "--name", m.name, "--data-dir", filepath.Join(m.dir, "data"),
+	argv := []string{e.bin, "--name", m.Name, "--data-dir", filepath.Join(m.Dir, "data"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", "http://" + m.peerAddr(),
 		"--initial-advertise-peer-urls", "http://" + m.front.Addr().String(),
@@ -210,7 +210,7 @@ func (e *Etcd) startMember(ctx context.Context, m *etcdMember) error {
 		"--initial-cluster-token", filepath.Base(e.tmp),
 		"--heartbeat-interval", strconv.Itoa(etcdHeartbeatMS), "--election-timeout", strconv.Itoa(etcdElectionMS),
 		"--logger", "zap", "--log-outputs", "stderr"} // v2 is off by default from 3.4 on; 3.6 has no --enable-v2
-	return startMember(ctx, m.member, argv, nil)
+	return StartMember(ctx, m.Member, argv, nil)
 }
 
 // demux accepts the peer connections to member to and forwards each
@@ -229,15 +229,15 @@ func (e *Etcd) demux(to *etcdMember, members []*etcdMember) {
 
 func (e *Etcd) forward(c net.Conn, to *etcdMember, members []*etcdMember) {
 	from := dialer(c, members)
-	if from == nil || from.id == to.id {
+	if from == nil || from.ID == to.ID {
 		if e.proxyLg != nil {
 			fmt.Fprintf(e.proxyLg, "%s etcd peer demux: closed a connection to %s from %s: not from another member\n",
-				time.Now().Format(time.RFC3339Nano), to.name, c.RemoteAddr())
+				time.Now().Format(time.RFC3339Nano), to.Name, c.RemoteAddr())
 		}
 		c.Close()
 		return
 	}
-	p, err := e.proxies.get(etcdPeerProxy(from.id, to.id))
+	p, err := e.Proxies.get(etcdPeerProxy(from.ID, to.ID))
 	if err != nil {
 		c.Close()
 		return
@@ -348,14 +348,14 @@ func status(ctx context.Context, addr string) (etcdStatus, error) {
 
 // waitReady waits until every member in ms answers a status request that
 // names a leader.
-func (e *Etcd) waitReady(ctx context.Context, ms []*member) error {
-	return e.waitServing(ctx, "etcd", ms, etcdReadyWait, "address already in use", "has no leader", func(m *member) bool {
-		st, err := status(ctx, m.clientAddr())
+func (e *Etcd) waitReady(ctx context.Context, ms []*Member) error {
+	return e.WaitServing(ctx, "etcd", ms, etcdReadyWait, "address already in use", "has no leader", func(m *Member) bool {
+		st, err := status(ctx, m.ClientAddr())
 		if err != nil || st.leader == 0 {
 			return false
 		}
 		e.mu.Lock()
-		e.ids[st.member] = m.name
+		e.ids[st.member] = m.Name
 		e.mu.Unlock()
 		return true
 	})
@@ -370,7 +370,7 @@ func (e *Etcd) Leader(ctx context.Context) (string, error) {
 		if m.running() == nil {
 			continue
 		}
-		if st, err := status(ctx, m.clientAddr()); err == nil && st.leader != 0 {
+		if st, err := status(ctx, m.ClientAddr()); err == nil && st.leader != 0 {
 			votes[st.leader]++
 		}
 	}
@@ -387,7 +387,7 @@ func (e *Etcd) Leader(ctx context.Context) (string, error) {
 // Teardown stops the peer demultiplexers, the proxies, every member and the
 // storage node, and removes the data directory. It is idempotent.
 func (e *Etcd) Teardown(ctx context.Context) error {
-	return e.teardown(ctx, "etcd-", func() {
+	return e.TeardownWith(ctx, "etcd-", func() {
 		for _, m := range e.members {
 			if m.front != nil {
 				m.front.Close()

@@ -117,7 +117,7 @@ func TestEtcdSetupCanceled(t *testing.T) {
 		p := m.proc
 		m.mu.Unlock()
 		if p != nil && !p.Exited() {
-			t.Errorf("%s (pid %d) still running after a canceled Setup", m.name, p.Pid())
+			t.Errorf("%s (pid %d) still running after a canceled Setup", m.Name, p.Pid())
 		}
 	}
 	if e.storage != nil && e.storage.Running() {

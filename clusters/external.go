@@ -97,7 +97,7 @@ func (e *External) Setup(ctx context.Context) error {
 		for i, a := range e.cfg.Addrs {
 			nodes[i] = SetNode{Name: "lock" + strconv.Itoa(i), Addr: a}
 		}
-		return e.set.Link(e.proxies, e.cfg.Workers, nodes)
+		return e.set.Link(e.Proxies, e.cfg.Workers, nodes)
 	})
 }
 

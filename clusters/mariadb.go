@@ -19,7 +19,7 @@ func init() {
 	registerService(Service{
 		Name: "mariadb", Packages: "mariadb-server, redis-server (storage)",
 		Summary:         "one MariaDB server (mariadb-install-db into the run's temp dir, InnoDB flushed at every commit, wait_timeout and idle_transaction_timeout from the lease), run as the mysql user when lockcheck runs as root",
-		Look:            lookAll(LookMariaDB, LookRedis),
+		Look:            LookAll(LookMariaDB, LookRedis),
 		New:             newSQLTopology(NewMariaDB),
 		Server:          "MariaDB",
 		SessionSettings: "wait_timeout and idle_transaction_timeout",

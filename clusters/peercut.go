@@ -29,17 +29,17 @@ var (
 )
 
 // PeerNodes names the members, in member order.
-func (e *ensemble) PeerNodes() []string {
+func (e *Ensemble) PeerNodes() []string {
 	names := make([]string, len(e.servers))
 	for i, m := range e.servers {
-		names[i] = m.name
+		names[i] = m.Name
 	}
 	return names
 }
 
 // pairLinks names the proxies of the links between each pair of members,
 // both ways.
-func (e *ensemble) pairLinks(pairs [][2]string) ([]string, error) {
+func (e *Ensemble) pairLinks(pairs [][2]string) ([]string, error) {
 	var links []string
 	for _, p := range pairs {
 		i, err := e.set.Index(p[0])
@@ -53,7 +53,7 @@ func (e *ensemble) pairLinks(pairs [][2]string) ([]string, error) {
 		if i == j {
 			return nil, fmt.Errorf("cut %s from itself: a pair needs two members", p[0])
 		}
-		a, b := e.servers[i].id, e.servers[j].id
+		a, b := e.servers[i].ID, e.servers[j].ID
 		links = append(append(links, e.peer(a, b)...), e.peer(b, a)...)
 	}
 	return links, nil
@@ -61,19 +61,19 @@ func (e *ensemble) pairLinks(pairs [][2]string) ([]string, error) {
 
 // CutPeers stops the proxies of the links between each pair, both ways
 // (see Isolate for why a stopped proxy rather than a timeout toxic).
-func (e *ensemble) CutPeers(ctx context.Context, by string, pairs [][2]string) error {
+func (e *Ensemble) CutPeers(ctx context.Context, by string, pairs [][2]string) error {
 	links, err := e.pairLinks(pairs)
 	if err != nil {
 		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.proxies.DisableAll(e.heldLinks().hold(by, links))
+	return e.Proxies.DisableAll(e.heldLinks().hold(by, links))
 }
 
 // HealPeers starts again the proxies CutPeers stopped for by that no
 // other fault holds stopped.
-func (e *ensemble) HealPeers(ctx context.Context, by string, pairs [][2]string) error {
+func (e *Ensemble) HealPeers(ctx context.Context, by string, pairs [][2]string) error {
 	var links []string
 	if pairs != nil {
 		var err error
@@ -83,12 +83,12 @@ func (e *ensemble) HealPeers(ctx context.Context, by string, pairs [][2]string) 
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.proxies.EnableAll(e.heldLinks().drop(by, links))
+	return e.Proxies.EnableAll(e.heldLinks().drop(by, links))
 }
 
 // heldLinks returns the faults that hold the peer proxies stopped (under
 // mu).
-func (e *ensemble) heldLinks() heldCuts {
+func (e *Ensemble) heldLinks() heldCuts {
 	if e.held == nil {
 		e.held = make(heldCuts)
 	}

@@ -7,12 +7,12 @@ import "fmt"
 // election), so that the external tests can send real traffic over one
 // peer link.
 func PeerLinkAddrs(c Cluster, from, to string) ([]string, error) {
-	var e *ensemble
+	var e *Ensemble
 	switch c := c.(type) {
 	case *Etcd:
-		e = &c.ensemble
+		e = &c.Ensemble
 	case *ZooKeeper:
-		e = &c.ensemble
+		e = &c.Ensemble
 	default:
 		return nil, fmt.Errorf("no peer links in %T", c)
 	}
@@ -25,8 +25,8 @@ func PeerLinkAddrs(c Cluster, from, to string) ([]string, error) {
 		return nil, err
 	}
 	var addrs []string
-	for _, name := range e.peer(e.servers[i].id, e.servers[j].id) {
-		p, err := e.proxies.get(name)
+	for _, name := range e.peer(e.servers[i].ID, e.servers[j].ID) {
+		p, err := e.Proxies.get(name)
 		if err != nil {
 			return nil, err
 		}

@@ -28,7 +28,7 @@ func init() {
 			Name: "pgbouncer-" + mode.mode, Fronts: "postgres",
 			Packages: "pgbouncer, postgresql-15, redis-server (storage)",
 			Summary:  "PgBouncer (pool_mode = " + mode.mode + ") in front of one PostgreSQL server, every worker's link to PgBouncer behind its own proxy; a lock-node fault (kill) strikes PgBouncer, the lock node the workers see: " + mode.summary,
-			Look:     lookAll(LookPgBouncer, LookPostgres, LookRedis),
+			Look:     LookAll(LookPgBouncer, LookPostgres, LookRedis),
 			New: newSQLTopology(func(cfg SQLDBConfig) *SQLDB {
 				return NewPgBouncer(cfg, mode.mode)
 			}),

@@ -20,7 +20,7 @@ func init() {
 	registerService(Service{
 		Name: "postgres", Packages: "postgresql-15, redis-server (storage)",
 		Summary:         "one PostgreSQL server (initdb into the run's temp dir, fsync on, session timeouts 2 x lease), run as the postgres user when lockcheck runs as root",
-		Look:            lookAll(LookPostgres, LookRedis),
+		Look:            LookAll(LookPostgres, LookRedis),
 		New:             newSQLTopology(NewPostgres),
 		Server:          "PostgreSQL",
 		SessionSettings: "idle_in_transaction_session_timeout, idle_session_timeout and tcp_user_timeout",

@@ -16,7 +16,7 @@ func init() {
 		Name: "redis-cluster", Packages: "redis-server",
 		Summary: "Redis Cluster: six cluster-enabled redis-servers (three masters, three replicas), every client and " +
 			"cluster-bus link through Toxiproxy; workers use go-redis's cluster client",
-		Look: lookAll(LookRedis),
+		Look: LookAll(LookRedis),
 		New: func(cfg TopologyConfig) Topology {
 			return NewRedisCluster(RedisClusterConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true,
 				ClockShim: cfg.ClockShim})
@@ -181,7 +181,7 @@ func (c *RedisCluster) Setup(ctx context.Context) (err error) {
 		if err := c.join(ctx); err != nil {
 			return err
 		}
-		return c.set.Link(c.proxies, c.cfg.Workers, redisSetNodes(c.nodes, func(j int) []string {
+		return c.set.Link(c.Proxies, c.cfg.Workers, redisSetNodes(c.nodes, func(j int) []string {
 			return []string{clusterPeerName(j), clusterBusName(j)}
 		}, nil))
 	})
@@ -242,15 +242,15 @@ func busPort(r *RedisServer) string {
 // byte), makes the node announce them, and reads its node id into c.peer[j],
 // c.bus[j] and c.ids[j]. Nodes are announced at once.
 func (c *RedisCluster) announce(ctx context.Context, j int, r *RedisServer) error {
-	peer, err := c.proxies.Add(clusterPeerName(j), r.Addr())
+	peer, err := c.Proxies.Add(clusterPeerName(j), r.Addr())
 	if err != nil {
 		return err
 	}
-	bus, err := c.proxies.Add(clusterBusName(j), net.JoinHostPort("127.0.0.1", busPort(r)))
+	bus, err := c.Proxies.Add(clusterBusName(j), net.JoinHostPort("127.0.0.1", busPort(r)))
 	if err != nil {
 		return err
 	}
-	p, err := c.proxies.get(clusterBusName(j))
+	p, err := c.Proxies.get(clusterBusName(j))
 	if err != nil {
 		return err
 	}
@@ -590,7 +590,7 @@ func (c *RedisCluster) cut(fault string, names []string, senders []string) error
 		c.gate.set(id, true)
 	}
 	c.gateCut[fault] = append(c.gateCut[fault], senders...)
-	return c.reason.cut(c.proxies, fault, names)
+	return c.reason.cut(c.Proxies, fault, names)
 }
 
 // restore lets go of every proxy and bus sender fault cut, and restores
@@ -612,7 +612,7 @@ func (c *RedisCluster) restore(ctx context.Context, fault string) error {
 		}
 	}
 	delete(c.gateCut, fault)
-	return c.reason.release(ctx, c.proxies, fault)
+	return c.reason.release(ctx, c.Proxies, fault)
 }
 
 // Partition cuts every link of a worker slot to the cluster nodes.

@@ -88,7 +88,7 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 		if err := r.openProxies(r.cfg.LogDir); err != nil {
 			return err
 		}
-		return r.set.Link(r.proxies, r.cfg.Workers, redisSetNodes(r.lock, nil, nil))
+		return r.set.Link(r.Proxies, r.cfg.Workers, redisSetNodes(r.lock, nil, nil))
 	})
 }
 

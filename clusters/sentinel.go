@@ -198,7 +198,7 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 			}
 		}
 		for j, r := range s.redis {
-			proxy, err := s.proxies.Add(peerName(j), r.Addr())
+			proxy, err := s.Proxies.Add(peerName(j), r.Addr())
 			if err != nil {
 				return err
 			}
@@ -236,14 +236,14 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 		if err := s.waitSentinels(ctx, sentinelReadyWait); err != nil {
 			return err
 		}
-		if err := s.set.Link(s.proxies, s.cfg.Workers, redisSetNodes(s.redis, func(j int) []string { return []string{peerName(j)} }, s.restarter)); err != nil {
+		if err := s.set.Link(s.Proxies, s.cfg.Workers, redisSetNodes(s.redis, func(j int) []string { return []string{peerName(j)} }, s.restarter)); err != nil {
 			return err
 		}
 		sents := make([]SetNode, len(s.sents))
 		for k, sp := range s.sents {
 			sents[k] = SetNode{Name: sp.name, Addr: sp.addr()}
 		}
-		return s.sentSet.Link(s.proxies, s.cfg.Workers, sents)
+		return s.sentSet.Link(s.Proxies, s.cfg.Workers, sents)
 	})
 }
 
@@ -559,7 +559,7 @@ func (s *Sentinel) LagReplication(ctx context.Context, node string, d time.Durat
 	if err != nil {
 		return err
 	}
-	p, err := s.proxies.get(peerName(j))
+	p, err := s.Proxies.get(peerName(j))
 	if err != nil {
 		return err
 	}
@@ -605,14 +605,14 @@ func waitReplica(ctx context.Context, r *RedisServer, timeout time.Duration) err
 func (s *Sentinel) cut(fault string, names []string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.reason.cut(s.proxies, fault, names)
+	return s.reason.cut(s.Proxies, fault, names)
 }
 
 // restore lets go of every proxy fault cut (see heldCuts).
 func (s *Sentinel) restore(ctx context.Context, fault string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.reason.release(ctx, s.proxies, fault)
+	return s.reason.release(ctx, s.Proxies, fault)
 }
 
 // Partition cuts every link of a worker slot: to each redis node and each

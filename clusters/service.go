@@ -177,9 +177,9 @@ func FindService(name string) (Service, error) {
 	return Service{}, suggest.Unknown("lock service", name, names)
 }
 
-// lookAll returns a Service.Look that finds every binary looks names, in
+// LookAll returns a Service.Look that finds every binary looks names, in
 // order, and returns the first one missing.
-func lookAll(looks ...func() (string, error)) func() error {
+func LookAll(looks ...func() (string, error)) func() error {
 	return func() error {
 		for _, look := range looks {
 			if _, err := look(); err != nil {

@@ -4,7 +4,7 @@ func init() {
 	registerService(Service{
 		Name: "etcd", Packages: "etcd-server, redis-server (storage)",
 		Summary:  "etcd members (three, or --nodes), every client link and every member-to-member link behind its own proxy",
-		Look:     lookAll(LookEtcd, LookRedis),
+		Look:     LookAll(LookEtcd, LookRedis),
 		Version:  EtcdVersion,
 		Versions: EtcdVersions,
 		External: &ExternalForm{Ensemble: true},

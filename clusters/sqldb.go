@@ -190,7 +190,7 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 			return err
 		}
 		restart := func(ctx context.Context) error { return c.startServer(ctx, false) }
-		return c.set.Link(c.proxies, c.cfg.Workers, []SetNode{{Name: c.node, Addr: c.Addr(),
+		return c.set.Link(c.Proxies, c.cfg.Workers, []SetNode{{Name: c.node, Addr: c.Addr(),
 			Server: localServer{name: c.node, proc: &c.server, start: restart, tree: true}}})
 	})
 }

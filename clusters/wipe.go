@@ -239,9 +239,9 @@ func respBulk(rd *bufio.Reader, header string) (string, bool, error) {
 func (z *ZooKeeper) RestartEmpty(ctx context.Context, node string) error {
 	return z.set.RestartEmpty(ctx, node, func(i int) error {
 		n := z.nodes[i]
-		if err := removeData(n.dir, "version-2", "myid"); err != nil {
+		if err := removeData(n.Dir, "version-2", "myid"); err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(n.dir, "myid"), []byte(strconv.Itoa(n.id)+"\n"), 0o644)
+		return os.WriteFile(filepath.Join(n.Dir, "myid"), []byte(strconv.Itoa(n.ID)+"\n"), 0o644)
 	})
 }

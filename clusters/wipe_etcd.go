@@ -28,7 +28,7 @@ const etcdReplaceWait = 30 * time.Second
 func (e *Etcd) RestartEmpty(ctx context.Context, node string) error {
 	return e.set.RestartEmpty(ctx, node, func(i int) error {
 		m := e.members[i]
-		if err := removeData(m.dir, "data"); err != nil {
+		if err := removeData(m.Dir, "data"); err != nil {
 			return err
 		}
 		if err := e.replaceMember(ctx, m); err != nil {
@@ -45,13 +45,13 @@ func (e *Etcd) replaceMember(ctx context.Context, m *etcdMember) error {
 	e.mu.Lock()
 	var old uint64
 	for id, name := range e.ids {
-		if name == m.name {
+		if name == m.Name {
 			old = id
 		}
 	}
 	e.mu.Unlock()
 	if old == 0 {
-		return fmt.Errorf("replace %s: its member id is unknown", m.name)
+		return fmt.Errorf("replace %s: its member id is unknown", m.Name)
 	}
 	peerURL := "http://" + m.front.Addr().String()
 	removed := false
@@ -61,7 +61,7 @@ func (e *Etcd) replaceMember(ctx context.Context, m *etcdMember) error {
 			if o == m || o.running() == nil {
 				continue
 			}
-			addr := o.clientAddr()
+			addr := o.ClientAddr()
 			if !removed {
 				members, err := etcdMembers(ctx, addr)
 				if err != nil {
@@ -98,7 +98,7 @@ func (e *Etcd) replaceMember(ctx context.Context, m *etcdMember) error {
 			return errors.New("no other member runs")
 		}
 		return errors.Join(errs...)
-	}, "replace "+m.name)
+	}, "replace "+m.Name)
 }
 
 // etcdMembers lists the cluster's members as the member at addr knows

@@ -56,14 +56,14 @@ func TestZooKeeperRestartEmpty(t *testing.T) {
 	if err := z.RestartEmpty(ctx, leader); err != nil {
 		t.Fatal(err)
 	}
-	if mode, err := Mode(m.clientAddr()); err != nil || (mode != "follower" && mode != "leader") {
+	if mode, err := Mode(m.ClientAddr()); err != nil || (mode != "follower" && mode != "leader") {
 		t.Fatalf("%s after restart-empty: mode %q, %v", leader, mode, err)
 	}
 	if after := snapshotsTaken(t, m.logPath); after <= before {
 		t.Errorf("%s took %d full snapshots from the leader before, %d after: want one more (it came back empty)", leader, before, after)
 	}
 	// The restarted member alone serves the tree it synced.
-	own, _, err := zk.Connect([]string{m.clientAddr()}, 2*time.Second, zk.WithLogInfo(false))
+	own, _, err := zk.Connect([]string{m.ClientAddr()}, 2*time.Second, zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,14 +109,14 @@ func TestEtcdRestartEmpty(t *testing.T) {
 	}
 	i, _ := e.set.Index(leader)
 	m := e.members[i]
-	was, err := status(ctx, m.clientAddr())
+	was, err := status(ctx, m.ClientAddr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := e.RestartEmpty(ctx, leader); err != nil {
 		t.Fatal(err)
 	}
-	now, err := status(ctx, m.clientAddr())
+	now, err := status(ctx, m.ClientAddr())
 	if err != nil || now.leader == 0 {
 		t.Fatalf("%s after restart-empty: %+v, %v", leader, now, err)
 	}
@@ -124,7 +124,7 @@ func TestEtcdRestartEmpty(t *testing.T) {
 		t.Errorf("%s kept member id %x: want a new member in its place", leader, now.member)
 	}
 	// Read from the restarted member alone (serializable: its own store).
-	own, err := clientv3.New(clientv3.Config{Endpoints: []string{m.clientAddr()}, DialTimeout: 2 * time.Second})
+	own, err := clientv3.New(clientv3.Config{Endpoints: []string{m.ClientAddr()}, DialTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

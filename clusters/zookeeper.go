@@ -63,13 +63,13 @@ type ZooKeeperConfig struct {
 
 // zkNode is one ZooKeeper server.
 type zkNode struct {
-	*member
+	*Member
 	quorum, election int
 	conf             string
 }
 
 // clockFile is the clock shim's offset file of a server.
-func (n *zkNode) clockFile() string { return filepath.Join(n.dir, "clock") }
+func (n *zkNode) clockFile() string { return filepath.Join(n.Dir, "clock") }
 
 // ZooKeeper is a Cluster of local ZooKeeper servers (QuorumPeerMain, one JVM
 // each) plus a redis-server storage node for the protected resource. Every
@@ -80,7 +80,7 @@ type ZooKeeper struct {
 	java  string
 	shim  string // the clock shim's path, "" when not under it
 	nodes []*zkNode
-	// ensemble gives Kill, Restart, PauseNode, ResumeNode, Partition, Heal,
+	// Ensemble gives Kill, Restart, PauseNode, ResumeNode, Partition, Heal,
 	// Isolate and Rejoin. Isolate stops the quorum and election links'
 	// proxies rather than adding a timeout toxic: with a toxic the proxy
 	// still completes the TCP handshake upstream, and ZooKeeper's election
@@ -88,19 +88,19 @@ type ZooKeeper struct {
 	// silent connection from the isolated node would block it for its read
 	// timeout and keep the healthy nodes from electing, which no real
 	// partition does (the SYN never arrives).
-	ensemble
+	Ensemble
 }
 
 var _ Clocker = (*ZooKeeper)(nil)
 
 // NewZooKeeper returns an unstarted ensemble.
 func NewZooKeeper(cfg ZooKeeperConfig) *ZooKeeper {
-	cfg.Nodes, cfg.Workers = ensembleSize(cfg.Nodes, cfg.Workers)
+	cfg.Nodes, cfg.Workers = EnsembleSize(cfg.Nodes, cfg.Workers)
 	if cfg.Tick <= 0 {
 		cfg.Tick = 100 * time.Millisecond
 	}
 	z := &ZooKeeper{cfg: cfg}
-	z.init("ZooKeeper node", cfg.LogDir, false, func(from, to int) []string {
+	z.Init("ZooKeeper node", cfg.LogDir, false, func(from, to int) []string {
 		return []string{peerProxy(from, to, "quorum"), peerProxy(from, to, "election")}
 	})
 	return z
@@ -116,17 +116,17 @@ func peerProxy(from, to int, kind string) string {
 // someone else between choosing it and the JVM binding it is retried with
 // fresh ports.
 func (z *ZooKeeper) Setup(ctx context.Context) error {
-	return z.retrySetup(ctx, z.setupOnce, func() { z.nodes = nil })
+	return z.RetrySetup(ctx, z.setupOnce, func() { z.nodes = nil })
 }
 
 func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 	if z.java, err = LookZooKeeper(); err != nil {
 		return err
 	}
-	return z.setUp(ctx, "zk-", z.Teardown, func() (err error) {
+	return z.SetUp(ctx, "zk-", z.Teardown, func() (err error) {
 		for i := 1; i <= z.cfg.Nodes; i++ {
 			n := &zkNode{}
-			if n.member, err = z.add("zk", i, &n.quorum, &n.election); err != nil {
+			if n.Member, err = z.AddMember("zk", i, &n.quorum, &n.election); err != nil {
 				return err
 			}
 			z.nodes = append(z.nodes, n)
@@ -144,7 +144,7 @@ func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 				}
 			}
 		}
-		return z.launch(ctx, z.cfg.Workers, z.cfg.NoStorage, func(ctx context.Context, i int) error { return z.startNode(ctx, z.nodes[i]) },
+		return z.Launch(ctx, z.cfg.Workers, z.cfg.NoStorage, func(ctx context.Context, i int) error { return z.startNode(ctx, z.nodes[i]) },
 			z.waitReady)
 	})
 }
@@ -155,18 +155,18 @@ func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 func (z *ZooKeeper) writeConfigs() error {
 	tick := z.cfg.Tick.Milliseconds()
 	for _, n := range z.nodes {
-		if err := os.MkdirAll(n.dir, 0o755); err != nil {
-			return fmt.Errorf("create %s dir: %w", n.name, err)
+		if err := os.MkdirAll(n.Dir, 0o755); err != nil {
+			return fmt.Errorf("create %s dir: %w", n.Name, err)
 		}
-		if err := os.WriteFile(filepath.Join(n.dir, "myid"), []byte(strconv.Itoa(n.id)+"\n"), 0o644); err != nil {
-			return fmt.Errorf("write %s myid: %w", n.name, err)
+		if err := os.WriteFile(filepath.Join(n.Dir, "myid"), []byte(strconv.Itoa(n.ID)+"\n"), 0o644); err != nil {
+			return fmt.Errorf("write %s myid: %w", n.Name, err)
 		}
 		lines := []string{
 			"tickTime=" + strconv.FormatInt(tick, 10),
 			"initLimit=20",
 			"syncLimit=10",
-			"dataDir=" + n.dir,
-			"clientPort=" + strconv.Itoa(n.client),
+			"dataDir=" + n.Dir,
+			"clientPort=" + strconv.Itoa(n.Client),
 			"clientPortAddress=127.0.0.1",
 			"minSessionTimeout=" + strconv.FormatInt(5*tick, 10),
 			"maxSessionTimeout=" + strconv.FormatInt(200*tick, 10),
@@ -177,23 +177,23 @@ func (z *ZooKeeper) writeConfigs() error {
 		if len(z.nodes) > 1 {
 			for _, peer := range z.nodes {
 				q, e := strconv.Itoa(peer.quorum), strconv.Itoa(peer.election)
-				if peer.id != n.id {
-					qa, err := z.proxies.Add(peerProxy(n.id, peer.id, "quorum"), net.JoinHostPort("127.0.0.1", q))
+				if peer.ID != n.ID {
+					qa, err := z.Proxies.Add(peerProxy(n.ID, peer.ID, "quorum"), net.JoinHostPort("127.0.0.1", q))
 					if err != nil {
 						return err
 					}
-					ea, err := z.proxies.Add(peerProxy(n.id, peer.id, "election"), net.JoinHostPort("127.0.0.1", e))
+					ea, err := z.Proxies.Add(peerProxy(n.ID, peer.ID, "election"), net.JoinHostPort("127.0.0.1", e))
 					if err != nil {
 						return err
 					}
 					q, e = port(qa), port(ea)
 				}
-				lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%s:%s", peer.id, q, e))
+				lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%s:%s", peer.ID, q, e))
 			}
 		}
-		n.conf = filepath.Join(n.dir, "zoo.cfg")
+		n.conf = filepath.Join(n.Dir, "zoo.cfg")
 		if err := os.WriteFile(n.conf, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-			return fmt.Errorf("write %s config: %w", n.name, err)
+			return fmt.Errorf("write %s config: %w", n.Name, err)
 		}
 	}
 	return nil
@@ -214,13 +214,13 @@ func (z *ZooKeeper) startNode(ctx context.Context, n *zkNode) error {
 	if z.shim != "" {
 		env = ClockShimEnvFor(z.shim, n.clockFile())
 	}
-	return startMember(ctx, n.member, argv, env)
+	return StartMember(ctx, n.Member, argv, env)
 }
 
 // waitReady waits until every member in ms reports a serving mode.
-func (z *ZooKeeper) waitReady(ctx context.Context, ms []*member) error {
-	return z.waitServing(ctx, "ZooKeeper", ms, zkReadyWait, "Address already in use", "not serving", func(m *member) bool {
-		mode, err := Mode(m.clientAddr())
+func (z *ZooKeeper) waitReady(ctx context.Context, ms []*Member) error {
+	return z.WaitServing(ctx, "ZooKeeper", ms, zkReadyWait, "Address already in use", "not serving", func(m *Member) bool {
+		mode, err := Mode(m.ClientAddr())
 		return err == nil && (mode == "leader" || mode == "follower" || mode == "standalone")
 	})
 }
@@ -259,8 +259,8 @@ func (z *ZooKeeper) SetClockOffset(ctx context.Context, node string, offset time
 // node of a standalone server).
 func (z *ZooKeeper) Leader(ctx context.Context) (string, error) {
 	for _, n := range z.nodes {
-		if m, err := Mode(n.clientAddr()); err == nil && (m == "leader" || m == "standalone") {
-			return n.name, nil
+		if m, err := Mode(n.ClientAddr()); err == nil && (m == "leader" || m == "standalone") {
+			return n.Name, nil
 		}
 	}
 	return "", errors.New("no ZooKeeper node reports itself leader")
@@ -269,5 +269,5 @@ func (z *ZooKeeper) Leader(ctx context.Context) (string, error) {
 // Teardown stops the proxies, every JVM and the storage node, and removes the
 // data directory. It is idempotent.
 func (z *ZooKeeper) Teardown(ctx context.Context) error {
-	return z.teardown(ctx, "zk-", func() {}, func() {})
+	return z.TeardownWith(ctx, "zk-", func() {}, func() {})
 }

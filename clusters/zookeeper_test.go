@@ -18,8 +18,8 @@ func waitLeader(t *testing.T, z *ZooKeeper, not string, within time.Duration) st
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		for _, n := range z.nodes {
-			if m, err := Mode(n.clientAddr()); err == nil && m == "leader" && n.name != not {
-				return n.name
+			if m, err := Mode(n.ClientAddr()); err == nil && m == "leader" && n.Name != not {
+				return n.Name
 			}
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -17,6 +17,8 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	// The services in folders of their own register when linked in.
+	_ "github.com/lockcheck/lockcheck/services"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 

@@ -12,6 +12,8 @@ import (
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/schedule"
+	// The services in folders of their own register when linked in.
+	_ "github.com/lockcheck/lockcheck/services"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 

@@ -7,17 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockcheck/lockcheck/clusters"
+	natssvc "github.com/lockcheck/lockcheck/services/nats"
 )
 
 // startNATS starts a NATS topology of members servers, or skips the test
 // when nats-server is not installed.
-func startNATS(t *testing.T, members int) *clusters.NATS {
+func startNATS(t *testing.T, members int) *natssvc.Cluster {
 	t.Helper()
-	if _, err := clusters.LookNATS(); err != nil {
+	if _, err := natssvc.Look(); err != nil {
 		t.Skipf("nats-kv needs nats-server: %v", err)
 	}
-	n := clusters.NewNATS(clusters.NATSConfig{Members: members, Workers: 2, LogDir: t.TempDir()})
+	n := natssvc.New(natssvc.Config{Members: members, Workers: 2, LogDir: t.TempDir()})
 	if err := n.Setup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func startNATS(t *testing.T, members int) *clusters.NATS {
 }
 
 // natsClient opens a nats-kv client for worker slot of n.
-func natsClient(t *testing.T, n *clusters.NATS, slot int, lease time.Duration, ev func(string)) *natsKV {
+func natsClient(t *testing.T, n *natssvc.Cluster, slot int, lease time.Duration, ev func(string)) *natsKV {
 	t.Helper()
 	cfg := Config{Protocol: ProtocolVersion, Lock: "nats-kv", Process: slot, Seed: 1,
 		LockAddrs: n.LockAddrs(slot), StorageAddr: n.StorageAddr(),

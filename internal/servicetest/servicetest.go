@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	// The services in folders of their own register when linked in.
+	_ "github.com/lockcheck/lockcheck/services"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 

@@ -1,4 +1,4 @@
-package clusters
+package nats
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 // natsReadyWait bounds the wait for NATS servers to serve JetStream after
@@ -23,31 +25,31 @@ const natsReadyWait = 60 * time.Second
 // is not in every user's PATH.
 const natsBin = "/usr/sbin/nats-server"
 
-// LookNATS returns the path of nats-server, or an error naming the Debian
+// Look returns the path of nats-server, or an error naming the Debian
 // package to install.
-func LookNATS() (string, error) {
+func Look() (string, error) {
 	if p, err := exec.LookPath("nats-server"); err == nil {
 		return p, nil
 	}
 	if _, err := os.Stat(natsBin); err == nil {
 		return natsBin, nil
 	}
-	return "", fmt.Errorf("%w: nats-server not found in PATH or %s: install the Debian package nats-server (scripts/deps.sh does)", ErrMissingBinary, natsBin)
+	return "", fmt.Errorf("%w: nats-server not found in PATH or %s: install the Debian package nats-server (scripts/deps.sh does)", clusters.ErrMissingBinary, natsBin)
 }
 
-// NATSVersion returns the version `nats-server --version` prints
+// Version returns the version `nats-server --version` prints
 // ("2.9.10"), or "" when nats-server is missing.
-func NATSVersion() string {
-	bin, err := LookNATS()
+func Version() string {
+	bin, err := Look()
 	if err != nil {
 		return ""
 	}
-	return natsVersionOf(bin)
+	return versionOf(bin)
 }
 
-// parseNATSVersion takes the version out of `nats-server --version`'s
+// parseVersion takes the version out of `nats-server --version`'s
 // "nats-server: v2.9.10", "" when the line is not of that form.
-func parseNATSVersion(out string) string {
+func parseVersion(out string) string {
 	v, ok := strings.CutPrefix(strings.TrimSpace(out), "nats-server: v")
 	if !ok || v == "" || strings.ContainsAny(v, " \n") {
 		return ""
@@ -55,8 +57,8 @@ func parseNATSVersion(out string) string {
 	return v
 }
 
-// NATSConfig describes a local NATS JetStream cluster.
-type NATSConfig struct {
+// Config describes a local NATS JetStream cluster.
+type Config struct {
 	// Members is the number of servers, 3 by default; 1 is a single
 	// JetStream server with no cluster block.
 	Members int
@@ -66,18 +68,18 @@ type NATSConfig struct {
 	// LogDir receives one log per server.
 	LogDir string
 	// Server is the nats-server binary to run (a version built from the
-	// Go module, see NATSVersions); "" means the one installed.
+	// Go module, see Versions); "" means the one installed.
 	Server string
 }
 
-// natsNode is one nats-server.
-type natsNode struct {
-	*member
+// server is one nats-server.
+type server struct {
+	*clusters.Member
 	route, monitor int // the cluster (route) port and the HTTP monitoring port
 	conf           string
 }
 
-// NATS is a Cluster of local nats-server processes with JetStream enabled,
+// Cluster is a cluster of local nats-server processes with JetStream enabled,
 // plus a redis-server storage node for the protected resource. Each server
 // keeps its JetStream store in its own directory under the run's temporary
 // directory, so a killed server restarts with what it had written (and
@@ -89,20 +91,23 @@ type natsNode struct {
 // no_advertise, so neither the servers (through route gossip) nor the
 // clients (through the client URLs the servers would announce) learn a
 // real address that bypasses the proxies.
-type NATS struct {
-	cfg   NATSConfig
+type Cluster struct {
+	cfg   Config
 	bin   string
-	nodes []*natsNode
-	// ensemble gives Kill, Restart, PauseNode, ResumeNode, Partition, Heal,
+	nodes []*server
+	// Ensemble gives Kill, Restart, PauseNode, ResumeNode, Partition, Heal,
 	// Isolate and Rejoin.
-	ensemble
+	clusters.Ensemble
 }
 
-// NewNATS returns an unstarted cluster.
-func NewNATS(cfg NATSConfig) *NATS {
-	cfg.Members, cfg.Workers = ensembleSize(cfg.Members, cfg.Workers)
-	n := &NATS{cfg: cfg}
-	n.init("NATS server", cfg.LogDir, true, func(from, to int) []string { return []string{natsRouteProxy(from, to)} })
+// Cluster offers the nemeses what every ensemble does.
+var _ clusters.Replicated = (*Cluster)(nil)
+
+// New returns an unstarted cluster.
+func New(cfg Config) *Cluster {
+	cfg.Members, cfg.Workers = clusters.EnsembleSize(cfg.Members, cfg.Workers)
+	n := &Cluster{cfg: cfg}
+	n.Init("NATS server", cfg.LogDir, true, func(from, to int) []string { return []string{natsRouteProxy(from, to)} })
 	return n
 }
 
@@ -113,20 +118,20 @@ func natsRouteProxy(from, to int) string { return fmt.Sprintf("nats%d-nats%d-rou
 // same JetStream meta leader. On error, whatever was started is stopped. A
 // port taken by someone else between choosing it and the server binding it
 // is retried with fresh ports.
-func (n *NATS) Setup(ctx context.Context) error {
-	return n.retrySetup(ctx, n.setupOnce, func() { n.nodes = nil })
+func (n *Cluster) Setup(ctx context.Context) error {
+	return n.RetrySetup(ctx, n.setupOnce, func() { n.nodes = nil })
 }
 
-func (n *NATS) setupOnce(ctx context.Context) (err error) {
+func (n *Cluster) setupOnce(ctx context.Context) (err error) {
 	if n.bin = n.cfg.Server; n.bin == "" {
-		if n.bin, err = LookNATS(); err != nil {
+		if n.bin, err = Look(); err != nil {
 			return err
 		}
 	}
-	return n.setUp(ctx, "nats-", n.Teardown, func() (err error) {
+	return n.SetUp(ctx, "nats-", n.Teardown, func() (err error) {
 		for i := 1; i <= n.cfg.Members; i++ {
-			s := &natsNode{}
-			if s.member, err = n.add("nats", i, &s.route, &s.monitor); err != nil {
+			s := &server{}
+			if s.Member, err = n.AddMember("nats", i, &s.route, &s.monitor); err != nil {
 				return err
 			}
 			n.nodes = append(n.nodes, s)
@@ -134,7 +139,7 @@ func (n *NATS) setupOnce(ctx context.Context) (err error) {
 		if err := n.writeConfigs(); err != nil {
 			return err
 		}
-		return n.launch(ctx, n.cfg.Workers, false, func(ctx context.Context, i int) error { return n.startNode(ctx, n.nodes[i]) },
+		return n.Launch(ctx, n.cfg.Workers, false, func(ctx context.Context, i int) error { return n.startNode(ctx, n.nodes[i]) },
 			n.waitReady)
 	})
 }
@@ -142,25 +147,25 @@ func (n *NATS) setupOnce(ctx context.Context) (err error) {
 // writeConfigs writes each server's configuration file. In a cluster a
 // server's routes are its own proxies to its peers' route ports, so every
 // link between two servers can be cut on its own.
-func (n *NATS) writeConfigs() error {
+func (n *Cluster) writeConfigs() error {
 	for _, s := range n.nodes {
-		if err := os.MkdirAll(filepath.Join(s.dir, "jetstream"), 0o755); err != nil {
-			return fmt.Errorf("create %s dir: %w", s.name, err)
+		if err := os.MkdirAll(filepath.Join(s.Dir, "jetstream"), 0o755); err != nil {
+			return fmt.Errorf("create %s dir: %w", s.Name, err)
 		}
 		var routes []string
 		for _, peer := range n.nodes {
-			if peer.id == s.id {
+			if peer.ID == s.ID {
 				continue
 			}
-			addr, err := n.proxies.Add(natsRouteProxy(s.id, peer.id), net.JoinHostPort("127.0.0.1", strconv.Itoa(peer.route)))
+			addr, err := n.Proxies.Add(natsRouteProxy(s.ID, peer.ID), net.JoinHostPort("127.0.0.1", strconv.Itoa(peer.route)))
 			if err != nil {
 				return err
 			}
 			routes = append(routes, strconv.Quote("nats-route://"+addr))
 		}
-		s.conf = filepath.Join(s.dir, "nats.conf")
+		s.conf = filepath.Join(s.Dir, "nats.conf")
 		if err := os.WriteFile(s.conf, []byte(natsConf(s, routes)), 0o644); err != nil {
-			return fmt.Errorf("write %s config: %w", s.name, err)
+			return fmt.Errorf("write %s config: %w", s.Name, err)
 		}
 	}
 	return nil
@@ -168,14 +173,14 @@ func (n *NATS) writeConfigs() error {
 
 // natsConf is the configuration of server s, whose peers' routes are
 // routes (quoted; none for a single server).
-func natsConf(s *natsNode, routes []string) string {
+func natsConf(s *server, routes []string) string {
 	lines := []string{
-		"server_name: " + s.name,
-		"listen: " + strconv.Quote(s.clientAddr()),
+		"server_name: " + s.Name,
+		"listen: " + strconv.Quote(s.ClientAddr()),
 		"http: " + strconv.Quote(net.JoinHostPort("127.0.0.1", strconv.Itoa(s.monitor))),
 		"logtime: true",
 		"jetstream {",
-		"  store_dir: " + strconv.Quote(filepath.Join(s.dir, "jetstream")),
+		"  store_dir: " + strconv.Quote(filepath.Join(s.Dir, "jetstream")),
 		"  max_memory_store: 64MB",
 		"  max_file_store: 512MB",
 		"}",
@@ -194,8 +199,8 @@ func natsConf(s *natsNode, routes []string) string {
 
 // startNode starts one server in its own process group. A server started
 // again finds its JetStream store and recovers from it.
-func (n *NATS) startNode(ctx context.Context, s *natsNode) error {
-	return startMember(ctx, s.member, []string{n.bin, "-c", s.conf}, nil)
+func (n *Cluster) startNode(ctx context.Context, s *server) error {
+	return clusters.StartMember(ctx, s.Member, []string{n.bin, "-c", s.conf}, nil)
 }
 
 // natsJSZ is what a server's /jsz monitoring endpoint says of its
@@ -238,7 +243,7 @@ func natsGet(ctx context.Context, port int, path string, into any) error {
 
 // metaLeader returns the JetStream meta leader server s names, "" for a
 // single server or a cluster with none.
-func (n *NATS) metaLeader(ctx context.Context, s *natsNode) (string, error) {
+func (n *Cluster) metaLeader(ctx context.Context, s *server) (string, error) {
 	l, _, err := n.metaView(ctx, s)
 	return l, err
 }
@@ -246,7 +251,7 @@ func (n *NATS) metaLeader(ctx context.Context, s *natsNode) (string, error) {
 // metaView returns the JetStream meta leader server s names and, when s is
 // that leader, how many of the other servers it counts as current
 // replicas of the meta group.
-func (n *NATS) metaView(ctx context.Context, s *natsNode) (leader string, current int, err error) {
+func (n *Cluster) metaView(ctx context.Context, s *server) (leader string, current int, err error) {
 	var z natsJSZ
 	if err := natsGet(ctx, s.monitor, "/jsz", &z); err != nil {
 		return "", 0, err
@@ -263,9 +268,9 @@ func (n *NATS) metaView(ctx context.Context, s *natsNode) (leader string, curren
 }
 
 // node returns the server of member m.
-func (n *NATS) node(m *member) *natsNode {
+func (n *Cluster) node(m *clusters.Member) *server {
 	for _, s := range n.nodes {
-		if s.member == m {
+		if s.Member == m {
 			return s
 		}
 	}
@@ -275,8 +280,8 @@ func (n *NATS) node(m *member) *natsNode {
 // waitReady waits until every server in ms answers /healthz with ok and,
 // in a cluster, names a JetStream meta leader, which, when it is in ms,
 // counts every other server a current replica.
-func (n *NATS) waitReady(ctx context.Context, ms []*member) error {
-	return n.waitServing(ctx, "NATS", ms, natsReadyWait, "address already in use", "not serving JetStream", func(m *member) bool {
+func (n *Cluster) waitReady(ctx context.Context, ms []*clusters.Member) error {
+	return n.WaitServing(ctx, "NATS", ms, natsReadyWait, "address already in use", "not serving JetStream", func(m *clusters.Member) bool {
 		s := n.node(m)
 		var health struct {
 			Status string `json:"status"`
@@ -292,20 +297,20 @@ func (n *NATS) waitReady(ctx context.Context, ms []*member) error {
 		// up with the meta group could leave them unable to elect another
 		// (seen under load: no new leader within 2 minutes).
 		leader, current, err := n.metaView(ctx, s)
-		return err == nil && leader != "" && (leader != s.name || current == len(n.nodes)-1)
+		return err == nil && leader != "" && (leader != s.Name || current == len(n.nodes)-1)
 	})
 }
 
 // Leader returns the JetStream meta leader a majority of the running
 // servers name (the only server of a single-server topology). A server cut
 // off from its peers may still name an old leader; the majority wins.
-func (n *NATS) Leader(ctx context.Context) (string, error) {
+func (n *Cluster) Leader(ctx context.Context) (string, error) {
 	if len(n.nodes) == 1 {
-		return n.nodes[0].name, nil
+		return n.nodes[0].Name, nil
 	}
 	votes := make(map[string]int)
 	for _, s := range n.nodes {
-		if s.running() == nil {
+		if !s.Running() {
 			continue
 		}
 		if l, err := n.metaLeader(ctx, s); err == nil && l != "" {
@@ -317,11 +322,11 @@ func (n *NATS) Leader(ctx context.Context) (string, error) {
 			return name, nil
 		}
 	}
-	return "", errors.New("no JetStream meta leader that a majority of NATS servers agree on")
+	return "", errors.New("no JetStream meta leader that a majority of Cluster servers agree on")
 }
 
 // Teardown stops the proxies, every server and the storage node, and
 // removes the data directory. It is idempotent.
-func (n *NATS) Teardown(ctx context.Context) error {
-	return n.teardown(ctx, "nats-", func() {}, func() {})
+func (n *Cluster) Teardown(ctx context.Context) error {
+	return n.TeardownWith(ctx, "nats-", func() {}, func() {})
 }

@@ -1,18 +1,20 @@
-package clusters
+package nats
+
+import "github.com/lockcheck/lockcheck/clusters"
 
 func init() {
-	registerService(Service{
+	clusters.RegisterService(clusters.Service{
 		Name: "nats", Packages: "nats-server, redis-server (storage)", Server: "NATS",
 		Summary:  "nats-server with JetStream: one server for a design on one lock node, else a JetStream cluster of --nodes servers (three by default), every client link and every route between two servers behind its own proxy",
-		Look:     lookAll(LookNATS, LookRedis),
-		Version:  NATSVersion,
-		Versions: NATSVersions,
-		New: func(cfg TopologyConfig) Topology {
+		Look:     clusters.LookAll(Look, clusters.LookRedis),
+		Version:  Version,
+		Versions: Versions,
+		New: func(cfg clusters.TopologyConfig) clusters.Topology {
 			members := cfg.Nodes
 			if cfg.LockNodes == 1 {
 				members = 1 // the design asks for one server (nats-kv)
 			}
-			return NewNATS(NATSConfig{Members: members, Workers: cfg.Workers, LogDir: cfg.LogDir, Server: cfg.Server})
+			return New(Config{Members: members, Workers: cfg.Workers, LogDir: cfg.LogDir, Server: cfg.Server})
 		},
 	})
 }

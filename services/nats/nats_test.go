@@ -1,4 +1,4 @@
-package clusters
+package nats
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 func TestParseNATSVersion(t *testing.T) {
@@ -18,14 +20,14 @@ func TestParseNATSVersion(t *testing.T) {
 		{"", ""},
 		{"nats-server: v2.9.10 extra words", ""},
 	} {
-		if got := parseNATSVersion(c.out); got != c.want {
-			t.Errorf("parseNATSVersion(%q) = %q, want %q", c.out, got, c.want)
+		if got := parseVersion(c.out); got != c.want {
+			t.Errorf("parseVersion(%q) = %q, want %q", c.out, got, c.want)
 		}
 	}
 }
 
 func TestNATSConfRoutesOnlyInACluster(t *testing.T) {
-	s := &natsNode{member: &member{name: "nats1", client: 4222, dir: "/tmp/x/nats1"}, route: 6222, monitor: 8222}
+	s := &server{Member: &clusters.Member{Name: "nats1", Client: 4222, Dir: "/tmp/x/nats1"}, route: 6222, monitor: 8222}
 	one := natsConf(s, nil)
 	for _, want := range []string{`server_name: nats1`, `listen: "127.0.0.1:4222"`, `http: "127.0.0.1:8222"`, `store_dir: "/tmp/x/nats1/jetstream"`} {
 		if !strings.Contains(one, want) {
@@ -45,9 +47,9 @@ func TestNATSConfRoutesOnlyInACluster(t *testing.T) {
 
 // startNATS starts a NATS topology of members servers and tears it down
 // at the end of the test, checking that no server outlives it.
-func startNATS(t *testing.T, members int) *NATS {
+func startNATS(t *testing.T, members int) *Cluster {
 	t.Helper()
-	if _, err := LookNATS(); err != nil {
+	if _, err := Look(); err != nil {
 		t.Skipf("%v", err)
 	}
 	ctx := context.Background()
@@ -55,12 +57,12 @@ func startNATS(t *testing.T, members int) *NATS {
 	if d := os.Getenv("LOCKCHECK_KEEP_LOGS"); d != "" {
 		logDir = d
 	}
-	n := NewNATS(NATSConfig{Members: members, Workers: 2, LogDir: logDir})
+	n := New(Config{Members: members, Workers: 2, LogDir: logDir})
 	start := time.Now()
 	if err := n.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d NATS servers ready in %s", members, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d Cluster servers ready in %s", members, time.Since(start).Round(time.Millisecond))
 	pids := n.Pids()
 	t.Cleanup(func() {
 		if err := n.Teardown(ctx); err != nil {
@@ -80,7 +82,7 @@ func startNATS(t *testing.T, members int) *NATS {
 
 // waitNATSLeader waits until a majority of servers names a JetStream meta
 // leader other than not.
-func waitNATSLeader(t *testing.T, n *NATS, not string, within time.Duration) string {
+func waitNATSLeader(t *testing.T, n *Cluster, not string, within time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
@@ -159,7 +161,7 @@ func TestNATSCluster(t *testing.T) {
 }
 
 func TestNATSVersions(t *testing.T) {
-	svc, err := FindService("nats")
+	svc, err := clusters.FindService("nats")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +174,7 @@ func TestNATSVersions(t *testing.T) {
 	if _, err := svc.FindVersion("2.10.0"); err == nil {
 		t.Error("FindVersion(2.10.0): no error for a version nats does not list")
 	}
-	if got := natsVersionOf("/nonexistent/nats-server"); got != "" {
+	if got := versionOf("/nonexistent/nats-server"); got != "" {
 		t.Errorf("natsVersionOf(a missing binary) = %q, want \"\"", got)
 	}
 }

@@ -1,0 +1,11 @@
+// Package services links in the lock services whose code lives in a folder
+// of its own under services/ (one package per service: its server
+// processes, topology, versions and registration). Importing it registers
+// them with clusters.RegisterService; the runner does, so every command
+// and test that runs a service has them.
+package services
+
+import (
+	// NATS JetStream servers (the nats-kv designs).
+	_ "github.com/lockcheck/lockcheck/services/nats"
+)
