@@ -30,6 +30,9 @@ func (m *Member) ClientAddr() string { return net.JoinHostPort("127.0.0.1", strc
 // Running reports whether the member's server process is alive.
 func (m *Member) Running() bool { return m.running() != nil }
 
+// Pid returns the member's server pid, 0 when it is not running.
+func (m *Member) Pid() int { return m.pid() }
+
 // Ensemble is what the replicated services of numbered members (ZooKeeper,
 // etcd) share: the members, a redis-server storage node, one proxy from
 // every worker slot to every member, and proxies for the links between
@@ -69,7 +72,6 @@ type Replicated interface {
 }
 
 var (
-	_ Replicated = (*Etcd)(nil)
 	_ Replicated = (*ZooKeeper)(nil)
 )
 
@@ -79,8 +81,8 @@ var (
 // called on the ensemble where it stays).
 func (e *Ensemble) Init(kind, logDir string, runningOnly bool, peer func(from, to int) []string) {
 	e.logDir, e.runningOnly, e.peer = logDir, runningOnly, peer
-	e.set = NodeSet{Kind: kind}
-	e.Faults = FaultsOf(&e.set)
+	e.NodeSet = NodeSet{Kind: kind}
+	e.Faults = FaultsOf(&e.NodeSet)
 }
 
 // EnsembleSize returns members and workers with their defaults: three
@@ -96,12 +98,12 @@ func EnsembleSize(members, workers int) (int, int) {
 // directory, its proxies and their log, its lock nodes' set, and whether
 // it is torn down (mu guards torn and whatever else the topology says).
 type local struct {
-	tmp     string
-	Proxies *Proxies
-	proxyLg *os.File
-	set     NodeSet
+	DataDir  string
+	Proxies  *Proxies
+	ProxyLog *os.File
+	NodeSet  NodeSet
 
-	mu   sync.Mutex
+	Mu   sync.Mutex
 	torn bool
 }
 
@@ -113,7 +115,7 @@ func (l *local) setUp(ctx context.Context, prefix string, teardown func(context.
 			_ = teardown(context.WithoutCancel(ctx))
 		}
 	}()
-	if l.tmp, err = TempDir(prefix); err != nil {
+	if l.DataDir, err = TempDir(prefix); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
 	return start()
@@ -121,15 +123,15 @@ func (l *local) setUp(ctx context.Context, prefix string, teardown func(context.
 
 // openProxies opens the proxies, their log in logDir (see OpenProxies).
 func (l *local) openProxies(logDir string) (err error) {
-	l.Proxies, l.proxyLg, err = OpenProxies(logDir)
+	l.Proxies, l.ProxyLog, err = OpenProxies(logDir)
 	return err
 }
 
 // tearDown marks the topology torn down and reports whether it was not
 // yet: a teardown is done once.
 func (l *local) tearDown() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.Mu.Lock()
+	defer l.Mu.Unlock()
 	if l.torn {
 		return false
 	}
@@ -142,16 +144,16 @@ func (l *local) closeProxies() {
 	if l.Proxies != nil {
 		l.Proxies.Close()
 	}
-	if l.proxyLg != nil {
-		l.proxyLg.Close()
+	if l.ProxyLog != nil {
+		l.ProxyLog.Close()
 	}
 }
 
 // removeTemp removes the data directory, when it is one of this run's
 // (its name holds prefix).
 func (l *local) removeTemp(prefix string) error {
-	if l.tmp != "" && strings.Contains(l.tmp, TempPrefix+prefix) {
-		return os.RemoveAll(l.tmp)
+	if l.DataDir != "" && strings.Contains(l.DataDir, TempPrefix+prefix) {
+		return os.RemoveAll(l.DataDir)
 	}
 	return nil
 }
@@ -166,11 +168,11 @@ func (e *Ensemble) RetrySetup(ctx context.Context, once func(context.Context) er
 		if err = once(ctx); err == nil || !errors.Is(err, errPortInUse) {
 			return err
 		}
-		e.mu.Lock()
-		e.torn, e.servers, e.storage, e.Proxies, e.proxyLg = false, nil, nil, nil, nil
-		e.set = NodeSet{Kind: e.set.Kind}
+		e.Mu.Lock()
+		e.torn, e.servers, e.storage, e.Proxies, e.ProxyLog = false, nil, nil, nil, nil
+		e.NodeSet = NodeSet{Kind: e.NodeSet.Kind}
 		reset()
-		e.mu.Unlock()
+		e.Mu.Unlock()
 	}
 	return err
 }
@@ -193,7 +195,7 @@ func (e *Ensemble) SetUp(ctx context.Context, prefix string, teardown func(conte
 // and free ports for its client port and each of ports.
 func (e *Ensemble) AddMember(prefix string, id int, ports ...*int) (*Member, error) {
 	name := prefix + strconv.Itoa(id)
-	m := &Member{ID: id, Name: name, Dir: filepath.Join(e.tmp, name), logPath: filepath.Join(e.logDir, name+".log")}
+	m := &Member{ID: id, Name: name, Dir: filepath.Join(e.DataDir, name), logPath: filepath.Join(e.logDir, name+".log")}
 	_ = os.Remove(m.logPath) // a retried setup starts a fresh log
 	for _, p := range append([]*int{&m.Client}, ports...) {
 		var err error
@@ -219,7 +221,7 @@ func (e *Ensemble) Launch(ctx context.Context, workers int, noStorage bool, star
 		return err
 	}
 	if !noStorage {
-		e.storage = newRedisServer(e.tmp, e.logDir, "storage", false)
+		e.storage = newRedisServer(e.DataDir, e.logDir, "storage", false)
 		if err := e.storage.Start(ctx); err != nil {
 			return err
 		}
@@ -235,7 +237,7 @@ func (e *Ensemble) Launch(ctx context.Context, workers int, noStorage bool, star
 		nodes[i] = SetNode{Name: m.Name, Addr: m.ClientAddr(),
 			Server: localServer{name: m.Name, proc: &m.serverProc, start: restart, closeLog: true, runningOnly: e.runningOnly}}
 	}
-	return e.set.Link(e.Proxies, workers, nodes)
+	return e.NodeSet.Link(e.Proxies, workers, nodes)
 }
 
 // StartMember starts argv as member m's process in its own process group.
@@ -285,7 +287,7 @@ func (e *Ensemble) Nodes() []Node {
 }
 
 // LockAddrs returns the proxy addresses worker slot uses, one per member.
-func (e *Ensemble) LockAddrs(slot int) []string { return e.set.LockAddrs(slot) }
+func (e *Ensemble) LockAddrs(slot int) []string { return e.NodeSet.LockAddrs(slot) }
 
 // StorageAddr returns the storage node's address, "" without one.
 func (e *Ensemble) StorageAddr() string {
@@ -314,7 +316,7 @@ func (e *Ensemble) Pids() map[string]int {
 // peerLinks applies f to the proxies of every link between the member
 // named name and its peers, both ways.
 func (e *Ensemble) peerLinks(name string, f func([]string) error) error {
-	i, err := e.set.Index(name)
+	i, err := e.NodeSet.Index(name)
 	if err != nil {
 		return err
 	}
@@ -335,8 +337,8 @@ func (e *Ensemble) peerLinks(name string, f func([]string) error) error {
 // why a timeout toxic would not do).
 func (e *Ensemble) Isolate(ctx context.Context, name string) error {
 	return e.peerLinks(name, func(links []string) error {
-		e.mu.Lock()
-		defer e.mu.Unlock()
+		e.Mu.Lock()
+		defer e.Mu.Unlock()
 		return e.Proxies.DisableAll(e.heldLinks().hold("isolate-"+name, links))
 	})
 }
@@ -344,8 +346,8 @@ func (e *Ensemble) Isolate(ctx context.Context, name string) error {
 // Rejoin restores the links Isolate cut that no other fault holds cut.
 func (e *Ensemble) Rejoin(ctx context.Context, name string) error {
 	return e.peerLinks(name, func(links []string) error {
-		e.mu.Lock()
-		defer e.mu.Unlock()
+		e.Mu.Lock()
+		defer e.Mu.Unlock()
 		return e.Proxies.EnableAll(e.heldLinks().drop("isolate-"+name, links))
 	})
 }
@@ -366,8 +368,8 @@ func (e *Ensemble) TeardownWith(ctx context.Context, prefix string, first, stopp
 		errs = append(errs, m.stop(ctx, 5*time.Second))
 	}
 	stopped()
-	if e.proxyLg != nil {
-		e.proxyLg.Close()
+	if e.ProxyLog != nil {
+		e.ProxyLog.Close()
 	}
 	if e.storage != nil {
 		errs = append(errs, e.storage.Stop(ctx))

@@ -59,7 +59,7 @@ func NewExternal(cfg ExternalConfig) *External {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &External{cfg: cfg, local: local{set: NodeSet{Kind: "lock server"}}}
+	return &External{cfg: cfg, local: local{NodeSet: NodeSet{Kind: "lock server"}}}
 }
 
 // externalDial bounds the check that each server answers.
@@ -86,7 +86,7 @@ func (e *External) Setup(ctx context.Context) error {
 		if err := os.MkdirAll(e.cfg.LogDir, 0o755); err != nil {
 			return fmt.Errorf("create log dir: %w", err)
 		}
-		e.storage = newRedisServer(e.tmp, e.cfg.LogDir, "storage", false)
+		e.storage = newRedisServer(e.DataDir, e.cfg.LogDir, "storage", false)
 		if err := e.storage.Start(ctx); err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ func (e *External) Setup(ctx context.Context) error {
 		for i, a := range e.cfg.Addrs {
 			nodes[i] = SetNode{Name: "lock" + strconv.Itoa(i), Addr: a}
 		}
-		return e.set.Link(e.Proxies, e.cfg.Workers, nodes)
+		return e.NodeSet.Link(e.Proxies, e.cfg.Workers, nodes)
 	})
 }
 
@@ -125,25 +125,27 @@ func (e *External) Nodes() []Node {
 }
 
 // LockAddrs returns worker slot's proxy addresses, one per lock server.
-func (e *External) LockAddrs(slot int) []string { return e.set.LockAddrs(slot) }
+func (e *External) LockAddrs(slot int) []string { return e.NodeSet.LockAddrs(slot) }
 
 // StorageAddr returns the storage node's address.
 func (e *External) StorageAddr() string { return e.storage.Addr() }
 
 // Partition cuts every link of a worker slot to the lock servers.
-func (e *External) Partition(ctx context.Context, slot int) error { return e.set.Partition(ctx, slot) }
+func (e *External) Partition(ctx context.Context, slot int) error {
+	return e.NodeSet.Partition(ctx, slot)
+}
 
 // Heal restores every link of a worker slot.
-func (e *External) Heal(ctx context.Context, slot int) error { return e.set.Heal(ctx, slot) }
+func (e *External) Heal(ctx context.Context, slot int) error { return e.NodeSet.Heal(ctx, slot) }
 
 // PartitionNodes cuts worker slot's links to the named lock servers only.
 func (e *External) PartitionNodes(ctx context.Context, slot int, nodes []string) error {
-	return e.set.PartitionNodes(ctx, slot, nodes)
+	return e.NodeSet.PartitionNodes(ctx, slot, nodes)
 }
 
 // SetLinkToxics sets fault's toxics on a worker slot's links.
 func (e *External) SetLinkToxics(ctx context.Context, slot int, fault string, ts []Toxic) error {
-	return e.set.SetLinkToxics(ctx, slot, fault, ts)
+	return e.NodeSet.SetLinkToxics(ctx, slot, fault, ts)
 }
 
 // Limits says what --cluster external can fault.

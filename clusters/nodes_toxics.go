@@ -50,18 +50,18 @@ func (f Faults) SetLinkToxics(ctx context.Context, slot int, fault string, ts []
 // SetLinkToxics sets fault's toxics on a worker slot's links to the lock
 // nodes.
 func (r *Redis) SetLinkToxics(ctx context.Context, slot int, fault string, ts []Toxic) error {
-	return r.set.SetLinkToxics(ctx, slot, fault, ts)
+	return r.NodeSet.SetLinkToxics(ctx, slot, fault, ts)
 }
 
 // SetLinkToxics: on the links to the redis nodes only; a worker still
 // asks the sentinels who the master is.
 func (s *Sentinel) SetLinkToxics(ctx context.Context, slot int, fault string, ts []Toxic) error {
-	return s.set.SetLinkToxics(ctx, slot, fault, ts)
+	return s.NodeSet.SetLinkToxics(ctx, slot, fault, ts)
 }
 
 // SetLinkToxics: on the links to every cluster node.
 func (c *RedisCluster) SetLinkToxics(ctx context.Context, slot int, fault string, ts []Toxic) error {
-	return c.set.SetLinkToxics(ctx, slot, fault, ts)
+	return c.NodeSet.SetLinkToxics(ctx, slot, fault, ts)
 }
 
 // SetLinkToxics sets fault's toxics on the slot's links in both parts.

@@ -45,18 +45,18 @@ type ObserveConfig struct {
 	// (TookOver(old, new)) is that holder's release
 	// (history.ReleaseOverwritten).
 	TookOver func(old, next string) bool
-	// read, when set (by tests), is called with a lock key each time the
+	// Read, when set (by tests), is called with a lock key each time the
 	// observer has read what holds it, so that a test can wait for that
 	// instead of sleeping.
-	read func(key string)
-	// leaseProof, when set (by tests), is how long etcd's observer waits
-	// for a lease to show it lives (default leaseProof).
-	leaseProof time.Duration
+	Read func(key string)
+	// LeaseProof, when set (by tests), is how long etcd's observer waits
+	// for a lease to show it lives (default 100 ms).
+	LeaseProof time.Duration
 }
 
-// probes is a channel that ticks every cfg.Probe (nil, never ready, when
+// Probes is a channel that ticks every cfg.Probe (nil, never ready, when
 // there are no probes) and the function that stops it.
-func (cfg *ObserveConfig) probes() (<-chan time.Time, func()) {
+func (cfg *ObserveConfig) Probes() (<-chan time.Time, func()) {
 	if cfg.Probe <= 0 {
 		return nil, func() {}
 	}
@@ -64,10 +64,10 @@ func (cfg *ObserveConfig) probes() (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
-// didRead calls cfg.read, if set.
+// didRead calls cfg.Read, if set.
 func (cfg *ObserveConfig) didRead(key string) {
-	if cfg.read != nil {
-		cfg.read(key)
+	if cfg.Read != nil {
+		cfg.Read(key)
 	}
 }
 
@@ -76,8 +76,8 @@ func (cfg *ObserveConfig) didRead(key string) {
 // back before it expires.
 const ProbeTTL = 100 * time.Millisecond
 
-// keySet returns keys as a set.
-func keySet(keys []string) map[string]bool {
+// KeySet returns keys as a set.
+func KeySet(keys []string) map[string]bool {
 	s := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		s[k] = true

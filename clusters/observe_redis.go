@@ -47,7 +47,7 @@ func observeRedisNodes(ctx context.Context, nodes []Node, cfg ObserveConfig) (fu
 		}
 		wg.Wait()
 	}
-	keys := keySet(cfg.Keys)
+	keys := KeySet(cfg.Keys)
 	for _, n := range nodes {
 		o, err := newRedisObserver(ctx, n, cfg, keys)
 		if err != nil {
@@ -156,7 +156,7 @@ func (o *redisObserver) close() {
 // run handles events until ctx ends, and sets a probe every cfg.Probe.
 func (o *redisObserver) run(ctx context.Context) {
 	ch := o.sub.Channel(redis.WithChannelSize(1000))
-	tick, stopTick := o.cfg.probes()
+	tick, stopTick := o.cfg.Probes()
 	defer stopTick()
 	due := time.NewTimer(time.Hour)
 	defer due.Stop()

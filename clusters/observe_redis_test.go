@@ -217,7 +217,7 @@ func watchWith(t *testing.T, o ReleaseObserver, cfg ObserveConfig) (got chan obs
 	got, reads = make(chan observation, 1000), make(chan string, 1000)
 	cfg.Now, cfg.Probe = now, 50*time.Millisecond
 	cfg.Report = func(key string, v *history.Value) { got <- observation{key, v, now()} }
-	cfg.read = func(key string) { reads <- key }
+	cfg.Read = func(key string) { reads <- key }
 	stop, err := o.ObserveReleases(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

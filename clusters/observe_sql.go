@@ -188,7 +188,7 @@ func (w *sqlWatcher) sampleOnce(ctx context.Context) (sqlSnapshot, error) {
 func (w *sqlWatcher) run(ctx context.Context) {
 	t := time.NewTicker(sqlSampleEvery)
 	defer t.Stop()
-	probeT, stopProbes := w.cfg.probes()
+	probeT, stopProbes := w.cfg.Probes()
 	defer stopProbes()
 	for {
 		select {

@@ -24,9 +24,31 @@ type PeerCutter interface {
 
 var (
 	_ PeerCutter = (*ZooKeeper)(nil)
-	_ PeerCutter = (*Etcd)(nil)
 	_ PeerCutter = (*RedisZK)(nil)
 )
+
+// PeerLinkAddrs returns where the proxies that carry member from's
+// connections to member to listen (etcd: one; ZooKeeper: quorum and
+// election), so that a test can send real traffic over one peer link.
+func (e *Ensemble) PeerLinkAddrs(from, to string) ([]string, error) {
+	i, err := e.NodeSet.Index(from)
+	if err != nil {
+		return nil, err
+	}
+	j, err := e.NodeSet.Index(to)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []string
+	for _, name := range e.peer(e.servers[i].ID, e.servers[j].ID) {
+		addr, err := e.Proxies.ListenAddr(name)
+		if err != nil {
+			return nil, err
+		}
+		addrs = append(addrs, addr)
+	}
+	return addrs, nil
+}
 
 // PeerNodes names the members, in member order.
 func (e *Ensemble) PeerNodes() []string {
@@ -42,11 +64,11 @@ func (e *Ensemble) PeerNodes() []string {
 func (e *Ensemble) pairLinks(pairs [][2]string) ([]string, error) {
 	var links []string
 	for _, p := range pairs {
-		i, err := e.set.Index(p[0])
+		i, err := e.NodeSet.Index(p[0])
 		if err != nil {
 			return nil, err
 		}
-		j, err := e.set.Index(p[1])
+		j, err := e.NodeSet.Index(p[1])
 		if err != nil {
 			return nil, err
 		}
@@ -66,8 +88,8 @@ func (e *Ensemble) CutPeers(ctx context.Context, by string, pairs [][2]string) e
 	if err != nil {
 		return err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
 	return e.Proxies.DisableAll(e.heldLinks().hold(by, links))
 }
 
@@ -81,8 +103,8 @@ func (e *Ensemble) HealPeers(ctx context.Context, by string, pairs [][2]string) 
 			return err
 		}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
 	return e.Proxies.EnableAll(e.heldLinks().drop(by, links))
 }
 

@@ -124,8 +124,8 @@ func (c *RedisCluster) HealPeers(ctx context.Context, by string, pairs [][2]stri
 // faultsPrefixed returns the faults whose names start with prefix that
 // hold a proxy cut.
 func (c *RedisCluster) faultsPrefixed(prefix string) []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	seen := make(map[string]bool)
 	var out []string
 	for _, fs := range c.reason {

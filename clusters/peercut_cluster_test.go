@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 	"github.com/lockcheck/lockcheck/nemesis"
 )
 
@@ -76,7 +77,7 @@ const viewPatience = 2 * time.Minute
 
 func TestPartitionShapesRedisCluster(t *testing.T) {
 	ctx := context.Background()
-	c := started(t, clusters.LookRedis, clusters.NewRedisCluster(clusters.RedisClusterConfig{Workers: 1, LogDir: logDir(t), NodeTimeout: time.Second}))
+	c := clustertest.Started(t, clusters.LookRedis, clusters.NewRedisCluster(clusters.RedisClusterConfig{Workers: 1, LogDir: clustertest.LogDir(t), NodeTimeout: time.Second}))
 	nodes := c.PeerNodes()
 	addr, names := make(map[string]string), make(map[string]string)
 	for _, n := range c.Nodes() {
@@ -101,7 +102,7 @@ func TestPartitionShapesRedisCluster(t *testing.T) {
 	}
 
 	t.Run("partition-ring", func(t *testing.T) {
-		n, hit := strike(t, "partition-ring", shapeEnv{c: c}, 1)
+		n, hit := clustertest.Strike(t, "partition-ring", clustertest.Env{C: c}, 1)
 		if len(hit.Cuts) != 3 {
 			t.Fatalf("hit %+v: want the three opposite pairs of a ring of six cut", hit)
 		}
@@ -116,7 +117,7 @@ func TestPartitionShapesRedisCluster(t *testing.T) {
 		if got, err := awaitViews(ctx, viewPatience, nodes, suspects, want); err != nil {
 			t.Fatalf("under the ring: %v (last %v)", err, got)
 		}
-		if end := n.Invoke(ctx, nemOp(nemesis.FHealServers)); end.Error != "" {
+		if end := n.Invoke(ctx, clustertest.NemOp(nemesis.FHealServers)); end.Error != "" {
 			t.Fatalf("end op %+v", end)
 		}
 		if got, err := awaitViews(ctx, viewPatience, nodes, suspects, allReach(nodes)); err != nil {

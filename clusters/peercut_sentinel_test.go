@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 	"github.com/lockcheck/lockcheck/nemesis"
 )
 
@@ -24,7 +25,7 @@ import (
 // sentinel flags anything and every replica's link is up.
 func TestPartitionRingSentinel(t *testing.T) {
 	ctx := context.Background()
-	s := started(t, clusters.LookSentinel, clusters.NewSentinel(clusters.SentinelConfig{Workers: 1, LogDir: logDir(t)}))
+	s := clustertest.Started(t, clusters.LookSentinel, clusters.NewSentinel(clusters.SentinelConfig{Workers: 1, LogDir: clustertest.LogDir(t)}))
 	nodes := s.PeerNodes()
 	direct, byAddr := make(map[string]string), make(map[string]string)
 	for _, n := range s.Nodes() {
@@ -67,7 +68,7 @@ func TestPartitionRingSentinel(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	n, hit := strike(t, "partition-ring", shapeEnv{c: s}, 2)
+	n, hit := clustertest.Strike(t, "partition-ring", clustertest.Env{C: s}, 2)
 	if len(hit.Cuts) != 3 {
 		t.Fatalf("hit %+v: want the three opposite pairs of a ring of six cut", hit)
 	}
@@ -92,7 +93,7 @@ func TestPartitionRingSentinel(t *testing.T) {
 	if now, err := s.Leader(ctx); err != nil || now != master {
 		t.Errorf("master %q (%v) under the ring, want %s still", now, err, master)
 	}
-	if end := n.Invoke(ctx, nemOp(nemesis.FHealServers)); end.Error != "" {
+	if end := n.Invoke(ctx, clustertest.NemOp(nemesis.FHealServers)); end.Error != "" {
 		t.Fatalf("end op %+v", end)
 	}
 	if got, err := awaitViews(ctx, time.Minute, nodes, view, allReach(nodes)); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 	"github.com/lockcheck/lockcheck/nemesis"
 )
 
@@ -24,7 +25,13 @@ const zkWait = 90 * time.Second
 // once, so no server waits on it.
 func linkOpen(t *testing.T, c clusters.Cluster, from, to string) bool {
 	t.Helper()
-	addrs, err := clusters.PeerLinkAddrs(c, from, to)
+	pl, ok := c.(interface {
+		PeerLinkAddrs(from, to string) ([]string, error)
+	})
+	if !ok {
+		t.Fatalf("no peer links in %T", c)
+	}
+	addrs, err := pl.PeerLinkAddrs(from, to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +56,7 @@ func linkOpen(t *testing.T, c clusters.Cluster, from, to string) bool {
 // takes connections again and the former minority serves again, with the
 // write made while it was cut off.
 func TestPartitionMajorityZooKeeper(t *testing.T) {
-	z := started(t, clusters.LookZooKeeper, clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: 3, Workers: 1, LogDir: logDir(t)}))
+	z := clustertest.Started(t, clusters.LookZooKeeper, clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: 3, Workers: 1, LogDir: clustertest.LogDir(t)}))
 	ctx := context.Background()
 	nodes := z.PeerNodes()
 	direct := make(map[string]string) // node -> its real client address
@@ -72,7 +79,7 @@ func TestPartitionMajorityZooKeeper(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	n, hit := strike(t, "partition-majority", shapeEnv{c: z}, 1)
+	n, hit := clustertest.Strike(t, "partition-majority", clustertest.Env{C: z}, 1)
 	if len(hit.Cuts) != 2 {
 		t.Fatalf("hit %+v: want one server cut from two", hit)
 	}
@@ -115,7 +122,7 @@ func TestPartitionMajorityZooKeeper(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if end := n.Invoke(ctx, nemOp(nemesis.FHealServers)); end.Error != "" {
+	if end := n.Invoke(ctx, clustertest.NemOp(nemesis.FHealServers)); end.Error != "" {
 		t.Fatalf("end op %+v", end)
 	}
 	for _, a := range nodes {

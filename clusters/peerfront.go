@@ -5,15 +5,16 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
 
-// dialingProcess returns which of n local processes (pid(i) its pid, 0
+// DialingProcess returns which of n local processes (pid(i) its pid, 0
 // for one not running) owns the other end of c, a connection accepted on
 // loopback, or -1: the socket's inode, from /proc/net/tcp, among each
 // process's open files.
-func dialingProcess(c net.Conn, n int, pid func(i int) int) int {
+func DialingProcess(c net.Conn, n int, pid func(i int) int) int {
 	ra, ok1 := c.RemoteAddr().(*net.TCPAddr)
 	la, ok2 := c.LocalAddr().(*net.TCPAddr)
 	if !ok1 || !ok2 {
@@ -101,7 +102,7 @@ func (p *peerFronts) add(name string, target func() string) (string, error) {
 // that dialed is cut off from name.
 func (p *peerFronts) forward(c net.Conn, name, addr string) {
 	pids := p.pid()
-	from := dialingProcess(c, len(p.names), func(i int) int { return pids[p.names[i]] })
+	from := DialingProcess(c, len(p.names), func(i int) int { return pids[p.names[i]] })
 	key := ""
 	if from >= 0 && p.names[from] != name {
 		key = pairKey(p.names[from], name)
@@ -129,7 +130,7 @@ func (p *peerFronts) forward(c net.Conn, name, addr string) {
 		c.Close()
 		return
 	}
-	splice(c, up)
+	Splice(c, up)
 }
 
 // cut cuts the pairs on behalf of fault, closing their open connections.
@@ -171,4 +172,49 @@ func (p *peerFronts) close() {
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
+}
+
+// Splice copies both ways between a and b until either side ends, then
+// closes both.
+func Splice(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		buf := make([]byte, 32*1024)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		done <- struct{}{}
+	}
+	go cp(a, b)
+	go cp(b, a)
+	<-done
+	a.Close()
+	b.Close()
+	<-done
+}
+
+// socketInode returns the inode of the IPv4 loopback socket whose local port
+// is local and whose remote port is remote, from /proc/net/tcp, or "".
+func socketInode(local, remote int) string {
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return ""
+	}
+	l := fmt.Sprintf("0100007F:%04X", local)
+	r := fmt.Sprintf("0100007F:%04X", remote)
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 9 && f[1] == l && f[2] == r {
+			return f[9]
+		}
+	}
+	return ""
 }

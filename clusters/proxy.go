@@ -95,6 +95,15 @@ func (ps *Proxies) get(name string) (*toxiproxy.Proxy, error) {
 	return p, nil
 }
 
+// ListenAddr returns where the proxy called name listens.
+func (ps *Proxies) ListenAddr(name string) (string, error) {
+	p, err := ps.get(name)
+	if err != nil {
+		return "", err
+	}
+	return p.Listen, nil
+}
+
 // Names returns the names of the proxies whose names start with prefix.
 func (ps *Proxies) Names(prefix string) []string {
 	ps.mu.Lock()

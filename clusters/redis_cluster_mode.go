@@ -125,7 +125,7 @@ func NewRedisCluster(cfg RedisClusterConfig) *RedisCluster {
 		cfg.NodeTimeout = DefaultClusterNodeTimeout
 	}
 	return &RedisCluster{cfg: cfg, reason: make(heldCuts), gateCut: make(map[string][]string),
-		local: local{set: NodeSet{Kind: "cluster node"}}}
+		local: local{NodeSet: NodeSet{Kind: "cluster node"}}}
 }
 
 func clusterPeerName(j int) string { return fmt.Sprintf("peer-redis%d", j) }
@@ -146,7 +146,7 @@ func (c *RedisCluster) Setup(ctx context.Context) (err error) {
 		if err := c.openProxies(c.cfg.LogDir); err != nil {
 			return err
 		}
-		c.gateName = c.tmp
+		c.gateName = c.DataDir
 		c.gate = newBusGate(c.gateName)
 		shim := ""
 		if c.cfg.ClockShim {
@@ -154,10 +154,10 @@ func (c *RedisCluster) Setup(ctx context.Context) (err error) {
 				return err
 			}
 		}
-		if c.nodes, err = newRedisServers(c.tmp, c.cfg.LogDir, "redis", clusterSize, c.cfg.Persist, shim); err != nil {
+		if c.nodes, err = newRedisServers(c.DataDir, c.cfg.LogDir, "redis", clusterSize, c.cfg.Persist, shim); err != nil {
 			return err
 		}
-		c.storage = newRedisServer(c.tmp, c.cfg.LogDir, "storage", false)
+		c.storage = newRedisServer(c.DataDir, c.cfg.LogDir, "storage", false)
 		if err := c.startNodes(ctx); err != nil {
 			return err
 		}
@@ -181,7 +181,7 @@ func (c *RedisCluster) Setup(ctx context.Context) (err error) {
 		if err := c.join(ctx); err != nil {
 			return err
 		}
-		return c.set.Link(c.Proxies, c.cfg.Workers, redisSetNodes(c.nodes, func(j int) []string {
+		return c.NodeSet.Link(c.Proxies, c.cfg.Workers, redisSetNodes(c.nodes, func(j int) []string {
 			return []string{clusterPeerName(j), clusterBusName(j)}
 		}, nil))
 	})
@@ -485,7 +485,7 @@ func (c *RedisCluster) Nodes() []Node { return nodeList(c.storage, c.nodes) }
 
 // LockAddrs returns worker slot's proxies to the six nodes: the cluster
 // client's seed addresses.
-func (c *RedisCluster) LockAddrs(slot int) []string { return c.set.LockAddrs(slot) }
+func (c *RedisCluster) LockAddrs(slot int) []string { return c.NodeSet.LockAddrs(slot) }
 
 // StorageAddr returns the storage node's address (no proxy, no fault).
 func (c *RedisCluster) StorageAddr() string { return c.storage.Addr() }
@@ -494,7 +494,7 @@ func (c *RedisCluster) StorageAddr() string { return c.storage.Addr() }
 // slot's own proxy for that node.
 func (c *RedisCluster) AddrMap(slot int) map[string]string {
 	m := make(map[string]string, len(c.peer))
-	addrs := c.set.LockAddrs(slot)
+	addrs := c.NodeSet.LockAddrs(slot)
 	for j, p := range c.peer {
 		m[p] = addrs[j]
 	}
@@ -505,7 +505,7 @@ func (c *RedisCluster) AddrMap(slot int) map[string]string {
 func (c *RedisCluster) Pids() map[string]int { return redisPids(c.storage, c.nodes) }
 
 func (c *RedisCluster) node(name string) (int, *RedisServer, error) {
-	j, err := c.set.Index(name)
+	j, err := c.NodeSet.Index(name)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -515,7 +515,7 @@ func (c *RedisCluster) node(name string) (int, *RedisServer, error) {
 // SetClockOffset moves a cluster node's wall clock to real time + offset.
 // It needs the topology to run under the clock shim.
 func (c *RedisCluster) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
-	return c.set.setClock(c.cfg.ClockShim, "cluster nodes", node, offset, func(j int) string { return clockFile(c.nodes[j]) })
+	return c.NodeSet.setClock(c.cfg.ClockShim, "cluster nodes", node, offset, func(j int) string { return clockFile(c.nodes[j]) })
 }
 
 // owner returns the master that serves slot, as most running nodes see it
@@ -584,8 +584,8 @@ func (c *RedisCluster) KeyLeader(ctx context.Context, key string) (string, error
 // cut cuts proxies and bus senders on behalf of fault (several faults may
 // hold one proxy cut; it is restored when the last lets go).
 func (c *RedisCluster) cut(fault string, names []string, senders []string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	for _, id := range senders {
 		c.gate.set(id, true)
 	}
@@ -596,8 +596,8 @@ func (c *RedisCluster) cut(fault string, names []string, senders []string) error
 // restore lets go of every proxy and bus sender fault cut, and restores
 // those no other fault holds.
 func (c *RedisCluster) restore(ctx context.Context, fault string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	held := make(map[string]bool)
 	for f, ids := range c.gateCut {
 		if f != fault {
@@ -617,7 +617,7 @@ func (c *RedisCluster) restore(ctx context.Context, fault string) error {
 
 // Partition cuts every link of a worker slot to the cluster nodes.
 func (c *RedisCluster) Partition(ctx context.Context, slot int) error {
-	return c.cut(fmt.Sprintf("partition-%d", slot), c.set.slotLinks(slot), nil)
+	return c.cut(fmt.Sprintf("partition-%d", slot), c.NodeSet.slotLinks(slot), nil)
 }
 
 // Heal restores the links Partition cut for slot.
@@ -682,12 +682,12 @@ func (c *RedisCluster) CutMaster(ctx context.Context, master string, stay []int)
 		return fmt.Errorf("%s is no master with slots and a running replica", master)
 	}
 	names, senders := c.isolation(j)
-	if err := c.cut("failover", append(names, c.set.splitLinks(j, stay, nil)...), senders); err != nil {
+	if err := c.cut("failover", append(names, c.NodeSet.splitLinks(j, stay, nil)...), senders); err != nil {
 		return err
 	}
-	c.mu.Lock()
+	c.Mu.Lock()
 	c.fo = clusterFailover{old: master, replica: replica, slot: slot}
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	_, r, _ := c.node(replica)
 	if err := redisDo(ctx, r.Addr(), "CLUSTER", "FAILOVER", "TAKEOVER"); err != nil {
 		return fmt.Errorf("%s takes over from %s: %w", replica, master, err)
@@ -701,9 +701,9 @@ func (c *RedisCluster) HealMaster(ctx context.Context) error { return c.restore(
 // WaitPromotion waits until a majority of the nodes other than old name
 // another master for the slots old served when it was cut, and returns it.
 func (c *RedisCluster) WaitPromotion(ctx context.Context, old string, timeout time.Duration) (string, error) {
-	c.mu.Lock()
+	c.Mu.Lock()
 	fo := c.fo
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	slot := 0
 	if fo.old == old {
 		slot = fo.slot
@@ -722,12 +722,12 @@ func (c *RedisCluster) WaitReplica(ctx context.Context, node string, timeout tim
 }
 
 // Kill stops every proxy to a node (connections refused) and SIGKILLs it.
-func (c *RedisCluster) Kill(ctx context.Context, node string) error { return c.set.Kill(ctx, node) }
+func (c *RedisCluster) Kill(ctx context.Context, node string) error { return c.NodeSet.Kill(ctx, node) }
 
 // Restart starts a killed node on its old ports (its nodes.conf keeps its
 // id, its role and the cluster it knew) and re-enables its proxies.
 func (c *RedisCluster) Restart(ctx context.Context, node string) error {
-	return c.set.Restart(ctx, node)
+	return c.NodeSet.Restart(ctx, node)
 }
 
 // Teardown stops the proxies and every server Setup started, and removes

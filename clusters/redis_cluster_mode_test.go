@@ -164,7 +164,7 @@ func TestRedisClusterSetupInterrupted(t *testing.T) {
 		_ = c.Teardown(context.Background())
 		t.Skip("the cluster was ready within 1.5 s: nothing was interrupted")
 	}
-	if c.tmp == "" || len(c.nodes) == 0 || c.nodes[0].Port == 0 {
+	if c.DataDir == "" || len(c.nodes) == 0 || c.nodes[0].Port == 0 {
 		t.Fatal("Setup failed before it started a server: nothing was interrupted")
 	}
 	if pids := c.Pids(); len(pids) != 0 {
@@ -173,8 +173,8 @@ func TestRedisClusterSetupInterrupted(t *testing.T) {
 	if left := childServers(); len(left) != 0 {
 		t.Errorf("redis-server children left after the interrupted setup: %v", left)
 	}
-	if _, err := os.Stat(c.tmp); !os.IsNotExist(err) {
-		t.Errorf("data directory %s left behind (%v)", c.tmp, err)
+	if _, err := os.Stat(c.DataDir); !os.IsNotExist(err) {
+		t.Errorf("data directory %s left behind (%v)", c.DataDir, err)
 	}
 }
 

@@ -57,7 +57,7 @@ func NewRedis(cfg RedisConfig) *Redis {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &Redis{cfg: cfg, local: local{set: NodeSet{Kind: "lock node"}}}
+	return &Redis{cfg: cfg, local: local{NodeSet: NodeSet{Kind: "lock node"}}}
 }
 
 // Setup starts the lock nodes, the storage node and the proxies, and returns
@@ -76,10 +76,10 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 		if err := os.MkdirAll(r.cfg.LogDir, 0o755); err != nil {
 			return fmt.Errorf("create log dir: %w", err)
 		}
-		if r.lock, err = newRedisServers(r.tmp, r.cfg.LogDir, "lock", r.cfg.LockNodes, r.cfg.Persist, shim); err != nil {
+		if r.lock, err = newRedisServers(r.DataDir, r.cfg.LogDir, "lock", r.cfg.LockNodes, r.cfg.Persist, shim); err != nil {
 			return err
 		}
-		r.storage = newRedisServer(r.tmp, r.cfg.LogDir, "storage", false)
+		r.storage = newRedisServer(r.DataDir, r.cfg.LogDir, "storage", false)
 		for _, s := range append(append([]*RedisServer(nil), r.lock...), r.storage) {
 			if err := s.Start(ctx); err != nil {
 				return err
@@ -88,7 +88,7 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 		if err := r.openProxies(r.cfg.LogDir); err != nil {
 			return err
 		}
-		return r.set.Link(r.Proxies, r.cfg.Workers, redisSetNodes(r.lock, nil, nil))
+		return r.NodeSet.Link(r.Proxies, r.cfg.Workers, redisSetNodes(r.lock, nil, nil))
 	})
 }
 
@@ -96,7 +96,7 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 func (r *Redis) Nodes() []Node { return nodeList(r.storage, r.lock) }
 
 // LockAddrs returns the proxy addresses worker slot uses, one per lock node.
-func (r *Redis) LockAddrs(slot int) []string { return r.set.LockAddrs(slot) }
+func (r *Redis) LockAddrs(slot int) []string { return r.NodeSet.LockAddrs(slot) }
 
 // StorageAddr returns the storage node's address. Workers reach it directly:
 // no nemesis touches the protected resource.
@@ -107,11 +107,11 @@ func (r *Redis) Pids() map[string]int { return redisPids(r.storage, r.lock) }
 
 // Kill stops the proxies to a lock node, so new connections are refused and
 // open ones close, then SIGKILLs its redis-server.
-func (r *Redis) Kill(ctx context.Context, node string) error { return r.set.Kill(ctx, node) }
+func (r *Redis) Kill(ctx context.Context, node string) error { return r.NodeSet.Kill(ctx, node) }
 
 // Restart starts a killed lock node on its old port and re-enables its
 // proxies once it answers.
-func (r *Redis) Restart(ctx context.Context, node string) error { return r.set.Restart(ctx, node) }
+func (r *Redis) Restart(ctx context.Context, node string) error { return r.NodeSet.Restart(ctx, node) }
 
 // clockFile is the clock shim's offset file of a lock node.
 func clockFile(s *RedisServer) string { return filepath.Join(s.Dir, "clock") }
@@ -135,18 +135,18 @@ func shimNode(shim string, s *RedisServer) error {
 // SetClockOffset moves a lock node's wall clock to real time + offset. It
 // needs the cluster to run under the clock shim (RedisConfig.ClockShim).
 func (r *Redis) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
-	return r.set.setClock(r.cfg.ClockShim, "lock nodes", node, offset, func(i int) string { return clockFile(r.lock[i]) })
+	return r.NodeSet.setClock(r.cfg.ClockShim, "lock nodes", node, offset, func(i int) string { return clockFile(r.lock[i]) })
 }
 
 // Partition cuts every link of a worker slot to the lock nodes.
-func (r *Redis) Partition(ctx context.Context, slot int) error { return r.set.Partition(ctx, slot) }
+func (r *Redis) Partition(ctx context.Context, slot int) error { return r.NodeSet.Partition(ctx, slot) }
 
 // Heal restores every link of a worker slot.
-func (r *Redis) Heal(ctx context.Context, slot int) error { return r.set.Heal(ctx, slot) }
+func (r *Redis) Heal(ctx context.Context, slot int) error { return r.NodeSet.Heal(ctx, slot) }
 
 // PartitionNodes cuts worker slot's links to the named lock nodes only.
 func (r *Redis) PartitionNodes(ctx context.Context, slot int, nodes []string) error {
-	return r.set.PartitionNodes(ctx, slot, nodes)
+	return r.NodeSet.PartitionNodes(ctx, slot, nodes)
 }
 
 // Teardown stops the proxies and every server Setup started, and removes the

@@ -127,11 +127,11 @@ func TestRedisZKFailedSetup(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "zookeeper part") {
 		t.Fatalf("setup: %v, want the ZooKeeper part's error", err)
 	}
-	if c.redis.tmp == "" {
+	if c.redis.DataDir == "" {
 		t.Fatal("the Redis part never started")
 	}
-	if _, err := os.Stat(c.redis.tmp); !os.IsNotExist(err) {
-		t.Errorf("the Redis part's data directory %s is left: %v", c.redis.tmp, err)
+	if _, err := os.Stat(c.redis.DataDir); !os.IsNotExist(err) {
+		t.Errorf("the Redis part's data directory %s is left: %v", c.redis.DataDir, err)
 	}
 	for _, srv := range append(append([]*RedisServer(nil), c.redis.lock...), c.redis.storage) {
 		if _, err := roundTrip(srv.Addr(), "PING", okWait); !errors.Is(err, syscall.ECONNREFUSED) {

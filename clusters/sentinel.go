@@ -141,7 +141,7 @@ func NewSentinel(cfg SentinelConfig) *Sentinel {
 	if cfg.FailoverTimeout <= 0 {
 		cfg.FailoverTimeout = 3 * time.Second
 	}
-	return &Sentinel{cfg: cfg, reason: make(heldCuts), local: local{set: NodeSet{Kind: "redis node"}}}
+	return &Sentinel{cfg: cfg, reason: make(heldCuts), local: local{NodeSet: NodeSet{Kind: "redis node"}}}
 }
 
 const (
@@ -183,12 +183,12 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 				return err
 			}
 		}
-		if s.redis, err = newRedisServers(s.tmp, s.cfg.LogDir, "redis", sentinelReplicas+1, s.cfg.Persist, shim); err != nil {
+		if s.redis, err = newRedisServers(s.DataDir, s.cfg.LogDir, "redis", sentinelReplicas+1, s.cfg.Persist, shim); err != nil {
 			return err
 		}
-		s.storage = newRedisServer(s.tmp, s.cfg.LogDir, "storage", false)
+		s.storage = newRedisServer(s.DataDir, s.cfg.LogDir, "storage", false)
 		for k := 0; k < sentinelSentinels; k++ {
-			s.sents = append(s.sents, &sentinelProc{name: fmt.Sprintf("sentinel%d", k), dir: filepath.Join(s.tmp, fmt.Sprintf("sentinel%d", k)),
+			s.sents = append(s.sents, &sentinelProc{name: fmt.Sprintf("sentinel%d", k), dir: filepath.Join(s.DataDir, fmt.Sprintf("sentinel%d", k)),
 				logPath: filepath.Join(s.cfg.LogDir, fmt.Sprintf("sentinel%d.log", k))})
 		}
 		s.fronts = newPeerFronts(s.PeerNodes(), s.Pids)
@@ -236,7 +236,7 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 		if err := s.waitSentinels(ctx, sentinelReadyWait); err != nil {
 			return err
 		}
-		if err := s.set.Link(s.Proxies, s.cfg.Workers, redisSetNodes(s.redis, func(j int) []string { return []string{peerName(j)} }, s.restarter)); err != nil {
+		if err := s.NodeSet.Link(s.Proxies, s.cfg.Workers, redisSetNodes(s.redis, func(j int) []string { return []string{peerName(j)} }, s.restarter)); err != nil {
 			return err
 		}
 		sents := make([]SetNode, len(s.sents))
@@ -452,7 +452,7 @@ func (s *Sentinel) Nodes() []Node {
 
 // LockAddrs returns worker slot's proxies to the redis nodes. A client that
 // follows failovers uses SentinelLinks instead.
-func (s *Sentinel) LockAddrs(slot int) []string { return s.set.LockAddrs(slot) }
+func (s *Sentinel) LockAddrs(slot int) []string { return s.NodeSet.LockAddrs(slot) }
 
 // StorageAddr returns the storage node's address (no proxy, no fault).
 func (s *Sentinel) StorageAddr() string { return s.storage.Addr() }
@@ -463,7 +463,7 @@ func (s *Sentinel) StorageAddr() string { return s.storage.Addr() }
 // that node.
 func (s *Sentinel) SentinelLinks(slot int) SentinelLinks {
 	m := make(map[string]string)
-	redis, sents := s.set.LockAddrs(slot), s.sentSet.LockAddrs(slot)
+	redis, sents := s.NodeSet.LockAddrs(slot), s.sentSet.LockAddrs(slot)
 	for j, p := range s.peer {
 		m[p] = redis[j]
 	}
@@ -487,11 +487,11 @@ func (s *Sentinel) Pids() map[string]int {
 // SetClockOffset moves a redis node's wall clock to real time + offset. It
 // needs the topology to run under the clock shim (SentinelConfig.ClockShim).
 func (s *Sentinel) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
-	return s.set.setClock(s.cfg.ClockShim, "redis nodes", node, offset, func(j int) string { return clockFile(s.redis[j]) })
+	return s.NodeSet.setClock(s.cfg.ClockShim, "redis nodes", node, offset, func(j int) string { return clockFile(s.redis[j]) })
 }
 
 func (s *Sentinel) redisNode(name string) (int, *RedisServer, error) {
-	j, err := s.set.Index(name)
+	j, err := s.NodeSet.Index(name)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -603,22 +603,22 @@ func waitReplica(ctx context.Context, r *RedisServer, timeout time.Duration) err
 
 // cut cuts proxies on behalf of fault (see heldCuts).
 func (s *Sentinel) cut(fault string, names []string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	return s.reason.cut(s.Proxies, fault, names)
 }
 
 // restore lets go of every proxy fault cut (see heldCuts).
 func (s *Sentinel) restore(ctx context.Context, fault string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	return s.reason.release(ctx, s.Proxies, fault)
 }
 
 // Partition cuts every link of a worker slot: to each redis node and each
 // sentinel.
 func (s *Sentinel) Partition(ctx context.Context, slot int) error {
-	return s.cut(fmt.Sprintf("partition-%d", slot), append(s.set.slotLinks(slot), s.sentSet.slotLinks(slot)...))
+	return s.cut(fmt.Sprintf("partition-%d", slot), append(s.NodeSet.slotLinks(slot), s.sentSet.slotLinks(slot)...))
 }
 
 // Heal restores the links Partition cut for slot.
@@ -649,7 +649,7 @@ func (s *Sentinel) CutMaster(ctx context.Context, master string, stay []int) err
 	if err != nil {
 		return err
 	}
-	return s.cut("failover", append([]string{peerName(j)}, s.set.splitLinks(j, stay, s.sentSet.slotLinks)...))
+	return s.cut("failover", append([]string{peerName(j)}, s.NodeSet.splitLinks(j, stay, s.sentSet.slotLinks)...))
 }
 
 // HealMaster restores every link CutMaster cut.
@@ -657,14 +657,14 @@ func (s *Sentinel) HealMaster(ctx context.Context) error { return s.restore(ctx,
 
 // Kill stops every proxy to a redis node (connections refused) and
 // SIGKILLs it.
-func (s *Sentinel) Kill(ctx context.Context, node string) error { return s.set.Kill(ctx, node) }
+func (s *Sentinel) Kill(ctx context.Context, node string) error { return s.NodeSet.Kill(ctx, node) }
 
 // Restart starts a killed redis node on its old port, as a replica of the
 // master the sentinels name when that is another node (as Sentinel would
 // have rewritten its config had it been up), and re-enables its proxies.
 func (s *Sentinel) Restart(ctx context.Context, node string) error {
 	_ = s.LagReplication(ctx, node, 0)
-	return s.set.Restart(ctx, node)
+	return s.NodeSet.Restart(ctx, node)
 }
 
 // Teardown stops the proxies, the sentinels and every redis server Setup

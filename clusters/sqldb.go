@@ -115,8 +115,8 @@ func newSQLDB(kind, node string, engine func(SQLDBConfig) dbEngine, cfg SQLDBCon
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = 2 * time.Second
 	}
-	c := &SQLDB{cfg: cfg, kind: kind, node: node, engine: engine(cfg), local: local{set: NodeSet{Kind: "lock node"}}}
-	c.Faults = FaultsOf(&c.set)
+	c := &SQLDB{cfg: cfg, kind: kind, node: node, engine: engine(cfg), local: local{NodeSet: NodeSet{Kind: "lock node"}}}
+	c.Faults = FaultsOf(&c.NodeSet)
 	return c
 }
 
@@ -147,14 +147,14 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 	// SIGKILL; the server gets a directory of its own inside it, which
 	// initialize gives to the server's user when lockcheck runs as root.
 	return c.setUp(ctx, c.kind+"-", c.Teardown, func() (err error) {
-		serverDir := filepath.Join(c.tmp, c.node)
+		serverDir := filepath.Join(c.DataDir, c.node)
 		if err := os.Mkdir(serverDir, 0o700); err != nil {
 			return fmt.Errorf("create %s dir: %w", c.node, err)
 		}
 		// Run as root, the server runs as its own user, who must pass through
 		// (not list) the run's directory to reach its own.
 		if os.Geteuid() == 0 {
-			if err := os.Chmod(c.tmp, 0o711); err != nil {
+			if err := os.Chmod(c.DataDir, 0o711); err != nil {
 				return fmt.Errorf("open data dir to the server's user: %w", err)
 			}
 		}
@@ -182,7 +182,7 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 		}, "the session-kill connection to "+c.node); err != nil {
 			return fmt.Errorf("connect to %s for session kills: %w", c.node, err)
 		}
-		c.storage = newRedisServer(c.tmp, c.cfg.LogDir, "storage", false)
+		c.storage = newRedisServer(c.DataDir, c.cfg.LogDir, "storage", false)
 		if err := c.storage.Start(ctx); err != nil {
 			return err
 		}
@@ -190,7 +190,7 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 			return err
 		}
 		restart := func(ctx context.Context) error { return c.startServer(ctx, false) }
-		return c.set.Link(c.Proxies, c.cfg.Workers, []SetNode{{Name: c.node, Addr: c.Addr(),
+		return c.NodeSet.Link(c.Proxies, c.cfg.Workers, []SetNode{{Name: c.node, Addr: c.Addr(),
 			Server: localServer{name: c.node, proc: &c.server, start: restart, tree: true}}})
 	})
 }
@@ -200,17 +200,17 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 func (c *SQLDB) startServer(ctx context.Context, fresh bool) error {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		c.mu.Lock()
+		c.Mu.Lock()
 		if fresh {
 			p, err := FreePort()
 			if err != nil {
-				c.mu.Unlock()
+				c.Mu.Unlock()
 				return err
 			}
 			c.port = p
 		}
 		port := c.port
-		c.mu.Unlock()
+		c.Mu.Unlock()
 		log := c.server.logFile()
 		proc, err := c.engine.start(ctx, port, log)
 		if err == nil {
@@ -227,8 +227,8 @@ func (c *SQLDB) startServer(ctx context.Context, fresh bool) error {
 
 // Addr returns the server's own address (not a proxy's).
 func (c *SQLDB) Addr() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	return "127.0.0.1:" + strconv.Itoa(c.port)
 }
 
@@ -243,7 +243,7 @@ func (c *SQLDB) Nodes() []Node {
 }
 
 // LockAddrs returns worker slot's proxy to the server.
-func (c *SQLDB) LockAddrs(slot int) []string { return c.set.LockAddrs(slot) }
+func (c *SQLDB) LockAddrs(slot int) []string { return c.NodeSet.LockAddrs(slot) }
 
 // StorageAddr returns the storage node's address.
 func (c *SQLDB) StorageAddr() string { return c.storage.Addr() }

@@ -108,8 +108,8 @@ func TestSQLDBSetupTeardown(t *testing.T) {
 				t.Fatal(err)
 			}
 			assertGone(t, pids)
-			if _, err := os.Stat(c.tmp); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("data dir %s left behind: %v", c.tmp, err)
+			if _, err := os.Stat(c.DataDir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("data dir %s left behind: %v", c.DataDir, err)
 			}
 		})
 	}
@@ -135,8 +135,8 @@ func TestSQLDBFailedSetup(t *testing.T) {
 				t.Fatal("setup failed before the server started: the test no longer tests cleanup")
 			}
 			assertGone(t, map[string]int{s.node: c.server.proc.Pid(), "storage": c.storage.proc.Pid()})
-			if _, err := os.Stat(c.tmp); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("data dir %s left behind: %v", c.tmp, err)
+			if _, err := os.Stat(c.DataDir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("data dir %s left behind: %v", c.DataDir, err)
 			}
 		})
 	}

@@ -65,9 +65,9 @@ func (s *NodeSet) RestartEmpty(ctx context.Context, name string, wipe func(i int
 	return nil
 }
 
-// removeData deletes the named files and directories under dir; a name
+// RemoveData deletes the named files and directories under dir; a name
 // that is not there is no error.
-func removeData(dir string, names ...string) error {
+func RemoveData(dir string, names ...string) error {
 	var errs []error
 	for _, n := range names {
 		if err := os.RemoveAll(filepath.Join(dir, n)); err != nil {
@@ -86,7 +86,7 @@ var redisDataFiles = []string{"appendonlydir", "appendonly.aof", "dump.rdb"}
 // snapshot, and starts it again with no keys; its config and clock file
 // stay.
 func (r *Redis) RestartEmpty(ctx context.Context, node string) error {
-	return r.set.RestartEmpty(ctx, node, func(i int) error { return removeData(r.lock[i].Dir, redisDataFiles...) })
+	return r.NodeSet.RestartEmpty(ctx, node, func(i int) error { return RemoveData(r.lock[i].Dir, redisDataFiles...) })
 }
 
 // RestartEmpty SIGKILLs a redis node of the Sentinel topology, deletes its
@@ -96,12 +96,12 @@ func (r *Redis) RestartEmpty(ctx context.Context, node string) error {
 // Redis replication docs' "master with persistence turned off").
 func (s *Sentinel) RestartEmpty(ctx context.Context, node string) error {
 	_ = s.LagReplication(ctx, node, 0)
-	return s.set.RestartEmpty(ctx, node, func(j int) error { return removeData(s.redis[j].Dir, redisDataFiles...) })
+	return s.NodeSet.RestartEmpty(ctx, node, func(j int) error { return RemoveData(s.redis[j].Dir, redisDataFiles...) })
 }
 
 // NodeKeys returns the keys a redis node holds, with their values.
 func (s *Sentinel) NodeKeys(ctx context.Context, node string) (map[string]string, error) {
-	j, err := s.set.Index(node)
+	j, err := s.NodeSet.Index(node)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (s *Sentinel) NodeKeys(ctx context.Context, node string) (map[string]string
 // NodeKeys returns the keys a lock node holds, with their values (KEYS *
 // and GET on its real address).
 func (r *Redis) NodeKeys(ctx context.Context, node string) (map[string]string, error) {
-	i, err := r.set.Index(node)
+	i, err := r.NodeSet.Index(node)
 	if err != nil {
 		return nil, err
 	}
@@ -237,9 +237,9 @@ func respBulk(rd *bufio.Reader, header string) (string, bool, error) {
 // restores it), and starts it again; it rejoins the ensemble empty and
 // syncs from the leader.
 func (z *ZooKeeper) RestartEmpty(ctx context.Context, node string) error {
-	return z.set.RestartEmpty(ctx, node, func(i int) error {
+	return z.NodeSet.RestartEmpty(ctx, node, func(i int) error {
 		n := z.nodes[i]
-		if err := removeData(n.Dir, "version-2", "myid"); err != nil {
+		if err := RemoveData(n.Dir, "version-2", "myid"); err != nil {
 			return err
 		}
 		return os.WriteFile(filepath.Join(n.Dir, "myid"), []byte(strconv.Itoa(n.ID)+"\n"), 0o644)

@@ -252,7 +252,7 @@ func Mode(addr string) (string, error) {
 // SetClockOffset moves a server's wall clock to real time + offset. It
 // needs the ensemble to run under the clock shim (ZooKeeperConfig.ClockShim).
 func (z *ZooKeeper) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
-	return z.set.setClock(z.shim != "", "servers", node, offset, func(i int) string { return z.nodes[i].clockFile() })
+	return z.NodeSet.setClock(z.shim != "", "servers", node, offset, func(i int) string { return z.nodes[i].clockFile() })
 }
 
 // Leader returns the name of the node that reports itself leader (the only

@@ -6,6 +6,8 @@
 package services
 
 import (
+	// etcd members (the etcd-mutex designs).
+	_ "github.com/lockcheck/lockcheck/services/etcd"
 	// NATS JetStream servers (the nats-kv designs).
 	_ "github.com/lockcheck/lockcheck/services/nats"
 )

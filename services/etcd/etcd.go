@@ -1,4 +1,4 @@
-package clusters
+package etcd
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lockcheck/lockcheck/clusters"
 	"net"
 	"net/http"
 	"os"
@@ -32,28 +33,28 @@ const (
 	etcdElectionMS  = 1000
 )
 
-// LookEtcd returns the path of etcd, or an error naming the Debian package
+// Look returns the path of etcd, or an error naming the Debian package
 // to install.
-func LookEtcd() (string, error) {
+func Look() (string, error) {
 	p, err := exec.LookPath("etcd")
 	if err != nil {
-		return "", fmt.Errorf("%w: etcd not found in PATH: install the Debian package etcd-server (scripts/deps.sh does)", ErrMissingBinary)
+		return "", fmt.Errorf("%w: etcd not found in PATH: install the Debian package etcd-server (scripts/deps.sh does)", clusters.ErrMissingBinary)
 	}
 	return p, nil
 }
 
-// EtcdVersion returns the version the installed etcd's `etcd --version`
+// Version returns the version the installed etcd's `etcd --version`
 // prints ("3.4.23"), or "" when etcd is missing.
-func EtcdVersion() string {
-	bin, err := LookEtcd()
+func Version() string {
+	bin, err := Look()
 	if err != nil {
 		return ""
 	}
-	return etcdVersionOf(bin)
+	return versionOf(bin)
 }
 
 // etcdVersionOf returns the version `BIN --version` prints, or "".
-func etcdVersionOf(bin string) string {
+func versionOf(bin string) string {
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil {
 		return ""
@@ -66,8 +67,8 @@ func etcdVersionOf(bin string) string {
 	return ""
 }
 
-// EtcdConfig describes a local etcd cluster.
-type EtcdConfig struct {
+// Config describes a local etcd cluster.
+type Config struct {
 	// Members is the cluster size, 3 by default.
 	Members int
 	// Workers is the number of worker slots; each slot gets its own proxy
@@ -76,13 +77,13 @@ type EtcdConfig struct {
 	// LogDir receives one log per member.
 	LogDir string
 	// Server is the etcd binary to run (a version built from the Go
-	// module); "" means the installed etcd (LookEtcd).
+	// module); "" means the installed etcd (Look).
 	Server string
 }
 
 // etcdMember is one etcd server.
 type etcdMember struct {
-	*Member
+	*clusters.Member
 	peer  int          // the peer port it listens on
 	front net.Listener // its advertised peer URL: the peer demultiplexer
 	// existing says the member was added to a running cluster (with an
@@ -114,22 +115,22 @@ func (m *etcdMember) peerAddr() string { return net.JoinHostPort("127.0.0.1", st
 // move), and etcd 3.4 times leases on Go's monotonic clock anyway. A clock
 // nemesis against etcd is refused at setup (exit 3) rather than run as a
 // fault that touches nothing and reads as valid.
-type Etcd struct {
-	cfg     EtcdConfig
+type Cluster struct {
+	cfg     Config
 	bin     string
 	members []*etcdMember
 	demuxWG sync.WaitGroup
 	// Ensemble gives Kill, Restart, PauseNode, ResumeNode, Partition, Heal,
 	// Isolate and Rejoin.
-	Ensemble
+	clusters.Ensemble
 
 	ids map[uint64]string // member id -> name, learned from status (under mu)
 }
 
-// NewEtcd returns an unstarted cluster.
-func NewEtcd(cfg EtcdConfig) *Etcd {
-	cfg.Members, cfg.Workers = EnsembleSize(cfg.Members, cfg.Workers)
-	e := &Etcd{cfg: cfg, ids: make(map[uint64]string)}
+// New returns an unstarted cluster.
+func New(cfg Config) *Cluster {
+	cfg.Members, cfg.Workers = clusters.EnsembleSize(cfg.Members, cfg.Workers)
+	e := &Cluster{cfg: cfg, ids: make(map[uint64]string)}
 	e.Init("etcd member", cfg.LogDir, true, func(from, to int) []string { return []string{etcdPeerProxy(from, to)} })
 	return e
 }
@@ -140,13 +141,13 @@ func etcdPeerProxy(from, to int) string { return fmt.Sprintf("etcd%d-etcd%d-peer
 // member answers a status request naming the same leader. On error,
 // whatever was started is stopped. A port taken by someone else between
 // choosing it and etcd binding it is retried with fresh ports.
-func (e *Etcd) Setup(ctx context.Context) error {
+func (e *Cluster) Setup(ctx context.Context) error {
 	return e.RetrySetup(ctx, e.setupOnce, func() { e.members, e.ids = nil, make(map[uint64]string) })
 }
 
-func (e *Etcd) setupOnce(ctx context.Context) (err error) {
+func (e *Cluster) setupOnce(ctx context.Context) (err error) {
 	if e.bin = e.cfg.Server; e.bin == "" {
-		if e.bin, err = LookEtcd(); err != nil {
+		if e.bin, err = Look(); err != nil {
 			return err
 		}
 	}
@@ -186,7 +187,7 @@ func (e *Etcd) setupOnce(ctx context.Context) (err error) {
 
 // initialCluster is the --initial-cluster flag: every member at its
 // advertised (demultiplexer) peer URL.
-func (e *Etcd) initialCluster() string {
+func (e *Cluster) initialCluster() string {
 	var parts []string
 	for _, m := range e.members {
 		parts = append(parts, m.Name+"=http://"+m.front.Addr().String())
@@ -196,7 +197,7 @@ func (e *Etcd) initialCluster() string {
 
 // startMember starts one member in its own process group. A member started
 // again finds its data dir and rejoins with it.
-func (e *Etcd) startMember(ctx context.Context, m *etcdMember) error {
+func (e *Cluster) startMember(ctx context.Context, m *etcdMember) error {
 	client := "http://" + m.ClientAddr()
 	state := "new"
 	if m.existing {
@@ -207,16 +208,16 @@ func (e *Etcd) startMember(ctx context.Context, m *etcdMember) error {
 		"--listen-peer-urls", "http://" + m.peerAddr(),
 		"--initial-advertise-peer-urls", "http://" + m.front.Addr().String(),
 		"--initial-cluster", e.initialCluster(), "--initial-cluster-state", state,
-		"--initial-cluster-token", filepath.Base(e.tmp),
+		"--initial-cluster-token", filepath.Base(e.DataDir),
 		"--heartbeat-interval", strconv.Itoa(etcdHeartbeatMS), "--election-timeout", strconv.Itoa(etcdElectionMS),
 		"--logger", "zap", "--log-outputs", "stderr"} // v2 is off by default from 3.4 on; 3.6 has no --enable-v2
-	return StartMember(ctx, m.Member, argv, nil)
+	return clusters.StartMember(ctx, m.Member, argv, nil)
 }
 
 // demux accepts the peer connections to member to and forwards each
 // through the proxy of the pair (dialing member, to), the dialer one of
 // members. A connection from a process that is no member is closed.
-func (e *Etcd) demux(to *etcdMember, members []*etcdMember) {
+func (e *Cluster) demux(to *etcdMember, members []*etcdMember) {
 	defer e.demuxWG.Done()
 	for {
 		c, err := to.front.Accept()
@@ -227,82 +228,37 @@ func (e *Etcd) demux(to *etcdMember, members []*etcdMember) {
 	}
 }
 
-func (e *Etcd) forward(c net.Conn, to *etcdMember, members []*etcdMember) {
+func (e *Cluster) forward(c net.Conn, to *etcdMember, members []*etcdMember) {
 	from := dialer(c, members)
 	if from == nil || from.ID == to.ID {
-		if e.proxyLg != nil {
-			fmt.Fprintf(e.proxyLg, "%s etcd peer demux: closed a connection to %s from %s: not from another member\n",
+		if e.ProxyLog != nil {
+			fmt.Fprintf(e.ProxyLog, "%s etcd peer demux: closed a connection to %s from %s: not from another member\n",
 				time.Now().Format(time.RFC3339Nano), to.Name, c.RemoteAddr())
 		}
 		c.Close()
 		return
 	}
-	p, err := e.Proxies.get(etcdPeerProxy(from.ID, to.ID))
+	listen, err := e.Proxies.ListenAddr(etcdPeerProxy(from.ID, to.ID))
 	if err != nil {
 		c.Close()
 		return
 	}
-	up, err := net.DialTimeout("tcp", p.Listen, time.Second)
+	up, err := net.DialTimeout("tcp", listen, time.Second)
 	if err != nil {
 		c.Close() // the link is down: the peer sees its connection refused
 		return
 	}
-	splice(c, up)
-}
-
-// splice copies both ways between a and b until either side ends, then
-// closes both.
-func splice(a, b net.Conn) {
-	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		buf := make([]byte, 32*1024)
-		for {
-			n, err := src.Read(buf)
-			if n > 0 {
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					break
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		done <- struct{}{}
-	}
-	go cp(a, b)
-	go cp(b, a)
-	<-done
-	a.Close()
-	b.Close()
-	<-done
+	clusters.Splice(c, up)
 }
 
 // dialer returns the member of members whose process owns the other end
 // of c, a connection accepted on loopback, or nil.
 func dialer(c net.Conn, members []*etcdMember) *etcdMember {
-	i := dialingProcess(c, len(members), func(i int) int { return members[i].pid() })
+	i := clusters.DialingProcess(c, len(members), func(i int) int { return members[i].Pid() })
 	if i < 0 {
 		return nil
 	}
 	return members[i]
-}
-
-// socketInode returns the inode of the IPv4 loopback socket whose local port
-// is local and whose remote port is remote, from /proc/net/tcp, or "".
-func socketInode(local, remote int) string {
-	b, err := os.ReadFile("/proc/net/tcp")
-	if err != nil {
-		return ""
-	}
-	l := fmt.Sprintf("0100007F:%04X", local)
-	r := fmt.Sprintf("0100007F:%04X", remote)
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 9 && f[1] == l && f[2] == r {
-			return f[9]
-		}
-	}
-	return ""
 }
 
 // etcdStatus is what a member's status endpoint reports.
@@ -348,15 +304,15 @@ func status(ctx context.Context, addr string) (etcdStatus, error) {
 
 // waitReady waits until every member in ms answers a status request that
 // names a leader.
-func (e *Etcd) waitReady(ctx context.Context, ms []*Member) error {
-	return e.WaitServing(ctx, "etcd", ms, etcdReadyWait, "address already in use", "has no leader", func(m *Member) bool {
+func (e *Cluster) waitReady(ctx context.Context, ms []*clusters.Member) error {
+	return e.WaitServing(ctx, "etcd", ms, etcdReadyWait, "address already in use", "has no leader", func(m *clusters.Member) bool {
 		st, err := status(ctx, m.ClientAddr())
 		if err != nil || st.leader == 0 {
 			return false
 		}
-		e.mu.Lock()
+		e.Mu.Lock()
 		e.ids[st.member] = m.Name
-		e.mu.Unlock()
+		e.Mu.Unlock()
 		return true
 	})
 }
@@ -364,18 +320,18 @@ func (e *Etcd) waitReady(ctx context.Context, ms []*Member) error {
 // Leader returns the member the first answering member names as leader.
 // A member isolated from its peers may still believe it leads; the
 // majority's answer wins.
-func (e *Etcd) Leader(ctx context.Context) (string, error) {
+func (e *Cluster) Leader(ctx context.Context) (string, error) {
 	votes := make(map[uint64]int)
 	for _, m := range e.members {
-		if m.running() == nil {
+		if !m.Running() {
 			continue
 		}
 		if st, err := status(ctx, m.ClientAddr()); err == nil && st.leader != 0 {
 			votes[st.leader]++
 		}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.Mu.Lock()
+	defer e.Mu.Unlock()
 	for id, n := range votes {
 		if name, ok := e.ids[id]; ok && 2*n > len(e.members) {
 			return name, nil
@@ -386,7 +342,7 @@ func (e *Etcd) Leader(ctx context.Context) (string, error) {
 
 // Teardown stops the peer demultiplexers, the proxies, every member and the
 // storage node, and removes the data directory. It is idempotent.
-func (e *Etcd) Teardown(ctx context.Context) error {
+func (e *Cluster) Teardown(ctx context.Context) error {
 	return e.TeardownWith(ctx, "etcd-", func() {
 		for _, m := range e.members {
 			if m.front != nil {

@@ -1,4 +1,4 @@
-package clusters
+package etcd
 
 import (
 	"bytes"
@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lockcheck/lockcheck/clusters"
 	"net/http"
 	"strconv"
 	"time"
 )
 
-var _ Wiper = (*Etcd)(nil)
+var _ clusters.Wiper = (*Cluster)(nil)
 
 // etcdReplaceWait bounds the member replacement of RestartEmpty: the
 // remaining members must elect a leader (the killed member may have led)
@@ -25,10 +26,10 @@ const etcdReplaceWait = 30 * time.Second
 // the other members remove it from the cluster and add it back at the same
 // peer URL, and it starts with --initial-cluster-state existing and
 // receives the whole store from the leader.
-func (e *Etcd) RestartEmpty(ctx context.Context, node string) error {
-	return e.set.RestartEmpty(ctx, node, func(i int) error {
+func (e *Cluster) RestartEmpty(ctx context.Context, node string) error {
+	return e.NodeSet.RestartEmpty(ctx, node, func(i int) error {
 		m := e.members[i]
-		if err := removeData(m.Dir, "data"); err != nil {
+		if err := clusters.RemoveData(m.Dir, "data"); err != nil {
 			return err
 		}
 		if err := e.replaceMember(ctx, m); err != nil {
@@ -41,24 +42,24 @@ func (e *Etcd) RestartEmpty(ctx context.Context, node string) error {
 
 // replaceMember removes member m (down) from the cluster and adds it back
 // at its peer URL, through another running member.
-func (e *Etcd) replaceMember(ctx context.Context, m *etcdMember) error {
-	e.mu.Lock()
+func (e *Cluster) replaceMember(ctx context.Context, m *etcdMember) error {
+	e.Mu.Lock()
 	var old uint64
 	for id, name := range e.ids {
 		if name == m.Name {
 			old = id
 		}
 	}
-	e.mu.Unlock()
+	e.Mu.Unlock()
 	if old == 0 {
 		return fmt.Errorf("replace %s: its member id is unknown", m.Name)
 	}
 	peerURL := "http://" + m.front.Addr().String()
 	removed := false
-	return Poll(ctx, etcdReplaceWait, func() error {
+	return clusters.Poll(ctx, etcdReplaceWait, func() error {
 		var errs []error
 		for _, o := range e.members {
-			if o == m || o.running() == nil {
+			if o == m || !o.Running() {
 				continue
 			}
 			addr := o.ClientAddr()

@@ -1,4 +1,4 @@
-package clusters
+package etcd
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 // waitEtcdLeader waits until a majority of members names a leader other
 // than not.
-func waitEtcdLeader(t *testing.T, e *Etcd, not string, within time.Duration) string {
+func waitEtcdLeader(t *testing.T, e *Cluster, not string, within time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
@@ -26,7 +26,7 @@ func waitEtcdLeader(t *testing.T, e *Etcd, not string, within time.Duration) str
 }
 
 func TestEtcdCluster(t *testing.T) {
-	if _, err := LookEtcd(); err != nil {
+	if _, err := Look(); err != nil {
 		t.Fatalf("%v (make test installs it)", err)
 	}
 	ctx := context.Background()
@@ -34,7 +34,7 @@ func TestEtcdCluster(t *testing.T) {
 	if d := os.Getenv("LOCKCHECK_KEEP_LOGS"); d != "" {
 		logDir = d // keep the member logs of a failing run
 	}
-	e := NewEtcd(EtcdConfig{Workers: 1, LogDir: logDir})
+	e := New(Config{Workers: 1, LogDir: logDir})
 	start := time.Now()
 	if err := e.Setup(ctx); err != nil {
 		t.Fatal(err)
@@ -102,28 +102,20 @@ func TestEtcdCluster(t *testing.T) {
 // TestEtcdSetupCanceled cancels Setup while the members start and checks
 // that it stopped every process it had started.
 func TestEtcdSetupCanceled(t *testing.T) {
-	if _, err := LookEtcd(); err != nil {
+	if _, err := Look(); err != nil {
 		t.Fatalf("%v (make test installs it)", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	e := NewEtcd(EtcdConfig{Workers: 1, LogDir: t.TempDir()})
+	e := New(Config{Workers: 1, LogDir: t.TempDir()})
 	if err := e.Setup(ctx); err == nil {
 		_ = e.Teardown(context.Background())
 		t.Skip("the cluster was ready within 300 ms: nothing to cancel")
 	}
-	for _, m := range e.members {
-		m.mu.Lock()
-		p := m.proc
-		m.mu.Unlock()
-		if p != nil && !p.Exited() {
-			t.Errorf("%s (pid %d) still running after a canceled Setup", m.Name, p.Pid())
-		}
+	if pids := e.Pids(); len(pids) > 0 {
+		t.Errorf("still running after a canceled Setup: %v", pids)
 	}
-	if e.storage != nil && e.storage.Running() {
-		t.Error("storage node still running after a canceled Setup")
-	}
-	if _, err := os.Stat(e.tmp); !os.IsNotExist(err) {
-		t.Errorf("data dir %s left behind: %v", e.tmp, err)
+	if _, err := os.Stat(e.DataDir); e.DataDir != "" && !os.IsNotExist(err) {
+		t.Errorf("data dir %s left behind: %v", e.DataDir, err)
 	}
 }

@@ -1,12 +1,10 @@
-package clusters_test
+package etcd_test
 
 import (
 	"context"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"net/http"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -15,27 +13,13 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockcheck/lockcheck/clusters"
-	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/services/etcd"
 )
 
-// shapeEnv is the nemesis Env of these tests: one worker that holds a
-// lock (so a fault strikes at once), a lease and a fault duration.
-type shapeEnv struct {
-	c    clusters.Cluster
-	span time.Duration
-}
+func pairKey(a, b string) [2]string { return [2]string{min(a, b), max(a, b)} }
 
-func (e shapeEnv) Holders() []nemesis.Target    { return []nemesis.Target{{Process: 1, Key: "k0"}} }
-func (e shapeEnv) Workers() []nemesis.Target    { return e.Holders() }
-func (e shapeEnv) Cluster() clusters.Cluster    { return e.c }
-func (e shapeEnv) Lease() time.Duration         { return time.Second }
-func (e shapeEnv) FaultDuration() time.Duration { return e.span }
-func nemOp(f string) history.Op {
-	return history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: f}
-}
-func pairKey(a, b string) [2]string   { return [2]string{min(a, b), max(a, b)} }
-func shapeRng(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 2)) }
 func within(d time.Duration) (context.Context, func()) {
 	return context.WithTimeout(context.Background(), d)
 }
@@ -45,7 +29,13 @@ func within(d time.Duration) (context.Context, func()) {
 // answer came back, the error when the link refused or hung.
 func peerTalks(t *testing.T, c clusters.Cluster, from, to string) error {
 	t.Helper()
-	addrs, err := clusters.PeerLinkAddrs(c, from, to)
+	pl, ok := c.(interface {
+		PeerLinkAddrs(from, to string) ([]string, error)
+	})
+	if !ok {
+		t.Fatalf("no peer links in %T", c)
+	}
+	addrs, err := pl.PeerLinkAddrs(from, to)
 	if err != nil {
 		t.Error(err)
 		return err
@@ -102,7 +92,7 @@ func checkMatrix(t *testing.T, c clusters.Cluster, nodes []string, reach map[str
 
 // etcdAt returns a client of the etcd members named, through worker slot
 // 0's proxies.
-func etcdAt(t *testing.T, e *clusters.Etcd, nodes, names []string) *clientv3.Client {
+func etcdAt(t *testing.T, e *etcd.Cluster, nodes, names []string) *clientv3.Client {
 	t.Helper()
 	var eps []string
 	addrs := e.LockAddrs(0)
@@ -150,7 +140,7 @@ func refuses(c *clientv3.Client, wait time.Duration) error {
 // writes again; and that a swizzle's links go one at a time, in the order
 // its start op records, and come back in the other order it records.
 func TestPartitionShapesEtcd(t *testing.T) {
-	e := started(t, clusters.LookEtcd, clusters.NewEtcd(clusters.EtcdConfig{Members: 5, Workers: 1, LogDir: logDir(t)}))
+	e := clustertest.Started(t, etcd.Look, etcd.New(etcd.Config{Members: 5, Workers: 1, LogDir: clustertest.LogDir(t)}))
 	ctx := context.Background()
 	nodes := e.PeerNodes()
 	all := etcdAt(t, e, nodes, nodes)
@@ -162,7 +152,7 @@ func TestPartitionShapesEtcd(t *testing.T) {
 
 	for i, kind := range []string{"partition-majority", "partition-bridge", "partition-ring"} {
 		t.Run(kind, func(t *testing.T) {
-			n, hit := strike(t, kind, shapeEnv{c: e}, uint64(i+1))
+			n, hit := clustertest.Strike(t, kind, clustertest.Env{C: e}, uint64(i+1))
 			if len(hit.Reach) != len(nodes) || len(hit.Cuts) == 0 {
 				t.Fatalf("hit %+v", hit)
 			}
@@ -195,7 +185,7 @@ func TestPartitionShapesEtcd(t *testing.T) {
 				if err := refuses(minor, 20*time.Second); err != nil {
 					t.Errorf("minority %v: %v", minority, err)
 				}
-				end := n.Invoke(ctx, nemOp(nemesis.FHealServers))
+				end := n.Invoke(ctx, clustertest.NemOp(nemesis.FHealServers))
 				if end.Error != "" {
 					t.Fatalf("end op %+v", end)
 				}
@@ -208,7 +198,7 @@ func TestPartitionShapesEtcd(t *testing.T) {
 				// Say what happened.
 				err := writes(all, 5*time.Second)
 				t.Logf("a put under the %s: %v", hit.Shape, err)
-				if end := n.Invoke(ctx, nemOp(nemesis.FHealServers)); end.Error != "" {
+				if end := n.Invoke(ctx, clustertest.NemOp(nemesis.FHealServers)); end.Error != "" {
 					t.Fatalf("end op %+v", end)
 				}
 			}
@@ -223,7 +213,7 @@ func TestPartitionShapesEtcd(t *testing.T) {
 	}
 
 	t.Run("swizzle", func(t *testing.T) {
-		n, hit := strike(t, "swizzle", shapeEnv{c: e, span: 12 * time.Second}, 4)
+		n, hit := clustertest.Strike(t, "swizzle", clustertest.Env{C: e, Span: 12 * time.Second}, 4)
 		if len(hit.Cuts) != 10 || len(hit.Restores) != 10 {
 			t.Fatalf("hit %+v", hit)
 		}
@@ -268,7 +258,7 @@ func TestPartitionShapesEtcd(t *testing.T) {
 			t.Fatalf("steps seen %v of 0..%d: want the last, and some part way through the cuts and the restores", seq, len(states)-1)
 		}
 		t.Logf("swizzle: steps seen %v; %d polls fell across a step", slices.Compact(seq), between)
-		if end := n.Invoke(ctx, nemOp(nemesis.FHealServers)); end.Error != "" {
+		if end := n.Invoke(ctx, clustertest.NemOp(nemesis.FHealServers)); end.Error != "" {
 			t.Fatalf("end op %+v", end)
 		}
 		checkMatrix(t, e, nodes, nil)
@@ -276,52 +266,4 @@ func TestPartitionShapesEtcd(t *testing.T) {
 			t.Fatalf("after the swizzle: %v", err)
 		}
 	})
-}
-
-// started sets c up, once look finds its servers, and tears it down when
-// the test ends.
-func started[C clusters.Cluster](t *testing.T, look func() (string, error), c C) C {
-	t.Helper()
-	if _, err := look(); err != nil {
-		t.Fatalf("%v (make test installs it)", err)
-	}
-	if err := c.Setup(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Teardown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	return c
-}
-
-// logDir is where a test's servers write their logs: LOCKCHECK_KEEP_LOGS
-// when set (to keep the logs of a failing run), else a temporary dir.
-func logDir(t *testing.T) string {
-	if d := os.Getenv("LOCKCHECK_KEEP_LOGS"); d != "" {
-		return d
-	}
-	return t.TempDir()
-}
-
-// strike makes the nemesis kind over env, seeded, and applies its start
-// op, which must succeed and say what it struck.
-func strike(t *testing.T, kind string, env nemesis.Env, seed uint64) (nemesis.Nemesis, *history.Hit) {
-	t.Helper()
-	ks, err := nemesis.Parse(kind)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := ks[0].New(env, shapeRng(seed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := n.Invoke(context.Background(), nemOp(nemesis.FPartitionServers))
-	hit := history.HitOf(&start)
-	if start.Error != "" || hit == nil || hit.Nemesis != kind {
-		t.Fatalf("start op %+v", start)
-	}
-	t.Logf("%s: %s", kind, start.Value.Ext().Detail)
-	return n, hit
 }

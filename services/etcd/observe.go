@@ -1,9 +1,10 @@
-package clusters
+package etcd
 
 import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/lockcheck/lockcheck/clusters"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-var _ ReleaseObserver = (*Etcd)(nil)
+var _ clusters.ReleaseObserver = (*Cluster)(nil)
 
 // etcdLockRoot is the prefix under which the etcd lock designs keep their
 // keys ("/lockcheck/k0/<lease>"), and etcdProbeKey the observer's probe,
@@ -41,7 +42,7 @@ const (
 // carry no time: a release is placed where the observer heard it, and the
 // probe (a put of the probe key, heard through the same watch) bounds how
 // late that is.
-func (e *Etcd) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
+func (e *Cluster) ObserveReleases(ctx context.Context, cfg clusters.ObserveConfig) (func(), error) {
 	var eps []string
 	for _, n := range e.Nodes() {
 		if n.Role == "lock" {
@@ -61,8 +62,8 @@ func (e *Etcd) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), 
 		c.Close()
 		return nil, fmt.Errorf("observe etcd: read the lock keys: %w", err)
 	}
-	o := &etcdObserver{c: c, cfg: cfg, keys: keySet(cfg.Keys), sent: -1, queues: map[string]map[string]int64{}, stop: make(chan struct{}),
-		proof: cmp.Or(cfg.leaseProof, leaseProof)}
+	o := &etcdObserver{c: c, cfg: cfg, keys: clusters.KeySet(cfg.Keys), sent: -1, queues: map[string]map[string]int64{}, stop: make(chan struct{}),
+		proof: cmp.Or(cfg.LeaseProof, leaseProof)}
 	for _, kv := range get.Kvs {
 		o.created(string(kv.Key), kv.CreateRevision)
 	}
@@ -103,7 +104,7 @@ type etcdRelease struct {
 // etcdObserver turns an etcd watch into observations.
 type etcdObserver struct {
 	c    *clientv3.Client
-	cfg  ObserveConfig
+	cfg  clusters.ObserveConfig
 	keys map[string]bool
 	// sent is when the probe in flight was sent, -1 when none is.
 	sent time.Duration
@@ -155,7 +156,7 @@ func (o *etcdObserver) deleted(lock, key string, rev int64) bool {
 // a probe every cfg.Probe, and reports each pending release once its lease
 // showed it lives or once it is due.
 func (o *etcdObserver) run(ctx context.Context, wch clientv3.WatchChan) {
-	tick, stopTick := o.cfg.probes()
+	tick, stopTick := o.cfg.Probes()
 	defer stopTick()
 	due := time.NewTimer(time.Hour)
 	defer due.Stop()

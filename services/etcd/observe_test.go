@@ -1,8 +1,10 @@
-package clusters
+package etcd
 
 import (
 	"context"
 	"fmt"
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 	"testing"
 	"time"
 
@@ -35,14 +37,14 @@ func TestEtcdLockOf(t *testing.T) {
 func TestEtcdObserver(t *testing.T) {
 	ctx := context.Background()
 	e := oneEtcdMember(t)
-	got, _, _ := watchReleases(t, e, "k0")
+	got, _, _ := clustertest.WatchReleases(t, e, "k0")
 	c, err := clientv3.New(clientv3.Config{Endpoints: e.LockAddrs(0), DialTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	probes := 0
-	next := func() observation { return nextRelease(t, got, "k0", &probes) }
+	next := func() clustertest.Observation { return clustertest.NextRelease(t, got, "k0", &probes) }
 	lock := func(key string) (clientv3.LeaseID, int64) {
 		t.Helper()
 		l, err := c.Grant(ctx, 60)
@@ -65,19 +67,19 @@ func TestEtcdObserver(t *testing.T) {
 	}
 	o := next()
 	want := fmt.Sprintf("lease 0x%x", int64(id))
-	if o.key != "k0" || o.v.Owner != "/lockcheck/k0/a" || o.v.Token != rev || o.v.Ext().Release.How != history.ReleaseDeleted || o.v.Ext().Release.Lease != want {
-		t.Fatalf("deletion observed as %q %+v %+v (want token %d, %s)", o.key, *o.v, *o.v.Ext().Release, rev, want)
+	if o.Key != "k0" || o.V.Owner != "/lockcheck/k0/a" || o.V.Token != rev || o.V.Ext().Release.How != history.ReleaseDeleted || o.V.Ext().Release.Lease != want {
+		t.Fatalf("deletion observed as %q %+v %+v (want token %d, %s)", o.Key, *o.V, *o.V.Ext().Release, rev, want)
 	}
 	id, rev = lock("/lockcheck/k0/b")
 	if _, err := c.Revoke(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	o = next()
-	if o.key != "k0" || o.v.Owner != "/lockcheck/k0/b" || o.v.Token != rev || o.v.Ext().Release.How != history.ReleaseLease {
-		t.Fatalf("revocation observed as %q %+v %+v", o.key, *o.v, *o.v.Ext().Release)
+	if o.Key != "k0" || o.V.Owner != "/lockcheck/k0/b" || o.V.Token != rev || o.V.Ext().Release.How != history.ReleaseLease {
+		t.Fatalf("revocation observed as %q %+v %+v", o.Key, *o.V, *o.V.Ext().Release)
 	}
 	if probes == 0 {
-		awaitProbe(t, got)
+		clustertest.AwaitProbe(t, got)
 	}
 }
 
@@ -109,7 +111,7 @@ func TestEtcdQueue(t *testing.T) {
 		{"a key of no revision is the holder's", []step{{true, "/lockcheck/k0/a", 5, false}, {false, "/lockcheck/k0/z", 0, true}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			o := &etcdObserver{keys: keySet([]string{"k0", "k1"}), queues: map[string]map[string]int64{}}
+			o := &etcdObserver{keys: clusters.KeySet([]string{"k0", "k1"}), queues: map[string]map[string]int64{}}
 			for i, s := range tt.steps {
 				if s.put {
 					o.created(s.key, s.rev)
@@ -149,7 +151,7 @@ func TestEtcdObserverWaiters(t *testing.T) {
 		return l.ID
 	}
 	lock("/lockcheck/k0/a") // the holder, before the observer
-	got, _, _ := watchReleases(t, e, "k0")
+	got, _, _ := clustertest.WatchReleases(t, e, "k0")
 	probes := 0
 	lock("/lockcheck/k0/b")
 	waiter := lock("/lockcheck/k0/c")
@@ -163,25 +165,25 @@ func TestEtcdObserverWaiters(t *testing.T) {
 	if _, err := c.Delete(ctx, "/lockcheck/k0/a"); err != nil {
 		t.Fatal(err)
 	}
-	if o := nextRelease(t, got, "k0", &probes); o.v.Owner != "/lockcheck/k0/a" || o.v.Ext().Release.How != history.ReleaseDeleted {
-		t.Fatalf("first release observed: %+v %+v, want the holder's deletion of /lockcheck/k0/a", *o.v, *o.v.Ext().Release)
+	if o := clustertest.NextRelease(t, got, "k0", &probes); o.V.Owner != "/lockcheck/k0/a" || o.V.Ext().Release.How != history.ReleaseDeleted {
+		t.Fatalf("first release observed: %+v %+v, want the holder's deletion of /lockcheck/k0/a", *o.V, *o.V.Ext().Release)
 	}
 	if _, err := c.Revoke(ctx, next); err != nil {
 		t.Fatal(err)
 	}
-	if o := nextRelease(t, got, "k0", &probes); o.v.Owner != "/lockcheck/k0/d" || o.v.Ext().Release.How != history.ReleaseLease {
-		t.Fatalf("second release observed: %+v %+v, want the next holder's lease-ended /lockcheck/k0/d", *o.v, *o.v.Ext().Release)
+	if o := clustertest.NextRelease(t, got, "k0", &probes); o.V.Owner != "/lockcheck/k0/d" || o.V.Ext().Release.How != history.ReleaseLease {
+		t.Fatalf("second release observed: %+v %+v, want the next holder's lease-ended /lockcheck/k0/d", *o.V, *o.V.Ext().Release)
 	}
 }
 
 // oneEtcdMember starts a one-member etcd for an observer test; the test's
 // cleanup tears it down.
-func oneEtcdMember(t *testing.T) *Etcd {
+func oneEtcdMember(t *testing.T) *Cluster {
 	t.Helper()
-	if _, err := LookEtcd(); err != nil {
+	if _, err := Look(); err != nil {
 		t.Fatalf("%v (make test installs it)", err)
 	}
-	e := NewEtcd(EtcdConfig{Members: 1, Workers: 1, LogDir: t.TempDir()})
+	e := New(Config{Members: 1, Workers: 1, LogDir: t.TempDir()})
 	if err := e.Setup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -199,9 +201,9 @@ func TestEtcdObserverLeaseLives(t *testing.T) {
 	e := oneEtcdMember(t)
 	start := time.Now()
 	now := func() time.Duration { return time.Since(start) }
-	got := make(chan observation, 100)
-	stop, err := e.ObserveReleases(ctx, ObserveConfig{Keys: []string{"k0"}, Now: now, leaseProof: time.Minute, Probe: 20 * time.Millisecond,
-		Report: func(key string, v *history.Value) { got <- observation{key, v, now()} }})
+	got := make(chan clustertest.Observation, 100)
+	stop, err := e.ObserveReleases(ctx, clusters.ObserveConfig{Keys: []string{"k0"}, Now: now, LeaseProof: time.Minute, Probe: 20 * time.Millisecond,
+		Report: func(key string, v *history.Value) { got <- clustertest.Observation{Key: key, V: v, At: now()} }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,9 +232,9 @@ func TestEtcdObserverLeaseLives(t *testing.T) {
 		}
 	}
 	probes := 0
-	o := nextRelease(t, got, "k0", &probes)
-	if r := o.v.Ext().Release; o.v.Owner != "/lockcheck/k0/a" || r.How != history.ReleaseDeleted || r.At <= 0 || r.At > o.at {
-		t.Fatalf("deletion observed as %+v %+v at %s", *o.v, *r, o.at)
+	o := clustertest.NextRelease(t, got, "k0", &probes)
+	if r := o.V.Ext().Release; o.V.Owner != "/lockcheck/k0/a" || r.How != history.ReleaseDeleted || r.At <= 0 || r.At > o.At {
+		t.Fatalf("deletion observed as %+v %+v at %s", *o.V, *r, o.At)
 	}
 	if _, err := c.Revoke(ctx, l.ID); err != nil {
 		t.Fatal(err)
@@ -243,9 +245,9 @@ func TestEtcdObserverLeaseLives(t *testing.T) {
 	for heard := false; !heard; {
 		select {
 		case o := <-got:
-			r := o.v.Ext().Release
+			r := o.V.Ext().Release
 			if !r.Probe {
-				t.Fatalf("%+v %+v reported before its minute or the stop", *o.v, *r)
+				t.Fatalf("%+v %+v reported before its minute or the stop", *o.V, *r)
 			}
 			heard = r.At > revoked
 		case <-time.After(15 * time.Second):
@@ -257,10 +259,10 @@ func TestEtcdObserverLeaseLives(t *testing.T) {
 	for {
 		select {
 		case o := <-got:
-			if r := o.v.Ext().Release; r.Probe {
+			if r := o.V.Ext().Release; r.Probe {
 				continue
-			} else if o.v.Owner != "/lockcheck/k0/b" || r.How != history.ReleaseLease {
-				t.Fatalf("revocation observed as %+v %+v", *o.v, *r)
+			} else if o.V.Owner != "/lockcheck/k0/b" || r.How != history.ReleaseLease {
+				t.Fatalf("revocation observed as %+v %+v", *o.V, *r)
 			}
 			return
 		default:

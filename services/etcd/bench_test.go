@@ -1,4 +1,4 @@
-package clusters
+package etcd
 
 import (
 	"context"
@@ -15,7 +15,7 @@ func BenchmarkEtcdReady(b *testing.B) {
 	for range b.N {
 		var took []time.Duration
 		for range 5 {
-			e := NewEtcd(EtcdConfig{Workers: 1, LogDir: b.TempDir()})
+			e := New(Config{Workers: 1, LogDir: b.TempDir()})
 			start := time.Now()
 			if err := e.Setup(context.Background()); err != nil {
 				b.Fatal(err)
