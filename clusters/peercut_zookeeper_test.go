@@ -25,13 +25,7 @@ const zkWait = 90 * time.Second
 // once, so no server waits on it.
 func linkOpen(t *testing.T, c clusters.Cluster, from, to string) bool {
 	t.Helper()
-	pl, ok := c.(interface {
-		PeerLinkAddrs(from, to string) ([]string, error)
-	})
-	if !ok {
-		t.Fatalf("no peer links in %T", c)
-	}
-	addrs, err := pl.PeerLinkAddrs(from, to)
+	addrs, err := clustertest.PeerLinkAddrs(c, from, to)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ package clustertest
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -169,4 +170,17 @@ func NextRelease(t *testing.T, got chan Observation, want string, probes *int) O
 			t.Fatalf("no release of %s observed in 15 s", want)
 		}
 	}
+}
+
+// PeerLinkAddrs returns where the proxies that carry member from's
+// connections to member to listen, in c's ensemble (clusters.Ensemble), or
+// an error when c has no peer links or no such members.
+func PeerLinkAddrs(c clusters.Cluster, from, to string) ([]string, error) {
+	pl, ok := c.(interface {
+		PeerLinkAddrs(from, to string) ([]string, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("no peer links in %T", c)
+	}
+	return pl.PeerLinkAddrs(from, to)
 }

@@ -29,13 +29,7 @@ func within(d time.Duration) (context.Context, func()) {
 // answer came back, the error when the link refused or hung.
 func peerTalks(t *testing.T, c clusters.Cluster, from, to string) error {
 	t.Helper()
-	pl, ok := c.(interface {
-		PeerLinkAddrs(from, to string) ([]string, error)
-	})
-	if !ok {
-		t.Fatalf("no peer links in %T", c)
-	}
-	addrs, err := pl.PeerLinkAddrs(from, to)
+	addrs, err := clustertest.PeerLinkAddrs(c, from, to)
 	if err != nil {
 		t.Error(err)
 		return err
