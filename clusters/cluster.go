@@ -127,3 +127,9 @@ type FaultVerber interface {
 	// or "" for the nemesis's own.
 	FaultVerb(fault string) string
 }
+
+// Part names of the combined Redis + ZooKeeper topology (Parted).
+const (
+	PartRedis     = "redis"
+	PartZooKeeper = "zookeeper"
+)

@@ -20,7 +20,7 @@ type Member struct {
 	ID           int
 	Name         string
 	Client       int // the client port
-	Dir, logPath string
+	Dir, LogPath string
 	serverProc
 }
 
@@ -70,10 +70,6 @@ type Replicated interface {
 	Isolator
 	Pauser
 }
-
-var (
-	_ Replicated = (*ZooKeeper)(nil)
-)
 
 // Init readies an ensemble embedded in a service's struct: members of the
 // kind named, logs under logDir, member-to-member traffic through the
@@ -195,8 +191,8 @@ func (e *Ensemble) SetUp(ctx context.Context, prefix string, teardown func(conte
 // and free ports for its client port and each of ports.
 func (e *Ensemble) AddMember(prefix string, id int, ports ...*int) (*Member, error) {
 	name := prefix + strconv.Itoa(id)
-	m := &Member{ID: id, Name: name, Dir: filepath.Join(e.DataDir, name), logPath: filepath.Join(e.logDir, name+".log")}
-	_ = os.Remove(m.logPath) // a retried setup starts a fresh log
+	m := &Member{ID: id, Name: name, Dir: filepath.Join(e.DataDir, name), LogPath: filepath.Join(e.logDir, name+".log")}
+	_ = os.Remove(m.LogPath) // a retried setup starts a fresh log
 	for _, p := range append([]*int{&m.Client}, ports...) {
 		var err error
 		if *p, err = FreePort(); err != nil {
@@ -242,7 +238,7 @@ func (e *Ensemble) Launch(ctx context.Context, workers int, noStorage bool, star
 
 // StartMember starts argv as member m's process in its own process group.
 func StartMember(ctx context.Context, m *Member, argv, env []string) error {
-	_, err := m.startLogged(ctx, m.Name, m.logPath, argv, env, m.Dir)
+	_, err := m.startLogged(ctx, m.Name, m.LogPath, argv, env, m.Dir)
 	return err
 }
 
@@ -261,10 +257,10 @@ func (e *Ensemble) WaitServing(ctx context.Context, what string, ms []*Member, t
 		var notReady []string
 		for _, m := range ms {
 			if m.running() == nil {
-				if b, _ := os.ReadFile(m.logPath); strings.Contains(string(b), portInUse) {
-					return pollStop{fmt.Errorf("%s exited during start-up: %w (log %s)", m.Name, errPortInUse, m.logPath)}
+				if b, _ := os.ReadFile(m.LogPath); strings.Contains(string(b), portInUse) {
+					return pollStop{fmt.Errorf("%s exited during start-up: %w (log %s)", m.Name, errPortInUse, m.LogPath)}
 				}
-				return pollStop{fmt.Errorf("%s exited during start-up (log %s)", m.Name, m.logPath)}
+				return pollStop{fmt.Errorf("%s exited during start-up (log %s)", m.Name, m.LogPath)}
 			}
 			if !serving(m) {
 				notReady = append(notReady, m.Name)

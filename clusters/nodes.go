@@ -198,11 +198,11 @@ func (s *NodeSet) PartitionNodes(ctx context.Context, slot int, nodes []string) 
 	return s.proxies.CutAll(names)
 }
 
-// setClock moves the wall clock of the node named node to real time +
+// SetClock moves the wall clock of the node named node to real time +
 // offset by writing its clock shim's offset file, file(its index); shim
 // says whether the nodes run under the shim, and what names them in the
 // error when they do not.
-func (s *NodeSet) setClock(shim bool, what, node string, offset time.Duration, file func(i int) string) error {
+func (s *NodeSet) SetClock(shim bool, what, node string, offset time.Duration, file func(i int) string) error {
 	if !shim {
 		return fmt.Errorf("set clock of %s: %s run without the clock shim: %w", node, what, ErrUnsupported)
 	}

@@ -2,7 +2,6 @@ package clusters
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -23,7 +22,6 @@ var (
 	_ LinkToxicker = (*Redis)(nil)
 	_ LinkToxicker = (*Sentinel)(nil)
 	_ LinkToxicker = (*RedisCluster)(nil)
-	_ LinkToxicker = (*RedisZK)(nil)
 )
 
 // SetLinkToxics puts ts on every link of worker slot to the nodes on
@@ -62,9 +60,4 @@ func (s *Sentinel) SetLinkToxics(ctx context.Context, slot int, fault string, ts
 // SetLinkToxics: on the links to every cluster node.
 func (c *RedisCluster) SetLinkToxics(ctx context.Context, slot int, fault string, ts []Toxic) error {
 	return c.NodeSet.SetLinkToxics(ctx, slot, fault, ts)
-}
-
-// SetLinkToxics sets fault's toxics on the slot's links in both parts.
-func (c *RedisZK) SetLinkToxics(ctx context.Context, slot int, fault string, ts []Toxic) error {
-	return errors.Join(c.redis.SetLinkToxics(ctx, slot, fault, ts), c.zk.SetLinkToxics(ctx, slot, fault, ts))
 }

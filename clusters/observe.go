@@ -64,8 +64,8 @@ func (cfg *ObserveConfig) Probes() (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
-// didRead calls cfg.Read, if set.
-func (cfg *ObserveConfig) didRead(key string) {
+// DidRead calls cfg.Read, if set.
+func (cfg *ObserveConfig) DidRead(key string) {
 	if cfg.Read != nil {
 		cfg.Read(key)
 	}

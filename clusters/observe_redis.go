@@ -331,7 +331,7 @@ func (o *redisObserver) marked(payload string) {
 				Release: &history.Release{How: history.ReleaseOverwritten, At: p.wrote}}})
 		}
 		o.held[p.key] = p.hd
-		o.cfg.didRead(p.key)
+		o.cfg.DidRead(p.key)
 	}
 }
 

@@ -250,7 +250,7 @@ func (w *sqlWatcher) compare(sn sqlSnapshot) {
 	}
 	for key, now := range sn.held {
 		if was, ok := w.last.held[key]; key != probeKey && (!ok || !was.same(now)) {
-			w.cfg.didRead(key) // a new holder seen
+			w.cfg.DidRead(key) // a new holder seen
 		}
 	}
 	w.compareRows(sn)
@@ -280,7 +280,7 @@ func (w *sqlWatcher) compareRows(sn sqlSnapshot) {
 	}
 	for key, now := range sn.rows {
 		if was, ok := w.last.rows[key]; !ok || was.id != now.id {
-			w.cfg.didRead(key) // a new holder seen
+			w.cfg.DidRead(key) // a new holder seen
 		}
 	}
 }

@@ -22,11 +22,6 @@ type PeerCutter interface {
 	HealPeers(ctx context.Context, by string, pairs [][2]string) error
 }
 
-var (
-	_ PeerCutter = (*ZooKeeper)(nil)
-	_ PeerCutter = (*RedisZK)(nil)
-)
-
 // PeerLinkAddrs returns where the proxies that carry member from's
 // connections to member to listen (etcd: one; ZooKeeper: quorum and
 // election), so that a test can send real traffic over one peer link.
@@ -115,17 +110,4 @@ func (e *Ensemble) heldLinks() heldCuts {
 		e.held = make(heldCuts)
 	}
 	return e.held
-}
-
-// PeerNodes names the ZooKeeper servers: the Redis part has no peers.
-func (r *RedisZK) PeerNodes() []string { return r.zk.PeerNodes() }
-
-// CutPeers cuts the links between pairs of ZooKeeper servers.
-func (r *RedisZK) CutPeers(ctx context.Context, by string, pairs [][2]string) error {
-	return r.zk.CutPeers(ctx, by, pairs)
-}
-
-// HealPeers restores them.
-func (r *RedisZK) HealPeers(ctx context.Context, by string, pairs [][2]string) error {
-	return r.zk.HealPeers(ctx, by, pairs)
 }

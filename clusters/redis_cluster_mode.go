@@ -515,7 +515,7 @@ func (c *RedisCluster) node(name string) (int, *RedisServer, error) {
 // SetClockOffset moves a cluster node's wall clock to real time + offset.
 // It needs the topology to run under the clock shim.
 func (c *RedisCluster) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
-	return c.NodeSet.setClock(c.cfg.ClockShim, "cluster nodes", node, offset, func(j int) string { return clockFile(c.nodes[j]) })
+	return c.NodeSet.SetClock(c.cfg.ClockShim, "cluster nodes", node, offset, func(j int) string { return clockFile(c.nodes[j]) })
 }
 
 // owner returns the master that serves slot, as most running nodes see it

@@ -135,7 +135,7 @@ func shimNode(shim string, s *RedisServer) error {
 // SetClockOffset moves a lock node's wall clock to real time + offset. It
 // needs the cluster to run under the clock shim (RedisConfig.ClockShim).
 func (r *Redis) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
-	return r.NodeSet.setClock(r.cfg.ClockShim, "lock nodes", node, offset, func(i int) string { return clockFile(r.lock[i]) })
+	return r.NodeSet.SetClock(r.cfg.ClockShim, "lock nodes", node, offset, func(i int) string { return clockFile(r.lock[i]) })
 }
 
 // Partition cuts every link of a worker slot to the lock nodes.

@@ -487,7 +487,7 @@ func (s *Sentinel) Pids() map[string]int {
 // SetClockOffset moves a redis node's wall clock to real time + offset. It
 // needs the topology to run under the clock shim (SentinelConfig.ClockShim).
 func (s *Sentinel) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
-	return s.NodeSet.setClock(s.cfg.ClockShim, "redis nodes", node, offset, func(j int) string { return clockFile(s.redis[j]) })
+	return s.NodeSet.SetClock(s.cfg.ClockShim, "redis nodes", node, offset, func(j int) string { return clockFile(s.redis[j]) })
 }
 
 func (s *Sentinel) redisNode(name string) (int, *RedisServer, error) {

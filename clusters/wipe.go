@@ -38,7 +38,6 @@ type KeyReader interface {
 var (
 	_ Wiper     = (*Redis)(nil)
 	_ KeyReader = (*Redis)(nil)
-	_ Wiper     = (*ZooKeeper)(nil)
 	_ Wiper     = (*Sentinel)(nil)
 	_ KeyReader = (*Sentinel)(nil)
 )
@@ -229,19 +228,4 @@ func respBulk(rd *bufio.Reader, header string) (string, bool, error) {
 		return "", false, err
 	}
 	return string(buf[:n]), true, nil
-}
-
-// RestartEmpty SIGKILLs a ZooKeeper server, deletes its data directory's
-// snapshots and transaction logs (version-2) and its myid, writes the myid
-// back (a server cannot start without it: whoever replaces a lost disk
-// restores it), and starts it again; it rejoins the ensemble empty and
-// syncs from the leader.
-func (z *ZooKeeper) RestartEmpty(ctx context.Context, node string) error {
-	return z.NodeSet.RestartEmpty(ctx, node, func(i int) error {
-		n := z.nodes[i]
-		if err := RemoveData(n.Dir, "version-2", "myid"); err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(n.Dir, "myid"), []byte(strconv.Itoa(n.ID)+"\n"), 0o644)
-	})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/services/zookeeper"
 )
 
 // BenchmarkReady sets up each topology five times, as local processes and
@@ -24,7 +25,7 @@ func BenchmarkReady(b *testing.B) {
 			return clusters.NewRedis(clusters.RedisConfig{LockNodes: 1, Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true})
 		}},
 		{"zookeeper", "zookeeper", func(cfg clusters.TopologyConfig) clusters.Topology {
-			return clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: 3, Workers: cfg.Workers, LogDir: cfg.LogDir})
+			return zookeeper.New(zookeeper.Config{Nodes: 3, Workers: cfg.Workers, LogDir: cfg.LogDir})
 		}},
 	}
 	for _, c := range cases {

@@ -12,6 +12,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/services/zookeeper"
 )
 
 func init() {
@@ -131,7 +132,7 @@ func (z *ZooKeeper) waitServing(ctx context.Context, nodes []*node) error {
 	return waitFor(ctx, zkServeWait, "ZooKeeper", func() error {
 		var notReady []string
 		for _, n := range nodes {
-			if m, err := clusters.Mode(n.addr()); err != nil || (m != "leader" && m != "follower" && m != "standalone") {
+			if m, err := zookeeper.Mode(n.addr()); err != nil || (m != "leader" && m != "follower" && m != "standalone") {
 				notReady = append(notReady, n.spec.name)
 			}
 		}
@@ -153,7 +154,7 @@ func (z *ZooKeeper) node(name string) (*node, error) {
 // Leader returns the server whose srvr reports it leader (or standalone).
 func (z *ZooKeeper) Leader(ctx context.Context) (string, error) {
 	for _, n := range z.lock {
-		if m, err := clusters.Mode(n.addr()); err == nil && (m == "leader" || m == "standalone") {
+		if m, err := zookeeper.Mode(n.addr()); err == nil && (m == "leader" || m == "standalone") {
 			return n.spec.name, nil
 		}
 	}

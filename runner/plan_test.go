@@ -42,8 +42,8 @@ func TestResolveTopology(t *testing.T) {
 		{"redis-sentinel", "none", "*clusters.Sentinel", false, false},
 		{"redis-cluster", "failover", "*clusters.RedisCluster", false, false},
 		{"redis-set-px", "pause,clock-client", "*clusters.Redis", false, true},
-		{"zk-ephemeral", "pause", "*clusters.ZooKeeper", false, false},
-		{"redis-zk", "kill-redis", "*clusters.RedisZK", false, false},
+		{"zk-ephemeral", "pause", "*zookeeper.Cluster", false, false},
+		{"redis-zk", "kill-redis", "*rediszk.Cluster", false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.lock+"/"+c.nemesis, func(t *testing.T) {

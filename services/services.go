@@ -10,4 +10,9 @@ import (
 	_ "github.com/lockcheck/lockcheck/services/etcd"
 	// NATS JetStream servers (the nats-kv designs).
 	_ "github.com/lockcheck/lockcheck/services/nats"
+	// The redis-zk combined lock: one Redis node beside a ZooKeeper
+	// ensemble.
+	_ "github.com/lockcheck/lockcheck/services/rediszk"
+	// ZooKeeper ensembles (the zk-* designs, Curator, kazoo).
+	_ "github.com/lockcheck/lockcheck/services/zookeeper"
 )

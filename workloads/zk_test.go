@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/services/zookeeper"
 )
 
-func startZK(t *testing.T, nodes int) *clusters.ZooKeeper {
+func startZK(t *testing.T, nodes int) *zookeeper.Cluster {
 	t.Helper()
-	z := clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: nodes, Workers: 2, LogDir: t.TempDir()})
+	z := zookeeper.New(zookeeper.Config{Nodes: nodes, Workers: 2, LogDir: t.TempDir()})
 	if err := z.Setup(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,3 +186,31 @@ func PeerLinkAddrs(c clusters.Cluster, from, to string) ([]string, error) {
 	}
 	return pl.PeerLinkAddrs(from, to)
 }
+
+// RoundTrip sends one inline command to the Redis server at addr and
+// returns the first reply line.
+func RoundTrip(addr, cmd string, timeout time.Duration) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if _, err := c.Write([]byte(cmd + "\r\n")); err != nil {
+		return "", err
+	}
+	buf := make([]byte, 256)
+	n, err := c.Read(buf)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(buf[:n])), nil
+}
+
+// Waits in the topology tests: for a reply that must come (OKWait) and for
+// an event the servers must bring about (PatientWait). They bound a wait
+// for an event, not a speed, so they are generous for a loaded machine.
+const (
+	OKWait      = 5 * time.Second
+	PatientWait = 60 * time.Second
+)

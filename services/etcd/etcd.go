@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lockcheck/lockcheck/clusters"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 // etcdReadyWait bounds the wait for an etcd member to serve after a start.

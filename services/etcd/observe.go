@@ -4,14 +4,15 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/lockcheck/lockcheck/clusters"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/lockcheck/lockcheck/history"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
 )
 
 var _ clusters.ReleaseObserver = (*Cluster)(nil)

@@ -3,13 +3,14 @@ package etcd
 import (
 	"context"
 	"fmt"
-	"github.com/lockcheck/lockcheck/clusters"
-	"github.com/lockcheck/lockcheck/internal/clustertest"
 	"testing"
 	"time"
 
-	"github.com/lockcheck/lockcheck/history"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 )
 
 func TestEtcdLockOf(t *testing.T) {

@@ -2,8 +2,9 @@ package etcd
 
 import (
 	"context"
-	"github.com/lockcheck/lockcheck/clusters"
 	"io"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 // etcdModule is etcd's server module; its root package is etcd's main.

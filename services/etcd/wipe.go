@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lockcheck/lockcheck/clusters"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 var _ clusters.Wiper = (*Cluster)(nil)

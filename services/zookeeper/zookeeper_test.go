@@ -1,4 +1,4 @@
-package clusters
+package zookeeper
 
 import (
 	"context"
@@ -9,11 +9,14 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 )
 
 // waitLeader waits until some node other than not reports itself leader,
 // asking every node (a cut-off old leader may still claim to lead).
-func waitLeader(t *testing.T, z *ZooKeeper, not string, within time.Duration) string {
+func waitLeader(t *testing.T, z *Cluster, not string, within time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
@@ -29,7 +32,7 @@ func waitLeader(t *testing.T, z *ZooKeeper, not string, within time.Duration) st
 }
 
 func TestZooKeeperEnsemble(t *testing.T) {
-	if _, err := LookZooKeeper(); err != nil {
+	if _, err := Look(); err != nil {
 		t.Fatalf("%v (make test installs it)", err)
 	}
 	ctx := context.Background()
@@ -37,7 +40,7 @@ func TestZooKeeperEnsemble(t *testing.T) {
 	if d := os.Getenv("LOCKCHECK_KEEP_LOGS"); d != "" {
 		logDir = d // keep the node logs of a failing run
 	}
-	z := NewZooKeeper(ZooKeeperConfig{Nodes: 3, Workers: 1, LogDir: logDir})
+	z := New(Config{Nodes: 3, Workers: 1, LogDir: logDir})
 	start := time.Now()
 	if err := z.Setup(ctx); err != nil {
 		t.Fatal(err)
@@ -75,7 +78,7 @@ func TestZooKeeperEnsemble(t *testing.T) {
 		if err := z.Kill(ctx, leader); err != nil {
 			t.Fatal(err)
 		}
-		waitLeader(t, z, leader, patientWait)
+		waitLeader(t, z, leader, clustertest.PatientWait)
 		if err := z.Restart(ctx, leader); err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +95,7 @@ func TestZooKeeperEnsemble(t *testing.T) {
 // connect to a server") before one succeeds.
 func createWhenServing(t *testing.T, conn *zk.Conn, path string) {
 	t.Helper()
-	err := Poll(context.Background(), patientWait, func() error {
+	err := clusters.Poll(context.Background(), clustertest.PatientWait, func() error {
 		_, err := conn.Create(path, []byte("x"), 0, zk.WorldACL(zk.PermAll))
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil // an earlier try took effect after its reply was lost

@@ -1,4 +1,4 @@
-package clusters
+package zookeeper
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 )
 
 // TestZKExpiries reads sessions' expiries from logs that grow: a line
@@ -67,16 +69,16 @@ func TestZKExpiries(t *testing.T) {
 // another's: the expired session's node is reported as gone with its
 // session (lease-ended), the closed one's as deleted.
 func TestZooKeeperObserverExpiry(t *testing.T) {
-	if _, err := LookZooKeeper(); err != nil {
+	if _, err := Look(); err != nil {
 		t.Fatalf("%v (make test installs it)", err)
 	}
 	ctx := context.Background()
-	z := NewZooKeeper(ZooKeeperConfig{Nodes: 1, Workers: 2, LogDir: t.TempDir()})
+	z := New(Config{Nodes: 1, Workers: 2, LogDir: t.TempDir()})
 	if err := z.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer z.Teardown(ctx)
-	got, reads, _ := watchReleases(t, z, "k0")
+	got, reads, _ := clustertest.WatchReleases(t, z, "k0")
 	acl := zk.WorldACL(zk.PermAll)
 	connect := func(slot int) *zk.Conn {
 		t.Helper()
@@ -113,8 +115,8 @@ func TestZooKeeperObserverExpiry(t *testing.T) {
 	lock(closer)
 	id := closer.SessionID()
 	closer.Close()
-	if o := nextRelease(t, got, "k0", &probes); o.v.Ext().Release.How != history.ReleaseDeleted || o.v.Ext().Release.Lease != fmt.Sprintf("session 0x%x", id) {
-		t.Fatalf("a closed session's node observed as %+v %+v", *o.v, *o.v.Ext().Release)
+	if o := clustertest.NextRelease(t, got, "k0", &probes); o.V.Ext().Release.How != history.ReleaseDeleted || o.V.Ext().Release.Lease != fmt.Sprintf("session 0x%x", id) {
+		t.Fatalf("a closed session's node observed as %+v %+v", *o.V, *o.V.Ext().Release)
 	}
 	// A session the server expires: its client cut off.
 	silent := connect(0)
@@ -125,7 +127,7 @@ func TestZooKeeperObserverExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = z.Heal(ctx, 0) }()
-	if o := nextRelease(t, got, "k0", &probes); o.v.Ext().Release.How != history.ReleaseLease || o.v.Ext().Release.Lease != fmt.Sprintf("session 0x%x", id) {
-		t.Fatalf("an expired session's node observed as %+v %+v", *o.v, *o.v.Ext().Release)
+	if o := clustertest.NextRelease(t, got, "k0", &probes); o.V.Ext().Release.How != history.ReleaseLease || o.V.Ext().Release.Lease != fmt.Sprintf("session 0x%x", id) {
+		t.Fatalf("an expired session's node observed as %+v %+v", *o.V, *o.V.Ext().Release)
 	}
 }

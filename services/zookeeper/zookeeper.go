@@ -1,4 +1,4 @@
-package clusters
+package zookeeper
 
 import (
 	"context"
@@ -12,36 +12,38 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 // Files of Debian's zookeeper and libslf4j-java packages.
 const (
-	ZooKeeperJar = "/usr/share/java/zookeeper.jar"
-	SLF4JSimple  = "/usr/share/java/slf4j-simple.jar"
+	Jar         = "/usr/share/java/zookeeper.jar"
+	SLF4JSimple = "/usr/share/java/slf4j-simple.jar"
 )
 
-// LookZooKeeper returns the java binary, or an error naming the Debian
+// Look returns the java binary, or an error naming the Debian
 // package to install.
 
 // zkReadyWait bounds the wait for ZooKeeper servers to serve after a start:
 // three JVMs on a loaded two-core machine have taken more than 30 s.
 const zkReadyWait = 90 * time.Second
 
-func LookZooKeeper() (string, error) {
+func Look() (string, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
-		return "", fmt.Errorf("%w: java not found in PATH: install the Debian package default-jre-headless (scripts/deps.sh does)", ErrMissingBinary)
+		return "", fmt.Errorf("%w: java not found in PATH: install the Debian package default-jre-headless (scripts/deps.sh does)", clusters.ErrMissingBinary)
 	}
-	for _, f := range []struct{ path, pkg string }{{ZooKeeperJar, "zookeeper"}, {SLF4JSimple, "libslf4j-java"}} {
+	for _, f := range []struct{ path, pkg string }{{Jar, "zookeeper"}, {SLF4JSimple, "libslf4j-java"}} {
 		if _, err := os.Stat(f.path); err != nil {
-			return "", fmt.Errorf("%w: %s not found: install the Debian package %s (scripts/deps.sh does)", ErrMissingBinary, f.path, f.pkg)
+			return "", fmt.Errorf("%w: %s not found: install the Debian package %s (scripts/deps.sh does)", clusters.ErrMissingBinary, f.path, f.pkg)
 		}
 	}
 	return java, nil
 }
 
-// ZooKeeperConfig describes a local ZooKeeper ensemble.
-type ZooKeeperConfig struct {
+// Config describes a local ZooKeeper ensemble.
+type Config struct {
 	// Nodes is the ensemble size: 3 by default, 1 for a standalone server.
 	Nodes int
 	// Workers is the number of worker slots; each slot gets its own proxy
@@ -63,7 +65,7 @@ type ZooKeeperConfig struct {
 
 // zkNode is one ZooKeeper server.
 type zkNode struct {
-	*Member
+	*clusters.Member
 	quorum, election int
 	conf             string
 }
@@ -75,8 +77,8 @@ func (n *zkNode) clockFile() string { return filepath.Join(n.Dir, "clock") }
 // each) plus a redis-server storage node for the protected resource. Every
 // worker-to-node link, and every server-to-server link (quorum and leader
 // election), goes through its own Toxiproxy proxy.
-type ZooKeeper struct {
-	cfg   ZooKeeperConfig
+type Cluster struct {
+	cfg   Config
 	java  string
 	shim  string // the clock shim's path, "" when not under it
 	nodes []*zkNode
@@ -88,18 +90,26 @@ type ZooKeeper struct {
 	// silent connection from the isolated node would block it for its read
 	// timeout and keep the healthy nodes from electing, which no real
 	// partition does (the SYN never arrives).
-	Ensemble
+	clusters.Ensemble
 }
 
-var _ Clocker = (*ZooKeeper)(nil)
+var _ clusters.Clocker = (*Cluster)(nil)
 
-// NewZooKeeper returns an unstarted ensemble.
-func NewZooKeeper(cfg ZooKeeperConfig) *ZooKeeper {
-	cfg.Nodes, cfg.Workers = EnsembleSize(cfg.Nodes, cfg.Workers)
+// Cluster offers the nemeses what every ensemble does, the cut of links
+// between its servers and a restart with no data.
+var (
+	_ clusters.Replicated = (*Cluster)(nil)
+	_ clusters.PeerCutter = (*Cluster)(nil)
+	_ clusters.Wiper      = (*Cluster)(nil)
+)
+
+// New returns an unstarted ensemble.
+func New(cfg Config) *Cluster {
+	cfg.Nodes, cfg.Workers = clusters.EnsembleSize(cfg.Nodes, cfg.Workers)
 	if cfg.Tick <= 0 {
 		cfg.Tick = 100 * time.Millisecond
 	}
-	z := &ZooKeeper{cfg: cfg}
+	z := &Cluster{cfg: cfg}
 	z.Init("ZooKeeper node", cfg.LogDir, false, func(from, to int) []string {
 		return []string{peerProxy(from, to, "quorum"), peerProxy(from, to, "election")}
 	})
@@ -115,12 +125,12 @@ func peerProxy(from, to int, kind string) string {
 // standalone). On error, whatever was started is stopped. A port taken by
 // someone else between choosing it and the JVM binding it is retried with
 // fresh ports.
-func (z *ZooKeeper) Setup(ctx context.Context) error {
+func (z *Cluster) Setup(ctx context.Context) error {
 	return z.RetrySetup(ctx, z.setupOnce, func() { z.nodes = nil })
 }
 
-func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
-	if z.java, err = LookZooKeeper(); err != nil {
+func (z *Cluster) setupOnce(ctx context.Context) (err error) {
+	if z.java, err = Look(); err != nil {
 		return err
 	}
 	return z.SetUp(ctx, "zk-", z.Teardown, func() (err error) {
@@ -135,11 +145,11 @@ func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 			return err
 		}
 		if z.cfg.ClockShim {
-			if z.shim, err = ClockShim(); err != nil {
+			if z.shim, err = clusters.ClockShim(); err != nil {
 				return err
 			}
 			for _, n := range z.nodes {
-				if err := WriteClockOffset(n.clockFile(), 0); err != nil {
+				if err := clusters.WriteClockOffset(n.clockFile(), 0); err != nil {
 					return err
 				}
 			}
@@ -152,7 +162,7 @@ func (z *ZooKeeper) setupOnce(ctx context.Context) (err error) {
 // writeConfigs writes each node's zoo.cfg. A node's own server line has its
 // real ports; its peers' lines have the addresses of its proxies to them, so
 // every link between two servers can be cut on its own.
-func (z *ZooKeeper) writeConfigs() error {
+func (z *Cluster) writeConfigs() error {
 	tick := z.cfg.Tick.Milliseconds()
 	for _, n := range z.nodes {
 		if err := os.MkdirAll(n.Dir, 0o755); err != nil {
@@ -205,21 +215,21 @@ func port(addr string) string {
 }
 
 // startNode starts one server's JVM in its own process group.
-func (z *ZooKeeper) startNode(ctx context.Context, n *zkNode) error {
+func (z *Cluster) startNode(ctx context.Context, n *zkNode) error {
 	argv := []string{z.java, "-Xms32m", "-Xmx160m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dzookeeper.admin.enableServer=false", "-Dorg.slf4j.simpleLogger.showDateTime=true",
-		"-cp", "/etc/zookeeper/conf:" + ZooKeeperJar + ":" + SLF4JSimple,
+		"-cp", "/etc/zookeeper/conf:" + Jar + ":" + SLF4JSimple,
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", n.conf}
 	var env []string
 	if z.shim != "" {
-		env = ClockShimEnvFor(z.shim, n.clockFile())
+		env = clusters.ClockShimEnvFor(z.shim, n.clockFile())
 	}
-	return StartMember(ctx, n.Member, argv, env)
+	return clusters.StartMember(ctx, n.Member, argv, env)
 }
 
 // waitReady waits until every member in ms reports a serving mode.
-func (z *ZooKeeper) waitReady(ctx context.Context, ms []*Member) error {
-	return z.WaitServing(ctx, "ZooKeeper", ms, zkReadyWait, "Address already in use", "not serving", func(m *Member) bool {
+func (z *Cluster) waitReady(ctx context.Context, ms []*clusters.Member) error {
+	return z.WaitServing(ctx, "ZooKeeper", ms, zkReadyWait, "Address already in use", "not serving", func(m *clusters.Member) bool {
 		mode, err := Mode(m.ClientAddr())
 		return err == nil && (mode == "leader" || mode == "follower" || mode == "standalone")
 	})
@@ -250,14 +260,14 @@ func Mode(addr string) (string, error) {
 }
 
 // SetClockOffset moves a server's wall clock to real time + offset. It
-// needs the ensemble to run under the clock shim (ZooKeeperConfig.ClockShim).
-func (z *ZooKeeper) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
-	return z.NodeSet.setClock(z.shim != "", "servers", node, offset, func(i int) string { return z.nodes[i].clockFile() })
+// needs the ensemble to run under the clock shim (Config.ClockShim).
+func (z *Cluster) SetClockOffset(ctx context.Context, node string, offset time.Duration) error {
+	return z.NodeSet.SetClock(z.shim != "", "servers", node, offset, func(i int) string { return z.nodes[i].clockFile() })
 }
 
 // Leader returns the name of the node that reports itself leader (the only
 // node of a standalone server).
-func (z *ZooKeeper) Leader(ctx context.Context) (string, error) {
+func (z *Cluster) Leader(ctx context.Context) (string, error) {
 	for _, n := range z.nodes {
 		if m, err := Mode(n.ClientAddr()); err == nil && (m == "leader" || m == "standalone") {
 			return n.Name, nil
@@ -268,6 +278,6 @@ func (z *ZooKeeper) Leader(ctx context.Context) (string, error) {
 
 // Teardown stops the proxies, every JVM and the storage node, and removes the
 // data directory. It is idempotent.
-func (z *ZooKeeper) Teardown(ctx context.Context) error {
+func (z *Cluster) Teardown(ctx context.Context) error {
 	return z.TeardownWith(ctx, "zk-", func() {}, func() {})
 }

@@ -1,4 +1,4 @@
-package clusters_test
+package zookeeper_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/internal/clustertest"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/services/zookeeper"
 )
 
 // zkWait bounds each wait on a three-JVM ensemble on a loaded machine.
@@ -50,7 +51,7 @@ func linkOpen(t *testing.T, c clusters.Cluster, from, to string) bool {
 // takes connections again and the former minority serves again, with the
 // write made while it was cut off.
 func TestPartitionMajorityZooKeeper(t *testing.T) {
-	z := clustertest.Started(t, clusters.LookZooKeeper, clusters.NewZooKeeper(clusters.ZooKeeperConfig{Nodes: 3, Workers: 1, LogDir: clustertest.LogDir(t)}))
+	z := clustertest.Started(t, zookeeper.Look, zookeeper.New(zookeeper.Config{Nodes: 3, Workers: 1, LogDir: clustertest.LogDir(t)}))
 	ctx := context.Background()
 	nodes := z.PeerNodes()
 	direct := make(map[string]string) // node -> its real client address
@@ -62,7 +63,7 @@ func TestPartitionMajorityZooKeeper(t *testing.T) {
 	serving := func(names []string, want bool) error {
 		return clusters.Poll(ctx, zkWait, func() error {
 			for _, n := range names {
-				if m, err := clusters.Mode(direct[n]); (err == nil) != want {
+				if m, err := zookeeper.Mode(direct[n]); (err == nil) != want {
 					return fmt.Errorf("%s: mode %q (%v), want serving %v", n, m, err, want)
 				}
 			}

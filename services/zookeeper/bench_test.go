@@ -1,4 +1,4 @@
-package clusters
+package zookeeper
 
 import (
 	"context"
@@ -14,7 +14,7 @@ func BenchmarkZooKeeperReady(b *testing.B) {
 	for range b.N {
 		var took []time.Duration
 		for range 5 {
-			z := NewZooKeeper(ZooKeeperConfig{Nodes: 3, Workers: 1, LogDir: b.TempDir()})
+			z := New(Config{Nodes: 3, Workers: 1, LogDir: b.TempDir()})
 			start := time.Now()
 			if err := z.Setup(context.Background()); err != nil {
 				b.Fatal(err)

@@ -1,4 +1,4 @@
-package clusters
+package zookeeper
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 )
 
-var _ ReleaseObserver = (*ZooKeeper)(nil)
+var _ clusters.ReleaseObserver = (*Cluster)(nil)
 
 // zkLockRoot is the parent of every ZooKeeper lock design's lock path
 // (/lockcheck/<key>: the lock node itself, or the parent of its sequential
@@ -37,7 +39,7 @@ const zkObserveSession = 10 * time.Second
 // deleted it, or closed its session). ZooKeeper's watch events carry no
 // time: a release is placed where it was heard, and the probe (a node
 // created under a watch) bounds how late that is.
-func (z *ZooKeeper) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
+func (z *Cluster) ObserveReleases(ctx context.Context, cfg clusters.ObserveConfig) (func(), error) {
 	var addrs []string
 	for _, n := range z.Nodes() {
 		if n.Role == "lock" {
@@ -54,7 +56,7 @@ func (z *ZooKeeper) ObserveReleases(ctx context.Context, cfg ObserveConfig) (fun
 	}
 	var logs []string
 	for _, n := range z.nodes {
-		logs = append(logs, n.logPath)
+		logs = append(logs, n.LogPath)
 	}
 	expiries := newZKExpiries(logs)
 	ctx, cancel := context.WithCancel(ctx)
@@ -113,7 +115,7 @@ type zkNodeSeen struct {
 // zkKeyObserver watches one lock path.
 type zkKeyObserver struct {
 	conn  *zk.Conn
-	cfg   ObserveConfig
+	cfg   clusters.ObserveConfig
 	key   string
 	path  string
 	known map[string]zkNodeSeen // lock node path -> what was read of it
@@ -196,7 +198,7 @@ func (o *zkKeyObserver) see(p string, data []byte, st *zk.Stat) {
 		o.report(old)
 	}
 	o.known[p] = zkNodeSeen{owner: string(data), czxid: st.Czxid, session: st.EphemeralOwner}
-	o.cfg.didRead(o.key)
+	o.cfg.DidRead(o.key)
 }
 
 // report reports the deletion of a lock node.
@@ -214,7 +216,7 @@ func (o *zkKeyObserver) report(seen zkNodeSeen) {
 // zkProbe creates and deletes the probe node every cfg.Probe under a
 // watch, and reports how long after the create's invocation the watch
 // fired: an upper bound of the observer's lag.
-func zkProbe(ctx context.Context, conn *zk.Conn, cfg ObserveConfig) {
+func zkProbe(ctx context.Context, conn *zk.Conn, cfg clusters.ObserveConfig) {
 	t := time.NewTicker(cfg.Probe)
 	defer t.Stop()
 	for {

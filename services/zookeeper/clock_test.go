@@ -1,4 +1,4 @@
-package clusters
+package zookeeper
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 // session with a 2 s timeout outlives 3 s of the jump, because ZooKeeper
 // times sessions on the monotonic clock (M10 in docs/verdicts.md).
 func TestZooKeeperClockShim(t *testing.T) {
-	if _, err := LookZooKeeper(); err != nil {
+	if _, err := Look(); err != nil {
 		t.Fatalf("%v (make test installs it)", err)
 	}
 	ctx := context.Background()
-	z := NewZooKeeper(ZooKeeperConfig{Nodes: 1, Workers: 1, LogDir: t.TempDir(), ClockShim: true})
+	z := New(Config{Nodes: 1, Workers: 1, LogDir: t.TempDir(), ClockShim: true})
 	if err := z.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}

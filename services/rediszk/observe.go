@@ -1,12 +1,13 @@
-package clusters
+package rediszk
 
 import (
 	"context"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 )
 
-var _ ReleaseObserver = (*RedisZK)(nil)
+var _ clusters.ReleaseObserver = (*Cluster)(nil)
 
 // ObserveReleases implements ReleaseObserver for the combined topology: the
 // Redis part's observer (keyspace notifications on its lock node) and the
@@ -14,8 +15,8 @@ var _ ReleaseObserver = (*RedisZK)(nil)
 // names the half it came from, PartRedis or PartZooKeeper, as the
 // redis-zk design names the halves of its grants, so that a grant is lost
 // when either half is released.
-func (c *RedisZK) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
-	part := func(name string) ObserveConfig {
+func (c *Cluster) ObserveReleases(ctx context.Context, cfg clusters.ObserveConfig) (func(), error) {
+	part := func(name string) clusters.ObserveConfig {
 		pc := cfg
 		pc.Report = func(key string, v *history.Value) {
 			// A changed copy: an observer may share one Extra
@@ -27,11 +28,11 @@ func (c *RedisZK) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(
 		}
 		return pc
 	}
-	stopRedis, err := c.redis.ObserveReleases(ctx, part(PartRedis))
+	stopRedis, err := c.redis.ObserveReleases(ctx, part(clusters.PartRedis))
 	if err != nil {
 		return nil, err
 	}
-	stopZK, err := c.zk.ObserveReleases(ctx, part(PartZooKeeper))
+	stopZK, err := c.zk.ObserveReleases(ctx, part(clusters.PartZooKeeper))
 	if err != nil {
 		stopRedis()
 		return nil, err

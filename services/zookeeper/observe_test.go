@@ -1,4 +1,4 @@
-package clusters
+package zookeeper
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 )
 
 // TestZooKeeperObserver creates and deletes lock nodes of both shapes on a
@@ -16,23 +18,23 @@ import (
 // reported once, with the node's data as owner, its czxid as token and
 // its session; nothing for another key; probes with their lag.
 func TestZooKeeperObserver(t *testing.T) {
-	if _, err := LookZooKeeper(); err != nil {
+	if _, err := Look(); err != nil {
 		t.Fatalf("%v (make test installs it)", err)
 	}
 	ctx := context.Background()
-	z := NewZooKeeper(ZooKeeperConfig{Nodes: 1, Workers: 1, LogDir: t.TempDir()})
+	z := New(Config{Nodes: 1, Workers: 1, LogDir: t.TempDir()})
 	if err := z.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer z.Teardown(ctx)
-	got, reads, _ := watchReleases(t, z, "k0", "k1")
+	got, reads, _ := clustertest.WatchReleases(t, z, "k0", "k1")
 	c, _, err := zk.Connect(z.LockAddrs(0), 4*time.Second, zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	probes := 0
-	next := func(want string) observation { return nextRelease(t, got, want, &probes) }
+	next := func(want string) clustertest.Observation { return clustertest.NextRelease(t, got, want, &probes) }
 	acl := zk.WorldACL(zk.PermAll)
 	for _, p := range []string{"/lockcheck", "/lockcheck/k1", "/lockcheck/k9"} {
 		if _, err := c.Create(p, nil, 0, acl); err != nil && err != zk.ErrNodeExists {
@@ -75,8 +77,8 @@ func TestZooKeeperObserver(t *testing.T) {
 	}
 	o := next("k0")
 	want := fmt.Sprintf("session 0x%x", c.SessionID())
-	if o.v.Owner != "owner-a" || o.v.Token != cz || o.v.Ext().Release.How != history.ReleaseDeleted || o.v.Ext().Release.Lease != want {
-		t.Fatalf("deletion observed as %+v %+v (want czxid %d, %s)", *o.v, *o.v.Ext().Release, cz, want)
+	if o.V.Owner != "owner-a" || o.V.Token != cz || o.V.Ext().Release.How != history.ReleaseDeleted || o.V.Ext().Release.Lease != want {
+		t.Fatalf("deletion observed as %+v %+v (want czxid %d, %s)", *o.V, *o.V.Ext().Release, cz, want)
 	}
 	// A sequential node under the lock path, whose session ends.
 	s, _, err := zk.Connect(z.LockAddrs(0), 4*time.Second, zk.WithLogInfo(false))
@@ -90,10 +92,10 @@ func TestZooKeeperObserver(t *testing.T) {
 	cz = read("k1", p)
 	s.Close() // the session ends, and its node with it
 	o = next("k1")
-	if o.v.Owner != "owner-b" || o.v.Token != cz {
-		t.Fatalf("session end observed as %+v %+v (want czxid %d)", *o.v, *o.v.Ext().Release, cz)
+	if o.V.Owner != "owner-b" || o.V.Token != cz {
+		t.Fatalf("session end observed as %+v %+v (want czxid %d)", *o.V, *o.V.Ext().Release, cz)
 	}
 	if probes == 0 {
-		awaitProbe(t, got)
+		clustertest.AwaitProbe(t, got)
 	}
 }
