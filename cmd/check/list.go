@@ -24,8 +24,9 @@ import (
 )
 
 // cmdList runs `check list`: one line for each lock design, scenario,
-// failpoint, lock service, workload and nemesis; with --markdown PAGE, the
-// page docs/PAGE.md instead, generated from the same registries.
+// failpoint, lock service, workload and nemesis; `check list bugs`, the
+// reproduced bug reports; with --markdown PAGE, the page docs/PAGE.md
+// instead, generated from the same registries.
 func cmdList(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("list", stderr)
 	page := fs.String("markdown", "", "print the page docs/`PAGE`.md, generated from the same registries and the commands' flags, instead of the list: "+
@@ -33,8 +34,14 @@ func cmdList(args []string, stdout, stderr io.Writer) (int, error) {
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return helpOrError(help, err)
 	}
-	if fs.NArg() > 0 {
-		return exitError, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	switch {
+	case fs.NArg() == 1 && fs.Arg(0) == "bugs":
+		if err := printBugs(stdout); err != nil {
+			return exitError, fmt.Errorf("write list: %w", err)
+		}
+		return exitValid, nil
+	case fs.NArg() > 0:
+		return exitError, fmt.Errorf("unexpected argument %q (check list takes one section, bugs, or none)", fs.Arg(0))
 	}
 	if *page != "" {
 		text, err := markdownPage(*page)
@@ -159,6 +166,7 @@ type page struct {
 // command reference's tables call the commands, cmdList among them.)
 func allPages() []page {
 	return []page{
+		{name: "bugs", title: "Bug library: reported lock losses, reproduced", intro: bugsIntro, tables: bugsTables},
 		{name: "cli", title: "Command reference", intro: cliIntro, tables: cliTables},
 		{name: "conditions", title: "Danger conditions", intro: conditionsIntro, tables: conditionsTables},
 		{name: "designs", title: "Lock designs", intro: designsIntro, tables: designsTables},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockcheck/lockcheck/bugs"
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/scenarios"
@@ -201,5 +202,41 @@ func TestYourLockFaultTable(t *testing.T) {
 		if !strings.Contains(want, name) {
 			t.Errorf("the table lacks %s:\n%s", name, want)
 		}
+	}
+}
+
+// TestBugReproducers: every reproduced report's runs are cells check
+// repro --bug can run (a scenario that exists or valid run flags), the
+// fixed run beside the broken one where there is one, and check list bugs
+// names every report.
+func TestBugReproducers(t *testing.T) {
+	_, out, _ := run("list", "bugs")
+	for _, b := range bugs.All() {
+		cells, labels, err := bugCells(b.ID, nil)
+		if err != nil {
+			t.Errorf("%s: %v", b.ID, err)
+			continue
+		}
+		want := 1
+		if _, ok := b.FixedRun(); ok {
+			want = 2
+		}
+		if len(cells) != want || len(labels) != want || !strings.HasPrefix(labels[0], "broken, ") {
+			t.Errorf("%s: %d cells %q, want %d, the broken one first", b.ID, len(cells), labels, want)
+		}
+		for _, c := range cells {
+			if err := checkCell(c); err != nil {
+				t.Errorf("%s: %v", b.ID, err)
+			}
+		}
+		if !strings.Contains(out, "  "+b.ID+" ") {
+			t.Errorf("check list bugs does not name %s", b.ID)
+		}
+	}
+	if code, _, stderr := run("repro", "--bug", "etcd-2208"); code != exitError || !strings.Contains(stderr, "etcd-22082") {
+		t.Errorf("repro --bug etcd-2208: exit %d, %q; want exit 3 naming the closest", code, stderr)
+	}
+	if code, _, stderr := run("repro", "--bug", "etcd-22082", "--scenario", "redis-pause"); code != exitError || !strings.Contains(stderr, "usage") {
+		t.Errorf("repro --bug and --scenario: exit %d, %q; want exit 3 and the usage", code, stderr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockcheck/lockcheck/bugs"
 	"github.com/lockcheck/lockcheck/matrix"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
@@ -24,14 +25,15 @@ import (
 // reproFlags are the flags `check repro` takes itself; every other flag is
 // a `check run` flag for every run (it overrides the scenario's or the
 // stored run's).
-var reproFlags = map[string]bool{"scenario": true, "count": true, "failfast": true, "same-seed": true, "jobs": true,
+var reproFlags = map[string]bool{"scenario": true, "bug": true, "count": true, "failfast": true, "same-seed": true, "jobs": true,
 	"seed": true, "store": true, "stop-on-anomaly": true, "run-timeout": true, "h": true, "help": true}
 
 // boolFlags of reproFlags take no separate value.
 var reproBools = map[string]bool{"failfast": true, "same-seed": true, "stop-on-anomaly": true}
 
-// cmdRepro runs `check repro --scenario NAME | RUN_DIR`: the scenario, or
-// the stored run's test map, --count times with seeds derived from a base
+// cmdRepro runs `check repro --scenario NAME | --bug ID | RUN_DIR`: the
+// scenario, a reproduced bug report's reproducer (and its fixed version's),
+// or the stored run's test map, --count times with seeds derived from a base
 // seed (or the same seed), and prints how often the anomaly reproduced.
 // Exit 1 when it reproduced at least once, 0 when every run was valid, 2
 // when none reproduced and some were not exercised or unknown, 3 when
@@ -47,6 +49,7 @@ func repro(cmd string, args []string, stdout, stderr io.Writer, after func(runs 
 	own, extra := splitReproArgs(args)
 	fs := newFlags(cmd, stderr)
 	scenario := fs.String("scenario", "", "named scenario to reproduce (see check list)")
+	bugID := fs.String("bug", "", "a reproduced bug report by its `ID` (check list bugs): run its reproducer, and the fixed version's beside it where the report has one (docs/bugs.md)")
 	count := fs.Int("count", 5, "number of runs")
 	failfast := fs.Bool("failfast", false, "start no more runs once one is invalid")
 	sameSeed := fs.Bool("same-seed", false, "run every time with the same seed: the stored run's, or --seed for a scenario")
@@ -70,17 +73,31 @@ func repro(cmd string, args []string, stdout, stderr io.Writer, after func(runs 
 		return exitError, fmt.Errorf("--jobs %d: want 1 to 64", *jobs)
 	case *runTimeout <= 0:
 		return exitError, fmt.Errorf("--run-timeout %s: want more than 0", *runTimeout)
-	case (*scenario == "") == (runDir == ""):
-		return exitError, errors.New("usage: check repro --scenario NAME | RUN_DIR [--count N] [--failfast] [--same-seed] [--jobs J] [--seed BASE] [run flags]")
+	case btoi(*scenario != "")+btoi(runDir != "")+btoi(*bugID != "") != 1:
+		return exitError, errors.New("usage: check repro --scenario NAME | --bug ID | RUN_DIR [--count N] [--failfast] [--same-seed] [--jobs J] [--seed BASE] [run flags]")
 	}
-	cell, seed, err := reproCell(*scenario, runDir, extra)
-	if err != nil {
-		return exitError, err
+	what := "--scenario " + *scenario
+	var cells []matrix.Cell
+	var labels []string
+	var seed uint64
+	if *bugID != "" {
+		what = "--bug " + *bugID
+		if cells, labels, err = bugCells(*bugID, extra); err != nil {
+			return exitError, err
+		}
+	} else {
+		var cell matrix.Cell
+		if cell, seed, err = reproCell(*scenario, runDir, extra); err != nil {
+			return exitError, err
+		}
+		cells, labels = []matrix.Cell{cell}, []string{""}
 	}
-	if err := checkCell(cell); err != nil {
-		return exitError, err
+	for i := range cells {
+		if err := checkCell(cells[i]); err != nil {
+			return exitError, err
+		}
+		cells[i].Args = append([]string{"--stop-on-anomaly=" + strconv.FormatBool(*stopOnAnomaly)}, cells[i].Args...)
 	}
-	cell.Args = append([]string{"--stop-on-anomaly=" + strconv.FormatBool(*stopOnAnomaly)}, cell.Args...)
 	b := int64(baseSeed.value())
 	base := &b
 	var seeds []uint64
@@ -103,7 +120,6 @@ func repro(cmd string, args []string, stdout, stderr io.Writer, after func(runs 
 	if err != nil {
 		return exitError, err
 	}
-	what := "--scenario " + *scenario
 	if runDir != "" {
 		what = runDir
 	}
@@ -128,10 +144,10 @@ func repro(cmd string, args []string, stdout, stderr io.Writer, after func(runs 
 			return false
 		}
 	}
-	cells := x.Run(ctx, []matrix.Cell{cell}, seeds)
-	sum := matrix.Summarize(cells[0].Runs)
+	results := x.Run(ctx, cells, seeds)
+	sum := matrix.Summarize(results[0].Runs)
 	if after != nil {
-		after(cells[0].Runs)
+		after(results[0].Runs)
 	}
 	rec := struct {
 		Command []string            `json:"command"`
@@ -139,14 +155,83 @@ func repro(cmd string, args []string, stdout, stderr io.Writer, after func(runs 
 		Base    int64               `json:"base_seed"`
 		Cell    matrix.CellResult   `json:"cell"`
 		Summary matrix.ReproSummary `json:"summary"`
-	}{append([]string{"check", "repro"}, args...), started, *base, cells[0], sum}
+		// Fixed is, for --bug, the fixed version's cell and summary.
+		Fixed *reproFixed `json:"fixed,omitempty"`
+	}{Command: append([]string{"check", "repro"}, args...), Started: started, Base: *base, Cell: results[0], Summary: sum}
+	if len(results) > 1 {
+		rec.Fixed = &reproFixed{Cell: results[1], Summary: matrix.Summarize(results[1].Runs)}
+	}
 	if b, err := json.MarshalIndent(rec, "", "  "); err == nil {
 		if err := os.WriteFile(filepath.Join(dir, "repro.json"), append(b, '\n'), 0o644); err != nil {
 			fmt.Fprintf(stderr, "check: %v\n", err)
 		}
 	}
-	fmt.Fprintf(stdout, "repro: %s\n", sum)
+	for i, c := range results {
+		if labels[i] == "" {
+			fmt.Fprintf(stdout, "repro: %s\n", matrix.Summarize(c.Runs))
+			continue
+		}
+		fmt.Fprintf(stdout, "repro: %s: %s\n", labels[i], matrix.Summarize(c.Runs))
+	}
 	return sum.ExitCode(), nil
+}
+
+// reproFixed is the fixed version's cell of `check repro --bug` and its
+// summary.
+type reproFixed struct {
+	Cell    matrix.CellResult   `json:"cell"`
+	Summary matrix.ReproSummary `json:"summary"`
+}
+
+// bugCells returns the cells `check repro --bug id` runs, extra flags
+// added to each, with their labels: the report's first run (the version
+// with the failure) and, where it has one, its run on a fixed version.
+func bugCells(id string, extra []string) ([]matrix.Cell, []string, error) {
+	b, err := bugs.Find(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	runs := []bugs.Run{b.Broken()}
+	labels := []string{"broken, " + b.Broken().Component}
+	if f, ok := b.FixedRun(); ok {
+		runs = append(runs, f)
+		labels = append(labels, "fixed, "+f.Component)
+	}
+	var cells []matrix.Cell
+	for i, r := range runs {
+		column := "broken"
+		if i > 0 {
+			column = "fixed"
+		}
+		args := append(append([]string{}, r.Args...), extra...)
+		if len(args) >= 2 && args[0] == "--scenario" {
+			c, _, err := reproCell(args[1], "", args[2:])
+			if err != nil {
+				return nil, nil, fmt.Errorf("bug %s: %w", id, err)
+			}
+			c.Row, c.Column = b.ID, column
+			cells = append(cells, c)
+			continue
+		}
+		if err := matrix.CheckFlags(args); err != nil {
+			return nil, nil, fmt.Errorf("bug %s: %w", id, err)
+		}
+		cat, err := matrix.DefaultCatalog()
+		if err != nil {
+			return nil, nil, err
+		}
+		e, _ := cat.Lookup(args)
+		cells = append(cells, matrix.Cell{Row: b.ID, Column: column, Expect: e, Args: args})
+	}
+	return cells, labels, nil
+}
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // splitReproArgs is splitOwnFlags for repro, whose boolean flags take no
