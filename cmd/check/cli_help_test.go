@@ -62,3 +62,34 @@ func TestDidYouMean(t *testing.T) {
 		t.Errorf("a guess for a name close to nothing: %q", stderr)
 	}
 }
+
+// TestRunFlagsInHelp: check matrix --help and check shrink --help name
+// the cells format's page (matrix) and list the check run flags they pass
+// on, leaving out their own and those the matrix sets for every run.
+func TestRunFlagsInHelp(t *testing.T) {
+	for _, c := range []struct {
+		cmd         string
+		want, lacks []string
+	}{
+		{"matrix", []string{"docs/matrix.md", "check run flags it takes:", "--lease", "--fencing", "--workload"}, []string{" --seed ", " --store ", " --quiet ", " --lock "}},
+		{"shrink", []string{"check run flags it takes:", "--lease", "--lock"}, []string{" --seed ", " --store "}},
+	} {
+		code, out, _ := run(c.cmd, "--help")
+		i := strings.Index(out, "check run flags it takes:")
+		j := strings.Index(out, "\n  -")
+		if code != exitValid || i < 0 || j < i {
+			t.Fatalf("check %s --help: exit %d, no run flag list before the flags:\n%s", c.cmd, code, out)
+		}
+		list := strings.ReplaceAll(out[i:j], "\n", " ") + " "
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("check %s --help lacks %q", c.cmd, w)
+			}
+		}
+		for _, l := range c.lacks {
+			if strings.Contains(list, l) {
+				t.Errorf("check %s --help lists %q among the run flags it takes: %s", c.cmd, l, list)
+			}
+		}
+	}
+}

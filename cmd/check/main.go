@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/internal/heapbudget"
+	"github.com/lockcheck/lockcheck/matrix"
 )
 
 // Exit codes.
@@ -213,6 +214,9 @@ func parseFlags(fs *flag.FlagSet, args []string) (help bool, err error) {
 		if note := usageNotes[fs.Name()]; note != "" {
 			fmt.Fprintf(w, "%s\n", note)
 		}
+		if takesRunFlags[fs.Name()] {
+			fmt.Fprintf(w, "%s", runFlagList(fs))
+		}
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(out)
@@ -233,6 +237,37 @@ var usageNotes = map[string]string{
 		"  The cells file format and the verdicts: docs/matrix.md.",
 	"check shrink": "check shrink RUN_DIR [flags below] [check run flags]\n" +
 		"  Every flag not below is a check run flag (check run --help), passed to every try.",
+}
+
+// takesRunFlags are the commands whose --help lists the `check run` flags
+// they pass on to every run.
+var takesRunFlags = map[string]bool{"check matrix": true, "check shrink": true}
+
+// runFlagList is the line of a command's --help that names the `check run`
+// flags it passes on (those of its own set aside), wrapped.
+func runFlagList(own *flag.FlagSet) string {
+	run, err := flagSet("run")
+	if err != nil {
+		return ""
+	}
+	var names []string
+	run.VisitAll(func(f *flag.Flag) {
+		// Not its own, and not one it sets for every run itself
+		// (--seed, --store, --quiet: matrix.CheckFlags refuses those).
+		if own.Lookup(f.Name) == nil && matrix.CheckFlags([]string{"--" + f.Name + "=x"}) == nil {
+			names = append(names, "--"+f.Name)
+		}
+	})
+	var b strings.Builder
+	line := "  check run flags it takes:"
+	for _, n := range names {
+		if len(line)+len(n)+2 > 100 {
+			b.WriteString(line + "\n")
+			line = "   "
+		}
+		line += " " + n
+	}
+	return b.String() + line + "\n"
 }
 
 // derivedFlags are flags whose zero value stands for a default derived
