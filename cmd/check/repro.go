@@ -173,6 +173,10 @@ func repro(cmd string, args []string, stdout, stderr io.Writer, after func(runs 
 		}
 		fmt.Fprintf(stdout, "repro: %s: %s\n", labels[i], matrix.Summarize(c.Runs))
 	}
+	if *bugID != "" && len(results) == 1 {
+		b, _ := bugs.Find(*bugID)
+		fmt.Fprintf(stdout, "repro: no fixed release of %s runs here; fixed in: %s\n", b.ID, b.Broken().FixedIn)
+	}
 	return sum.ExitCode(), nil
 }
 
