@@ -11,11 +11,11 @@ import (
 	"time"
 )
 
-// children returns the pids of pid's child processes, read from /proc. A
+// Children returns the pids of pid's child processes, read from /proc. A
 // server that puts its workers in process groups of their own (the
 // PostgreSQL postmaster makes each backend a session leader) cannot be
 // signalled as a group; the harness signals it and these pids instead.
-func children(pid int) []int {
+func Children(pid int) []int {
 	var out []int
 	for c, f := range procStats() {
 		if ppid, _ := strconv.Atoi(string(f[1])); ppid == pid {
@@ -52,10 +52,10 @@ func procStats() map[int][][]byte {
 	return out
 }
 
-// signalTree sends sig to p's process group and to each of p's children
+// SignalTree sends sig to p's process group and to each of p's children
 // (which may have groups of their own).
-func signalTree(p *Proc, sig syscall.Signal) error {
-	kids := children(p.Pid())
+func SignalTree(p *Proc, sig syscall.Signal) error {
+	kids := Children(p.Pid())
 	err := p.Signal(sig)
 	for _, c := range kids {
 		if e := syscall.Kill(c, sig); e != nil && !errors.Is(e, syscall.ESRCH) {
@@ -65,10 +65,10 @@ func signalTree(p *Proc, sig syscall.Signal) error {
 	return err
 }
 
-// killTree SIGKILLs p and its children and waits until p has exited and
+// KillTree SIGKILLs p and its children and waits until p has exited and
 // no child is left.
-func killTree(p *Proc) error {
-	kids := children(p.Pid())
+func KillTree(p *Proc) error {
+	kids := Children(p.Pid())
 	err := p.Kill()
 	for _, c := range kids {
 		_ = syscall.Kill(c, syscall.SIGKILL)

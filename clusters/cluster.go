@@ -3,6 +3,7 @@ package clusters
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 )
 
@@ -133,3 +134,19 @@ const (
 	PartRedis     = "redis"
 	PartZooKeeper = "zookeeper"
 )
+
+// SessionName is the application name (PostgreSQL application_name, the
+// MariaDB connection attribute program_name) that the worker serving
+// process gives its database connections, so a nemesis can find the
+// sessions of a lock holder on the server. The controller sends it to the
+// worker in its config.
+func SessionName(process int) string { return "lockcheck-p" + strconv.Itoa(process) }
+
+// SessionKiller is a cluster whose database server can end a client's
+// sessions while the client goes on (pg_terminate_backend, KILL
+// CONNECTION): the server then releases every lock the session held.
+type SessionKiller interface {
+	// KillSessions ends every session whose application name is name and
+	// returns the server's ids of the sessions it ended (none is no error).
+	KillSessions(ctx context.Context, name string) ([]int64, error)
+}

@@ -21,7 +21,7 @@ type Member struct {
 	Name         string
 	Client       int // the client port
 	Dir, LogPath string
-	serverProc
+	ServerProc
 }
 
 // ClientAddr is the address clients dial the member at.
@@ -30,8 +30,6 @@ func (m *Member) ClientAddr() string { return net.JoinHostPort("127.0.0.1", strc
 // Running reports whether the member's server process is alive.
 func (m *Member) Running() bool { return m.running() != nil }
 
-// Pid returns the member's server pid, 0 when it is not running.
-func (m *Member) Pid() int { return m.pid() }
 
 // Ensemble is what the replicated services of numbered members (ZooKeeper,
 // etcd) share: the members, a redis-server storage node, one proxy from
@@ -53,7 +51,7 @@ type Ensemble struct {
 	// held holds the peer proxies a fault stopped (Isolate, CutPeers): a
 	// link stays cut until the last fault that cut it lets go (under mu).
 	held heldCuts
-	local
+	Local
 	// Faults kills and restarts a member (its clients' proxies stopped
 	// while it is down; a restart waits until it serves again), pauses and
 	// resumes it (SIGSTOP, SIGCONT), cuts and heals a worker slot's links.
@@ -90,10 +88,10 @@ func EnsembleSize(members, workers int) (int, int) {
 	return members, max(workers, 1)
 }
 
-// local is what every topology of local server processes keeps: its data
+// Local is what every topology of Local server processes keeps: its data
 // directory, its proxies and their log, its lock nodes' set, and whether
 // it is torn down (mu guards torn and whatever else the topology says).
-type local struct {
+type Local struct {
 	DataDir  string
 	Proxies  *Proxies
 	ProxyLog *os.File
@@ -103,9 +101,9 @@ type local struct {
 	torn bool
 }
 
-// setUp makes the data directory (its name holds prefix) and runs start;
+// SetUp makes the data directory (its name holds prefix) and runs start;
 // when either fails, teardown stops whatever was started.
-func (l *local) setUp(ctx context.Context, prefix string, teardown func(context.Context) error, start func() error) (err error) {
+func (l *Local) SetUp(ctx context.Context, prefix string, teardown func(context.Context) error, start func() error) (err error) {
 	defer func() {
 		if err != nil {
 			_ = teardown(context.WithoutCancel(ctx))
@@ -117,15 +115,15 @@ func (l *local) setUp(ctx context.Context, prefix string, teardown func(context.
 	return start()
 }
 
-// openProxies opens the proxies, their log in logDir (see OpenProxies).
-func (l *local) openProxies(logDir string) (err error) {
+// OpenProxies opens the proxies, their log in logDir (see OpenProxies).
+func (l *Local) OpenProxies(logDir string) (err error) {
 	l.Proxies, l.ProxyLog, err = OpenProxies(logDir)
 	return err
 }
 
-// tearDown marks the topology torn down and reports whether it was not
+// MarkTornDown marks the topology torn down and reports whether it was not
 // yet: a teardown is done once.
-func (l *local) tearDown() bool {
+func (l *Local) MarkTornDown() bool {
 	l.Mu.Lock()
 	defer l.Mu.Unlock()
 	if l.torn {
@@ -135,8 +133,8 @@ func (l *local) tearDown() bool {
 	return true
 }
 
-// closeProxies stops the proxies and closes their log.
-func (l *local) closeProxies() {
+// CloseProxies stops the proxies and closes their log.
+func (l *Local) CloseProxies() {
 	if l.Proxies != nil {
 		l.Proxies.Close()
 	}
@@ -145,9 +143,9 @@ func (l *local) closeProxies() {
 	}
 }
 
-// removeTemp removes the data directory, when it is one of this run's
+// RemoveTemp removes the data directory, when it is one of this run's
 // (its name holds prefix).
-func (l *local) removeTemp(prefix string) error {
+func (l *Local) RemoveTemp(prefix string) error {
 	if l.DataDir != "" && strings.Contains(l.DataDir, TempPrefix+prefix) {
 		return os.RemoveAll(l.DataDir)
 	}
@@ -161,7 +159,7 @@ func (l *local) removeTemp(prefix string) error {
 func (e *Ensemble) RetrySetup(ctx context.Context, once func(context.Context) error, reset func()) error {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		if err = once(ctx); err == nil || !errors.Is(err, errPortInUse) {
+		if err = once(ctx); err == nil || !errors.Is(err, ErrPortInUse) {
 			return err
 		}
 		e.Mu.Lock()
@@ -179,8 +177,8 @@ func (e *Ensemble) SetUp(ctx context.Context, prefix string, teardown func(conte
 	if _, err := LookRedis(); err != nil {
 		return err
 	}
-	return e.local.setUp(ctx, prefix, teardown, func() error {
-		if err := e.openProxies(e.logDir); err != nil {
+	return e.Local.SetUp(ctx, prefix, teardown, func() error {
+		if err := e.OpenProxies(e.logDir); err != nil {
 			return err
 		}
 		return start()
@@ -217,7 +215,7 @@ func (e *Ensemble) Launch(ctx context.Context, workers int, noStorage bool, star
 		return err
 	}
 	if !noStorage {
-		e.storage = newRedisServer(e.DataDir, e.logDir, "storage", false)
+		e.storage = NewRedisServer(e.DataDir, e.logDir, "storage", false)
 		if err := e.storage.Start(ctx); err != nil {
 			return err
 		}
@@ -231,7 +229,7 @@ func (e *Ensemble) Launch(ctx context.Context, workers int, noStorage bool, star
 			return wait(ctx, []*Member{m})
 		}
 		nodes[i] = SetNode{Name: m.Name, Addr: m.ClientAddr(),
-			Server: localServer{name: m.Name, proc: &m.serverProc, start: restart, closeLog: true, runningOnly: e.runningOnly}}
+			Server: LocalServer{Name: m.Name, Proc: &m.ServerProc, Start: restart, CloseLogAfterKill: true, RunningOnly: e.runningOnly}}
 	}
 	return e.NodeSet.Link(e.Proxies, workers, nodes)
 }
@@ -258,7 +256,7 @@ func (e *Ensemble) WaitServing(ctx context.Context, what string, ms []*Member, t
 		for _, m := range ms {
 			if m.running() == nil {
 				if b, _ := os.ReadFile(m.LogPath); strings.Contains(string(b), portInUse) {
-					return pollStop{fmt.Errorf("%s exited during start-up: %w (log %s)", m.Name, errPortInUse, m.LogPath)}
+					return pollStop{fmt.Errorf("%s exited during start-up: %w (log %s)", m.Name, ErrPortInUse, m.LogPath)}
 				}
 				return pollStop{fmt.Errorf("%s exited during start-up (log %s)", m.Name, m.LogPath)}
 			}
@@ -279,7 +277,7 @@ func (e *Ensemble) Nodes() []Node {
 	for _, m := range e.servers {
 		members = append(members, Node{Name: m.Name, Role: "lock", Addr: m.ClientAddr()})
 	}
-	return nodeList(e.storage, nil, members...)
+	return NodeList(e.storage, nil, members...)
 }
 
 // LockAddrs returns the proxy addresses worker slot uses, one per member.
@@ -297,7 +295,7 @@ func (e *Ensemble) StorageAddr() string {
 func (e *Ensemble) Pids() map[string]int {
 	pids := make(map[string]int)
 	for _, m := range e.servers {
-		if pid := m.pid(); pid != 0 {
+		if pid := m.Pid(); pid != 0 {
 			pids[m.Name] = pid
 		}
 	}
@@ -352,7 +350,7 @@ func (e *Ensemble) Rejoin(ctx context.Context, name string) error {
 // stops the storage node and removes the data directory, whose name holds
 // prefix. It is idempotent.
 func (e *Ensemble) TeardownWith(ctx context.Context, prefix string, first, stopped func()) error {
-	if !e.tearDown() {
+	if !e.MarkTornDown() {
 		return nil
 	}
 	first()
@@ -370,5 +368,5 @@ func (e *Ensemble) TeardownWith(ctx context.Context, prefix string, first, stopp
 	if e.storage != nil {
 		errs = append(errs, e.storage.Stop(ctx))
 	}
-	return errors.Join(append(errs, e.removeTemp(prefix))...)
+	return errors.Join(append(errs, e.RemoveTemp(prefix))...)
 }

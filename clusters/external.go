@@ -36,7 +36,7 @@ type ExternalConfig struct {
 type External struct {
 	cfg     ExternalConfig
 	storage *RedisServer
-	local
+	Local
 }
 
 var (
@@ -59,7 +59,7 @@ func NewExternal(cfg ExternalConfig) *External {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &External{cfg: cfg, local: local{NodeSet: NodeSet{Kind: "lock server"}}}
+	return &External{cfg: cfg, Local: Local{NodeSet: NodeSet{Kind: "lock server"}}}
 }
 
 // externalDial bounds the check that each server answers.
@@ -82,15 +82,15 @@ func (e *External) Setup(ctx context.Context) error {
 	if _, err := LookRedis(); err != nil {
 		return fmt.Errorf("the storage node of the protected resource: %w", err)
 	}
-	return e.setUp(ctx, "external-", e.Teardown, func() error {
+	return e.SetUp(ctx, "external-", e.Teardown, func() error {
 		if err := os.MkdirAll(e.cfg.LogDir, 0o755); err != nil {
 			return fmt.Errorf("create log dir: %w", err)
 		}
-		e.storage = newRedisServer(e.DataDir, e.cfg.LogDir, "storage", false)
+		e.storage = NewRedisServer(e.DataDir, e.cfg.LogDir, "storage", false)
 		if err := e.storage.Start(ctx); err != nil {
 			return err
 		}
-		if err := e.openProxies(e.cfg.LogDir); err != nil {
+		if err := e.OpenProxies(e.cfg.LogDir); err != nil {
 			return err
 		}
 		nodes := make([]SetNode, len(e.cfg.Addrs))
@@ -104,11 +104,11 @@ func (e *External) Setup(ctx context.Context) error {
 // Teardown closes the proxies and stops the storage node; the lock
 // servers are the user's, and are left running.
 func (e *External) Teardown(ctx context.Context) error {
-	if !e.tearDown() {
+	if !e.MarkTornDown() {
 		return nil
 	}
-	e.closeProxies()
-	return errors.Join(append(stopRedis(ctx, e.storage, nil), e.removeTemp("external-"))...)
+	e.CloseProxies()
+	return errors.Join(append(StopRedis(ctx, e.storage, nil), e.RemoveTemp("external-"))...)
 }
 
 // Nodes lists the lock servers (their own addresses), then the storage

@@ -297,46 +297,46 @@ func (h heldCuts) drop(fault string, names []string) []string {
 	return free
 }
 
-// serverProc is a local server's process, which a restart replaces, and
+// ServerProc is a local server's process, which a restart replaces, and
 // the log it writes.
-type serverProc struct {
+type ServerProc struct {
 	mu   sync.Mutex
 	proc *Proc
 	log  *os.File
 }
 
-// started records a newly started process and its log.
-func (s *serverProc) started(p *Proc, log *os.File) {
+// Started records a newly Started process and its log.
+func (s *ServerProc) Started(p *Proc, log *os.File) {
 	s.mu.Lock()
 	s.proc, s.log = p, log
 	s.mu.Unlock()
 }
 
-// current returns the last started process (running or not), nil before
+// Current returns the last started process (running or not), nil before
 // the first start.
-func (s *serverProc) current() *Proc {
+func (s *ServerProc) Current() *Proc {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.proc
 }
 
-// logFile returns the log.
-func (s *serverProc) logFile() *os.File {
+// LogFile returns the log.
+func (s *ServerProc) LogFile() *os.File {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.log
 }
 
 // running returns the process while it runs, else nil.
-func (s *serverProc) running() *Proc {
-	if p := s.current(); p != nil && !p.Exited() {
+func (s *ServerProc) running() *Proc {
+	if p := s.Current(); p != nil && !p.Exited() {
 		return p
 	}
 	return nil
 }
 
-// pid returns the running process's pid, 0 when none runs.
-func (s *serverProc) pid() int {
+// Pid returns the running process's Pid, 0 when none runs.
+func (s *ServerProc) Pid() int {
 	if p := s.running(); p != nil {
 		return p.Pid()
 	}
@@ -345,19 +345,19 @@ func (s *serverProc) pid() int {
 
 // kill SIGKILLs the process (with its children when tree: see killTree)
 // and waits for it; nothing before the first start.
-func (s *serverProc) kill(tree bool) error {
-	p := s.current()
+func (s *ServerProc) kill(tree bool) error {
+	p := s.Current()
 	if p == nil {
 		return nil
 	}
 	if tree {
-		return killTree(p)
+		return KillTree(p)
 	}
 	return p.Kill()
 }
 
-// closeLog closes the log (a start opens it again).
-func (s *serverProc) closeLog() {
+// CloseLog closes the log (a start opens it again).
+func (s *ServerProc) CloseLog() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.log != nil {
@@ -367,7 +367,7 @@ func (s *serverProc) closeLog() {
 
 // stop asks the process to exit (Proc.Stop, killed after grace) and
 // closes its log; nothing before the first start.
-func (s *serverProc) stop(ctx context.Context, grace time.Duration) error {
+func (s *ServerProc) stop(ctx context.Context, grace time.Duration) error {
 	s.mu.Lock()
 	p, log := s.proc, s.log
 	s.mu.Unlock()
@@ -383,7 +383,7 @@ func (s *serverProc) stop(ctx context.Context, grace time.Duration) error {
 
 // startLogged starts argv as the process of the server called name, its
 // output appended to the log at logPath, and records both in s.
-func (s *serverProc) startLogged(ctx context.Context, name, logPath string, argv, env []string, dir string) (*Proc, error) {
+func (s *ServerProc) startLogged(ctx context.Context, name, logPath string, argv, env []string, dir string) (*Proc, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open %s log: %w", name, err)
@@ -393,61 +393,61 @@ func (s *serverProc) startLogged(ctx context.Context, name, logPath string, argv
 		log.Close()
 		return nil, err
 	}
-	s.started(proc, log)
+	s.Started(proc, log)
 	return proc, nil
 }
 
-// localServer is a local server process as a NodeSet kills, restarts and
+// LocalServer is a local server process as a NodeSet kills, restarts and
 // signals it.
-type localServer struct {
-	name string
-	proc *serverProc
-	// start starts the server again and waits until it serves.
-	start func(ctx context.Context) error
-	// tree signals and kills the process's children too (PostgreSQL's
+type LocalServer struct {
+	Name string
+	Proc *ServerProc
+	// Start starts the server again and waits until it serves.
+	Start func(ctx context.Context) error
+	// Tree signals and kills the process's children too (PostgreSQL's
 	// backends lead sessions of their own: see children.go).
-	tree bool
-	// closeLog closes the log after a kill; a restart opens it again.
-	closeLog bool
-	// runningOnly makes Signal take a process that has exited for one
+	Tree bool
+	// CloseLogAfterKill closes the log after a kill; a restart opens it again.
+	CloseLogAfterKill bool
+	// RunningOnly makes Signal take a process that has exited for one
 	// that is not running, as it does one never started (etcd's members).
-	runningOnly bool
+	RunningOnly bool
 }
 
 // Kill SIGKILLs the server and waits for it to exit.
-func (l localServer) Kill(ctx context.Context) error {
-	if err := l.proc.kill(l.tree); err != nil {
-		return fmt.Errorf("kill %s: %w", l.name, err)
+func (l LocalServer) Kill(ctx context.Context) error {
+	if err := l.Proc.kill(l.Tree); err != nil {
+		return fmt.Errorf("kill %s: %w", l.Name, err)
 	}
-	if l.closeLog {
-		l.proc.closeLog()
+	if l.CloseLogAfterKill {
+		l.Proc.CloseLog()
 	}
 	return nil
 }
 
 // Restart starts the server when it is not running.
-func (l localServer) Restart(ctx context.Context) error {
-	if l.proc.running() != nil {
+func (l LocalServer) Restart(ctx context.Context) error {
+	if l.Proc.running() != nil {
 		return nil
 	}
-	if err := l.start(ctx); err != nil {
-		return fmt.Errorf("restart %s: %w", l.name, err)
+	if err := l.Start(ctx); err != nil {
+		return fmt.Errorf("restart %s: %w", l.Name, err)
 	}
 	return nil
 }
 
 // Signal sends sig to the server's process group (and its children when
 // tree).
-func (l localServer) Signal(ctx context.Context, sig syscall.Signal) error {
-	p := l.proc.current()
-	if l.runningOnly {
-		p = l.proc.running()
+func (l LocalServer) Signal(ctx context.Context, sig syscall.Signal) error {
+	p := l.Proc.Current()
+	if l.RunningOnly {
+		p = l.Proc.running()
 	}
 	if p == nil {
-		return fmt.Errorf("%s is not running", l.name)
+		return fmt.Errorf("%s is not running", l.Name)
 	}
-	if l.tree {
-		return signalTree(p, sig)
+	if l.Tree {
+		return SignalTree(p, sig)
 	}
 	return p.Signal(sig)
 }

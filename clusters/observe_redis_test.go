@@ -269,3 +269,19 @@ func nextRelease(t *testing.T, got chan observation, want string, probes *int) o
 		}
 	}
 }
+
+// waitRead waits until the observer has seen a new holder of key.
+func waitRead(t *testing.T, reads chan string, key string) {
+	t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case k := <-reads:
+			if k == key {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the observer never saw %s held", key)
+		}
+	}
+}

@@ -28,12 +28,12 @@ type RedisServer struct {
 	// the clock shim).
 	Env []string
 
-	serverProc
+	ServerProc
 }
 
-// newRedisServer returns the unstarted server called name, its data in
+// NewRedisServer returns the unstarted server called name, its data in
 // tmp/name and its log logDir/name.log.
-func newRedisServer(tmp, logDir, name string, persist bool) *RedisServer {
+func NewRedisServer(tmp, logDir, name string, persist bool) *RedisServer {
 	return &RedisServer{Name: name, Persist: persist, Dir: filepath.Join(tmp, name), LogPath: filepath.Join(logDir, name+".log")}
 }
 
@@ -42,7 +42,7 @@ func newRedisServer(tmp, logDir, name string, persist bool) *RedisServer {
 func newRedisServers(tmp, logDir, prefix string, n int, persist bool, shim string) ([]*RedisServer, error) {
 	var out []*RedisServer
 	for j := 0; j < n; j++ {
-		s := newRedisServer(tmp, logDir, prefix+strconv.Itoa(j), persist)
+		s := NewRedisServer(tmp, logDir, prefix+strconv.Itoa(j), persist)
 		if err := shimNode(shim, s); err != nil {
 			return out, err
 		}
@@ -57,21 +57,21 @@ func newRedisServers(tmp, logDir, prefix string, n int, persist bool, shim strin
 func redisSetNodes(servers []*RedisServer, peers func(j int) []string, start func(j int, s *RedisServer) func(context.Context) error) []SetNode {
 	nodes := make([]SetNode, len(servers))
 	for j, s := range servers {
-		n := SetNode{Name: s.Name, Addr: s.Addr(), Server: localServer{name: s.Name, proc: &s.serverProc, start: s.Start}}
+		n := SetNode{Name: s.Name, Addr: s.Addr(), Server: LocalServer{Name: s.Name, Proc: &s.ServerProc, Start: s.Start}}
 		if peers != nil {
 			n.Peers = peers(j)
 		}
 		if start != nil {
-			n.Server = localServer{name: s.Name, proc: &s.serverProc, start: start(j, s)}
+			n.Server = LocalServer{Name: s.Name, Proc: &s.ServerProc, Start: start(j, s)}
 		}
 		nodes[j] = n
 	}
 	return nodes
 }
 
-// nodeList lists servers as lock nodes, then more, then the storage node
+// NodeList lists servers as lock nodes, then more, then the storage node
 // (when not nil).
-func nodeList(storage *RedisServer, servers []*RedisServer, more ...Node) []Node {
+func NodeList(storage *RedisServer, servers []*RedisServer, more ...Node) []Node {
 	var nodes []Node
 	for _, s := range servers {
 		nodes = append(nodes, Node{Name: s.Name, Role: "lock", Addr: s.Addr()})
@@ -83,9 +83,9 @@ func nodeList(storage *RedisServer, servers []*RedisServer, more ...Node) []Node
 	return nodes
 }
 
-// redisPids returns the pids of the running servers (storage may be
+// RedisPids returns the pids of the running servers (storage may be
 // nil), by node name.
-func redisPids(storage *RedisServer, servers []*RedisServer) map[string]int {
+func RedisPids(storage *RedisServer, servers []*RedisServer) map[string]int {
 	pids := make(map[string]int)
 	for _, s := range append(append([]*RedisServer(nil), servers...), storage) {
 		if s != nil {
@@ -97,9 +97,9 @@ func redisPids(storage *RedisServer, servers []*RedisServer) map[string]int {
 	return pids
 }
 
-// stopRedis stops every server (storage may be nil) and returns their
+// StopRedis stops every server (storage may be nil) and returns their
 // errors.
-func stopRedis(ctx context.Context, storage *RedisServer, servers []*RedisServer) []error {
+func StopRedis(ctx context.Context, storage *RedisServer, servers []*RedisServer) []error {
 	var errs []error
 	for _, s := range append(append([]*RedisServer(nil), servers...), storage) {
 		if s != nil {
@@ -166,14 +166,14 @@ func (s *RedisServer) Start(ctx context.Context) error {
 			}
 		}
 		lastErr = s.startOnce(ctx, bin)
-		if lastErr == nil || fixed || !errors.Is(lastErr, errPortInUse) {
+		if lastErr == nil || fixed || !errors.Is(lastErr, ErrPortInUse) {
 			return lastErr
 		}
 	}
 	return lastErr
 }
 
-var errPortInUse = errors.New("port in use")
+var ErrPortInUse = errors.New("port in use")
 
 func (s *RedisServer) startOnce(ctx context.Context, bin string) error {
 	conf, err := s.writeConfig()
@@ -186,9 +186,9 @@ func (s *RedisServer) startOnce(ctx context.Context, bin string) error {
 	}
 	if err := waitRedis(ctx, s.Addr(), proc, 10*time.Second); err != nil {
 		_ = proc.Kill()
-		s.closeLog()
+		s.CloseLog()
 		if b, _ := os.ReadFile(s.LogPath); strings.Contains(string(b), "Address already in use") {
-			return fmt.Errorf("start %s on %s: %w", s.Name, s.Addr(), errPortInUse)
+			return fmt.Errorf("start %s on %s: %w", s.Name, s.Addr(), ErrPortInUse)
 		}
 		return fmt.Errorf("start %s on %s (log %s): %w", s.Name, s.Addr(), s.LogPath, err)
 	}
@@ -201,8 +201,6 @@ func (s *RedisServer) Kill() error { return s.kill(false) }
 // Running reports whether the server process is alive.
 func (s *RedisServer) Running() bool { return s.running() != nil }
 
-// Pid returns the server's pid, 0 when it is not running.
-func (s *RedisServer) Pid() int { return s.pid() }
 
 // Stop shuts the server down (SIGTERM, then SIGKILL after a grace period).
 func (s *RedisServer) Stop(ctx context.Context) error { return s.stop(ctx, 5*time.Second) }

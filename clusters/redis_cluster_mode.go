@@ -89,7 +89,7 @@ type RedisCluster struct {
 	ids      []string // node -> cluster node id
 	peer     []string // node -> announced client address (peer proxy)
 	bus      []string // node -> announced bus address (bus proxy)
-	local
+	Local
 
 	// under mu:
 	reason  heldCuts
@@ -125,7 +125,7 @@ func NewRedisCluster(cfg RedisClusterConfig) *RedisCluster {
 		cfg.NodeTimeout = DefaultClusterNodeTimeout
 	}
 	return &RedisCluster{cfg: cfg, reason: make(heldCuts), gateCut: make(map[string][]string),
-		local: local{NodeSet: NodeSet{Kind: "cluster node"}}}
+		Local: Local{NodeSet: NodeSet{Kind: "cluster node"}}}
 }
 
 func clusterPeerName(j int) string { return fmt.Sprintf("peer-redis%d", j) }
@@ -142,8 +142,8 @@ func (c *RedisCluster) Setup(ctx context.Context) (err error) {
 	if _, err := LookRedis(); err != nil {
 		return err
 	}
-	return c.setUp(ctx, "rcluster-", c.Teardown, func() (err error) {
-		if err := c.openProxies(c.cfg.LogDir); err != nil {
+	return c.SetUp(ctx, "rcluster-", c.Teardown, func() (err error) {
+		if err := c.OpenProxies(c.cfg.LogDir); err != nil {
 			return err
 		}
 		c.gateName = c.DataDir
@@ -157,7 +157,7 @@ func (c *RedisCluster) Setup(ctx context.Context) (err error) {
 		if c.nodes, err = newRedisServers(c.DataDir, c.cfg.LogDir, "redis", clusterSize, c.cfg.Persist, shim); err != nil {
 			return err
 		}
-		c.storage = newRedisServer(c.DataDir, c.cfg.LogDir, "storage", false)
+		c.storage = NewRedisServer(c.DataDir, c.cfg.LogDir, "storage", false)
 		if err := c.startNodes(ctx); err != nil {
 			return err
 		}
@@ -217,7 +217,7 @@ func (c *RedisCluster) startNodes(ctx context.Context) error {
 				r.Port = 0
 				r.Extra = c.clusterConfig(bus)
 				errs[j] = r.Start(ctx)
-				if errs[j] == nil || !errors.Is(errs[j], errPortInUse) {
+				if errs[j] == nil || !errors.Is(errs[j], ErrPortInUse) {
 					return
 				}
 			}
@@ -481,7 +481,7 @@ func parseClusterNodes(txt string) []clusterNode {
 }
 
 // Nodes lists the cluster nodes (role "lock") and the storage node.
-func (c *RedisCluster) Nodes() []Node { return nodeList(c.storage, c.nodes) }
+func (c *RedisCluster) Nodes() []Node { return NodeList(c.storage, c.nodes) }
 
 // LockAddrs returns worker slot's proxies to the six nodes: the cluster
 // client's seed addresses.
@@ -502,7 +502,7 @@ func (c *RedisCluster) AddrMap(slot int) map[string]string {
 }
 
 // Pids returns the pids of the running server processes, by node name.
-func (c *RedisCluster) Pids() map[string]int { return redisPids(c.storage, c.nodes) }
+func (c *RedisCluster) Pids() map[string]int { return RedisPids(c.storage, c.nodes) }
 
 func (c *RedisCluster) node(name string) (int, *RedisServer, error) {
 	j, err := c.NodeSet.Index(name)
@@ -733,10 +733,10 @@ func (c *RedisCluster) Restart(ctx context.Context, node string) error {
 // Teardown stops the proxies and every server Setup started, and removes
 // the data directory. It is idempotent.
 func (c *RedisCluster) Teardown(ctx context.Context) error {
-	if !c.tearDown() {
+	if !c.MarkTornDown() {
 		return nil
 	}
-	c.closeProxies()
+	c.CloseProxies()
 	if c.gateName != "" {
 		busGates.Delete(c.gateName)
 	}
@@ -752,5 +752,5 @@ func (c *RedisCluster) Teardown(ctx context.Context) error {
 		}
 	}
 	wg.Wait()
-	return errors.Join(append(errs, c.removeTemp("rcluster-"))...)
+	return errors.Join(append(errs, c.RemoveTemp("rcluster-"))...)
 }

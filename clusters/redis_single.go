@@ -38,7 +38,7 @@ type Redis struct {
 	cfg     RedisConfig
 	lock    []*RedisServer
 	storage *RedisServer
-	local
+	Local
 }
 
 var (
@@ -57,7 +57,7 @@ func NewRedis(cfg RedisConfig) *Redis {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &Redis{cfg: cfg, local: local{NodeSet: NodeSet{Kind: "lock node"}}}
+	return &Redis{cfg: cfg, Local: Local{NodeSet: NodeSet{Kind: "lock node"}}}
 }
 
 // Setup starts the lock nodes, the storage node and the proxies, and returns
@@ -72,20 +72,20 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	return r.setUp(ctx, "redis-", r.Teardown, func() (err error) {
+	return r.SetUp(ctx, "redis-", r.Teardown, func() (err error) {
 		if err := os.MkdirAll(r.cfg.LogDir, 0o755); err != nil {
 			return fmt.Errorf("create log dir: %w", err)
 		}
 		if r.lock, err = newRedisServers(r.DataDir, r.cfg.LogDir, "lock", r.cfg.LockNodes, r.cfg.Persist, shim); err != nil {
 			return err
 		}
-		r.storage = newRedisServer(r.DataDir, r.cfg.LogDir, "storage", false)
+		r.storage = NewRedisServer(r.DataDir, r.cfg.LogDir, "storage", false)
 		for _, s := range append(append([]*RedisServer(nil), r.lock...), r.storage) {
 			if err := s.Start(ctx); err != nil {
 				return err
 			}
 		}
-		if err := r.openProxies(r.cfg.LogDir); err != nil {
+		if err := r.OpenProxies(r.cfg.LogDir); err != nil {
 			return err
 		}
 		return r.NodeSet.Link(r.Proxies, r.cfg.Workers, redisSetNodes(r.lock, nil, nil))
@@ -93,7 +93,7 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 }
 
 // Nodes lists the lock nodes, then the storage node.
-func (r *Redis) Nodes() []Node { return nodeList(r.storage, r.lock) }
+func (r *Redis) Nodes() []Node { return NodeList(r.storage, r.lock) }
 
 // LockAddrs returns the proxy addresses worker slot uses, one per lock node.
 func (r *Redis) LockAddrs(slot int) []string { return r.NodeSet.LockAddrs(slot) }
@@ -103,7 +103,7 @@ func (r *Redis) LockAddrs(slot int) []string { return r.NodeSet.LockAddrs(slot) 
 func (r *Redis) StorageAddr() string { return r.storage.Addr() }
 
 // Pids returns the pids of the running server processes, by node name.
-func (r *Redis) Pids() map[string]int { return redisPids(r.storage, r.lock) }
+func (r *Redis) Pids() map[string]int { return RedisPids(r.storage, r.lock) }
 
 // Kill stops the proxies to a lock node, so new connections are refused and
 // open ones close, then SIGKILLs its redis-server.
@@ -152,9 +152,9 @@ func (r *Redis) PartitionNodes(ctx context.Context, slot int, nodes []string) er
 // Teardown stops the proxies and every server Setup started, and removes the
 // data directory. It is idempotent.
 func (r *Redis) Teardown(ctx context.Context) error {
-	if !r.tearDown() {
+	if !r.MarkTornDown() {
 		return nil
 	}
-	r.closeProxies()
-	return errors.Join(append(stopRedis(ctx, r.storage, r.lock), r.removeTemp("redis-"))...)
+	r.CloseProxies()
+	return errors.Join(append(StopRedis(ctx, r.storage, r.lock), r.RemoveTemp("redis-"))...)
 }

@@ -85,7 +85,7 @@ type sentinelProc struct {
 	name, dir, logPath string
 	port               int
 	front              string // the address it announces to the other sentinels (peerFronts)
-	serverProc
+	ServerProc
 }
 
 func (s *sentinelProc) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
@@ -114,7 +114,7 @@ type Sentinel struct {
 	// (s.peer, each sentinel's front), so that pairs of them can be cut
 	// (PeerCutter).
 	fronts *peerFronts
-	local
+	Local
 	reason heldCuts // under mu
 }
 
@@ -141,7 +141,7 @@ func NewSentinel(cfg SentinelConfig) *Sentinel {
 	if cfg.FailoverTimeout <= 0 {
 		cfg.FailoverTimeout = 3 * time.Second
 	}
-	return &Sentinel{cfg: cfg, reason: make(heldCuts), local: local{NodeSet: NodeSet{Kind: "redis node"}}}
+	return &Sentinel{cfg: cfg, reason: make(heldCuts), Local: Local{NodeSet: NodeSet{Kind: "redis node"}}}
 }
 
 const (
@@ -173,8 +173,8 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	return s.setUp(ctx, "sentinel-", s.Teardown, func() (err error) {
-		if err := s.openProxies(s.cfg.LogDir); err != nil {
+	return s.SetUp(ctx, "sentinel-", s.Teardown, func() (err error) {
+		if err := s.OpenProxies(s.cfg.LogDir); err != nil {
 			return err
 		}
 		shim := ""
@@ -186,7 +186,7 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 		if s.redis, err = newRedisServers(s.DataDir, s.cfg.LogDir, "redis", sentinelReplicas+1, s.cfg.Persist, shim); err != nil {
 			return err
 		}
-		s.storage = newRedisServer(s.DataDir, s.cfg.LogDir, "storage", false)
+		s.storage = NewRedisServer(s.DataDir, s.cfg.LogDir, "storage", false)
 		for k := 0; k < sentinelSentinels; k++ {
 			s.sents = append(s.sents, &sentinelProc{name: fmt.Sprintf("sentinel%d", k), dir: filepath.Join(s.DataDir, fmt.Sprintf("sentinel%d", k)),
 				logPath: filepath.Join(s.cfg.LogDir, fmt.Sprintf("sentinel%d.log", k))})
@@ -310,7 +310,7 @@ func (s *Sentinel) startSentinel(ctx context.Context, bin string, sp *sentinelPr
 			return nil
 		}
 		_ = proc.Kill()
-		sp.closeLog()
+		sp.CloseLog()
 		if b, _ := os.ReadFile(sp.logPath); !strings.Contains(string(b), "Address already in use") {
 			break
 		}
@@ -447,7 +447,7 @@ func (s *Sentinel) Nodes() []Node {
 	for _, sp := range s.sents {
 		sents = append(sents, Node{Name: sp.name, Role: "sentinel", Addr: sp.addr()})
 	}
-	return nodeList(s.storage, s.redis, sents...)
+	return NodeList(s.storage, s.redis, sents...)
 }
 
 // LockAddrs returns worker slot's proxies to the redis nodes. A client that
@@ -475,9 +475,9 @@ func (s *Sentinel) SentinelLinks(slot int) SentinelLinks {
 
 // Pids returns the pids of the running server processes, by node name.
 func (s *Sentinel) Pids() map[string]int {
-	pids := redisPids(s.storage, s.redis)
+	pids := RedisPids(s.storage, s.redis)
 	for _, sp := range s.sents {
-		if pid := sp.pid(); pid != 0 {
+		if pid := sp.Pid(); pid != 0 {
 			pids[sp.name] = pid
 		}
 	}
@@ -670,10 +670,10 @@ func (s *Sentinel) Restart(ctx context.Context, node string) error {
 // Teardown stops the proxies, the sentinels and every redis server Setup
 // started, and removes the data directory. It is idempotent.
 func (s *Sentinel) Teardown(ctx context.Context) error {
-	if !s.tearDown() {
+	if !s.MarkTornDown() {
 		return nil
 	}
-	s.closeProxies()
+	s.CloseProxies()
 	if s.fronts != nil {
 		s.fronts.close()
 	}
@@ -681,6 +681,6 @@ func (s *Sentinel) Teardown(ctx context.Context) error {
 	for _, sp := range s.sents {
 		errs = append(errs, sp.stop(ctx, 5*time.Second))
 	}
-	errs = append(errs, stopRedis(ctx, s.storage, s.redis)...)
-	return errors.Join(append(errs, s.removeTemp("sentinel-"))...)
+	errs = append(errs, StopRedis(ctx, s.storage, s.redis)...)
+	return errors.Join(append(errs, s.RemoveTemp("sentinel-"))...)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/services/sqldb"
 )
 
 // peerFake is a cluster of named servers whose pair cuts it only records:
@@ -232,7 +233,7 @@ func TestPeerShapesRefused(t *testing.T) {
 		c    clusters.Cluster
 	}{
 		{"partition-majority", &clusters.Redis{}},
-		{"swizzle", &clusters.SQLDB{}},
+		{"swizzle", &sqldb.DB{}},
 		{"partition-ring", newPeerFake(3)},
 		{"partition-bridge", newPeerFake(2)},
 	} {

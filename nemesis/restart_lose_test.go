@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/services/sqldb"
 )
 
 // redisSet sets key to value on the redis-server at addr.
@@ -152,8 +153,8 @@ func TestRestartLoseEmptiesRedisNode(t *testing.T) {
 func TestRestartLoseRefusedWithoutWiper(t *testing.T) {
 	for _, c := range []clusters.Cluster{
 		&fakeRedlock{},
-		clusters.NewPostgres(clusters.SQLDBConfig{}),
-		clusters.NewMariaDB(clusters.SQLDBConfig{}),
+		sqldb.NewPostgres(sqldb.Config{}),
+		sqldb.NewMariaDB(sqldb.Config{}),
 	} {
 		if _, err := newRestartLose(holdingEnv{c: c}, rand.New(rand.NewPCG(1, 2))); !errors.Is(err, clusters.ErrUnsupported) {
 			t.Errorf("%T: err %v, want ErrUnsupported", c, err)

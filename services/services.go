@@ -10,6 +10,9 @@ import (
 	_ "github.com/lockcheck/lockcheck/services/etcd"
 	// NATS JetStream servers (the nats-kv designs).
 	_ "github.com/lockcheck/lockcheck/services/nats"
+	// PostgreSQL, MariaDB and PgBouncer in front of PostgreSQL (the pg-*
+	// and mysql-* designs).
+	_ "github.com/lockcheck/lockcheck/services/sqldb"
 	// The redis-zk combined lock: one Redis node beside a ZooKeeper
 	// ensemble.
 	_ "github.com/lockcheck/lockcheck/services/rediszk"

@@ -214,3 +214,19 @@ const (
 	OKWait      = 5 * time.Second
 	PatientWait = 60 * time.Second
 )
+
+// WaitRead waits until the observer has seen a new holder of key.
+func WaitRead(t *testing.T, reads chan string, key string) {
+	t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case k := <-reads:
+			if k == key {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the observer never saw %s held", key)
+		}
+	}
+}

@@ -1,10 +1,12 @@
-package clusters
+package sqldb
 
 import (
 	"context"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 // BenchmarkPostgresReady sets up a PostgreSQL topology (initdb, server,
@@ -13,11 +15,11 @@ import (
 // go test -run '^$' -bench PostgresReady -benchtime 1x ./clusters/
 func BenchmarkPostgresReady(b *testing.B) {
 	needPostgres(b)
-	benchReady(b, func() Topology { return NewPostgres(SQLDBConfig{Workers: 10, LogDir: b.TempDir()}) })
+	benchReady(b, func() clusters.Topology { return NewPostgres(Config{Workers: 10, LogDir: b.TempDir()}) })
 }
 
 // benchReady reports the median, min and max of five setups of new.
-func benchReady(b *testing.B, new func() Topology) {
+func benchReady(b *testing.B, new func() clusters.Topology) {
 	for range b.N {
 		var took []time.Duration
 		for range 5 {
@@ -42,5 +44,5 @@ func benchReady(b *testing.B, new func() Topology) {
 // (mariadb-install-db, mariadbd).
 func BenchmarkMariaDBReady(b *testing.B) {
 	needMariaDB(b)
-	benchReady(b, func() Topology { return NewMariaDB(SQLDBConfig{Workers: 10, LogDir: b.TempDir()}) })
+	benchReady(b, func() clusters.Topology { return NewMariaDB(Config{Workers: 10, LogDir: b.TempDir()}) })
 }

@@ -1,4 +1,4 @@
-package clusters
+package sqldb
 
 import (
 	"context"
@@ -9,10 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 )
 
-var _ ReleaseObserver = (*SQLDB)(nil)
+var _ clusters.ReleaseObserver = (*DB)(nil)
 
 // sqlSampleEvery is how often a database observer asks the server which
 // sessions hold the run's locks: often enough that a release is placed
@@ -30,7 +31,7 @@ type sqlSession struct {
 	// start tells a PostgreSQL pid reused by a later session apart
 	// (backend_start); zero on MariaDB, whose ids are never reused.
 	start time.Time
-	app   string // its application name (SessionName), "" when none
+	app   string // its application name (clusters.SessionName), "" when none
 }
 
 // same reports whether s and o are the same session.
@@ -97,7 +98,7 @@ type sqlObservable interface {
 // another row holds now, is a release of that owner
 // (history.ReleaseDeleted: its own release, or a takeover of an expired
 // row).
-func (c *SQLDB) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
+func (c *DB) ObserveReleases(ctx context.Context, cfg clusters.ObserveConfig) (func(), error) {
 	addr := c.Addr()
 	var eng dbEngine = c.engine
 	if b, ok := eng.(*pgbouncerEngine); ok {
@@ -107,7 +108,7 @@ func (c *SQLDB) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(),
 	}
 	o, ok := eng.(sqlObservable)
 	if !ok {
-		return nil, fmt.Errorf("observe %s: %w", c.node, ErrUnsupported)
+		return nil, fmt.Errorf("observe %s: %w", c.node, clusters.ErrUnsupported)
 	}
 	s, err := o.sampler(ctx, addr, cfg.Keys)
 	if err != nil {
@@ -139,7 +140,7 @@ func (c *SQLDB) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(),
 // sqlWatcher compares each sample with the one before.
 type sqlWatcher struct {
 	node      string
-	cfg       ObserveConfig
+	cfg       clusters.ObserveConfig
 	s         sqlSampler
 	reconnect func(ctx context.Context) (sqlSampler, error)
 	// last is the latest sample that succeeded, which started at

@@ -1,4 +1,4 @@
-package clusters
+package sqldb
 
 import (
 	"context"
@@ -13,13 +13,15 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 func init() {
-	registerService(Service{
+	clusters.RegisterService(clusters.Service{
 		Name: "mariadb", Packages: "mariadb-server, redis-server (storage)",
 		Summary:         "one MariaDB server (mariadb-install-db into the run's temp dir, InnoDB flushed at every commit, wait_timeout and idle_transaction_timeout from the lease), run as the mysql user when lockcheck runs as root",
-		Look:            LookAll(LookMariaDB, LookRedis),
+		Look:            clusters.LookAll(LookMariaDB, clusters.LookRedis),
 		New:             newSQLTopology(NewMariaDB),
 		Server:          "MariaDB",
 		SessionSettings: "wait_timeout and idle_transaction_timeout",
@@ -49,7 +51,7 @@ func LookMariaDB() (string, error) {
 			return bin, nil
 		}
 	}
-	return "", fmt.Errorf("%w: mariadbd or mariadb-install-db not found: install the Debian package mariadb-server (scripts/deps.sh does)", ErrMissingBinary)
+	return "", fmt.Errorf("%w: mariadbd or mariadb-install-db not found: install the Debian package mariadb-server (scripts/deps.sh does)", clusters.ErrMissingBinary)
 }
 
 func lookInstallDB() (string, error) {
@@ -59,13 +61,13 @@ func lookInstallDB() (string, error) {
 	if isExec("/usr/bin/mariadb-install-db") {
 		return "/usr/bin/mariadb-install-db", nil
 	}
-	return "", ErrMissingBinary
+	return "", clusters.ErrMissingBinary
 }
 
 // NewMariaDB returns an unstarted MariaDB topology: one server "maria0"
 // and a redis storage node.
-func NewMariaDB(cfg SQLDBConfig) *SQLDB {
-	return newSQLDB("mariadb", "maria0", func(cfg SQLDBConfig) dbEngine { return &mariadbEngine{dbServer: dbServer{cfg: cfg}} }, cfg)
+func NewMariaDB(cfg Config) *DB {
+	return newSQLDB("mariadb", "maria0", func(cfg Config) dbEngine { return &mariadbEngine{dbServer: dbServer{cfg: cfg}} }, cfg)
 }
 
 // mariadbEngine runs one mariadbd.
@@ -121,7 +123,7 @@ func (e *mariadbEngine) initialize(ctx context.Context, dir string, log *os.File
 	})
 }
 
-func (e *mariadbEngine) start(ctx context.Context, port int, log *os.File) (*Proc, error) {
+func (e *mariadbEngine) start(ctx context.Context, port int, log *os.File) (*clusters.Proc, error) {
 	secs := strconv.Itoa(int(wholeSeconds(e.cfg.SessionTimeout) / time.Second))
 	argv := []string{e.bin, "--no-defaults", "--datadir=" + e.data,
 		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
@@ -162,7 +164,7 @@ func mariadbReady(ctx context.Context, addr string) error {
 
 // stop asks for a clean shutdown (SIGTERM) and kills the process group
 // after grace.
-func (e *mariadbEngine) stop(ctx context.Context, p *Proc, grace time.Duration) error {
+func (e *mariadbEngine) stop(ctx context.Context, p *clusters.Proc, grace time.Duration) error {
 	e.mu.Lock()
 	if e.admin != nil {
 		_ = e.admin.Close()
@@ -209,4 +211,6 @@ func (e *mariadbEngine) killSessions(ctx context.Context, addr, name string) ([]
 
 // login implements dbEngine: root with no password (the server listens on
 // 127.0.0.1 only) and the database the cluster creates.
-func (e *mariadbEngine) login() Login { return Login{User: "root", Database: MariaDBDatabase} }
+func (e *mariadbEngine) login() clusters.Login {
+	return clusters.Login{User: "root", Database: MariaDBDatabase}
+}

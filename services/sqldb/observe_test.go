@@ -1,4 +1,4 @@
-package clusters
+package sqldb
 
 import (
 	"context"
@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 )
 
 // TestSQLObserver takes and lets go of locks on a real PostgreSQL and
@@ -30,9 +32,9 @@ func TestSQLObserver(t *testing.T) {
 				arg = func(key string) any { return "lockcheck:" + key }
 				id = "SELECT CONNECTION_ID()"
 			}
-			got, reads, now := watchReleases(t, c, "k0", "k1")
+			got, reads, now := clustertest.WatchReleases(t, c, "k0", "k1")
 			probes := 0
-			db, conn := sqlConn(t, s.driver, s.dsn(c.Addr(), SessionName(3)))
+			db, conn := sqlConn(t, s.driver, s.dsn(c.Addr(), clusters.SessionName(3)))
 			var backend int64
 			if err := conn.QueryRowContext(ctx, id).Scan(&backend); err != nil {
 				t.Fatal(err)
@@ -47,25 +49,25 @@ func TestSQLObserver(t *testing.T) {
 			take("other")
 			seen := now()
 			take("k0")
-			waitRead(t, reads, "k0")
+			clustertest.WaitRead(t, reads, "k0")
 			if _, err := conn.ExecContext(ctx, unlock, arg("k0")); err != nil {
 				t.Fatal(err)
 			}
-			o := nextRelease(t, got, "k0", &probes)
-			if r := o.v.Ext().Release; r.How != history.ReleaseDeleted || o.v.Backend != backend || r.At < seen || r.At > o.at ||
-				len(o.v.Ext().Nodes) != 1 || o.v.Ext().Nodes[0] != s.node {
-				t.Fatalf("a release observed as %+v %+v (session %d, taken at %v)", *o.v, *r, backend, seen)
+			o := clustertest.NextRelease(t, got, "k0", &probes)
+			if r := o.V.Ext().Release; r.How != history.ReleaseDeleted || o.V.Backend != backend || r.At < seen || r.At > o.At ||
+				len(o.V.Ext().Nodes) != 1 || o.V.Ext().Nodes[0] != s.node {
+				t.Fatalf("a release observed as %+v %+v (session %d, taken at %v)", *o.V, *r, backend, seen)
 			}
 			seen = now()
 			take("k1")
-			waitRead(t, reads, "k1")
-			if ids, err := c.KillSessions(ctx, SessionName(3)); err != nil || len(ids) != 1 || ids[0] != backend {
+			clustertest.WaitRead(t, reads, "k1")
+			if ids, err := c.KillSessions(ctx, clusters.SessionName(3)); err != nil || len(ids) != 1 || ids[0] != backend {
 				t.Fatalf("KillSessions: %v, %v", ids, err)
 			}
-			o = nextRelease(t, got, "k1", &probes)
-			if r := o.v.Ext().Release; r.How != history.ReleaseSessionEnded || o.v.Backend != backend || r.At < seen || r.At > o.at ||
-				r.Lease == "" || o.v.Ext().Detail == "" {
-				t.Fatalf("an ended session's lock observed as %+v %+v (session %d, taken at %v)", *o.v, *r, backend, seen)
+			o = clustertest.NextRelease(t, got, "k1", &probes)
+			if r := o.V.Ext().Release; r.How != history.ReleaseSessionEnded || o.V.Backend != backend || r.At < seen || r.At > o.At ||
+				r.Lease == "" || o.V.Ext().Detail == "" {
+				t.Fatalf("an ended session's lock observed as %+v %+v (session %d, taken at %v)", *o.V, *r, backend, seen)
 			}
 			conn.Close()
 			// A session its client closes lets go of its lock.
@@ -74,49 +76,33 @@ func TestSQLObserver(t *testing.T) {
 				t.Fatal(err)
 			}
 			take("k0")
-			waitRead(t, reads, "k0")
+			clustertest.WaitRead(t, reads, "k0")
 			conn.Raw(func(any) error { return driver.ErrBadConn }) // close it for good, not back to the pool
 			conn.Close()
-			o = nextRelease(t, got, "k0", &probes)
-			if r := o.v.Ext().Release; r.How != history.ReleaseDeleted || !strings.HasSuffix(o.v.Ext().Detail, "closed by its client") {
-				t.Fatalf("a closed session's lock observed as %+v %+v", *o.v, *r)
+			o = clustertest.NextRelease(t, got, "k0", &probes)
+			if r := o.V.Ext().Release; r.How != history.ReleaseDeleted || !strings.HasSuffix(o.V.Ext().Detail, "closed by its client") {
+				t.Fatalf("a closed session's lock observed as %+v %+v", *o.V, *r)
 			}
 			// Probes keep coming, and nothing else: the ended session's
 			// other lock was not a lock key's.
 			deadline := time.After(30 * time.Second)
 			for probes < 3 {
-				var o observation
+				var o clustertest.Observation
 				select {
 				case o = <-got:
 				case <-deadline:
 					t.Fatalf("%d probes observed in 30 s", probes)
 				}
-				if !o.v.Ext().Release.Probe {
-					t.Fatalf("observed %q %+v after the session ended", o.key, *o.v.Ext().Release)
+				if !o.V.Ext().Release.Probe {
+					t.Fatalf("observed %q %+v after the session ended", o.Key, *o.V.Ext().Release)
 				}
-				if o.v.Ext().Release.Lag <= 0 || o.v.Ext().Release.Lag > 5*time.Second {
-					t.Fatalf("probe lag %v", o.v.Ext().Release.Lag)
+				if o.V.Ext().Release.Lag <= 0 || o.V.Ext().Release.Lag > 5*time.Second {
+					t.Fatalf("probe lag %v", o.V.Ext().Release.Lag)
 				}
-				t.Logf("probe lag %v", o.v.Ext().Release.Lag)
+				t.Logf("probe lag %v", o.V.Ext().Release.Lag)
 				probes++
 			}
 		})
-	}
-}
-
-// waitRead waits until the observer has seen a new holder of key.
-func waitRead(t *testing.T, reads chan string, key string) {
-	t.Helper()
-	deadline := time.After(15 * time.Second)
-	for {
-		select {
-		case k := <-reads:
-			if k == key {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("the observer never saw %s held", key)
-		}
 	}
 }
 
@@ -128,12 +114,12 @@ func waitRead(t *testing.T, reads chan string, key string) {
 func TestMariaDBRowLockObserver(t *testing.T) {
 	needMariaDB(t)
 	ctx := context.Background()
-	c := NewMariaDB(SQLDBConfig{Workers: 1, LogDir: t.TempDir()})
+	c := NewMariaDB(Config{Workers: 1, LogDir: t.TempDir()})
 	if err := c.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer c.Teardown(ctx)
-	db, err := sql.Open("mysql", MariaDBDSN(c.Addr(), SessionName(2)))
+	db, err := sql.Open("mysql", MariaDBDSN(c.Addr(), clusters.SessionName(2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +130,7 @@ func TestMariaDBRowLockObserver(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, reads, now := watchReleases(t, c, "k0", "k1")
+	got, reads, now := clustertest.WatchReleases(t, c, "k0", "k1")
 	probes := 0
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -165,14 +151,14 @@ func TestMariaDBRowLockObserver(t *testing.T) {
 		t.Helper()
 		exec("BEGIN")
 		exec("SELECT name FROM lockcheck_for_update WHERE name = ? FOR UPDATE", key)
-		waitRead(t, reads, key)
+		clustertest.WaitRead(t, reads, key)
 	}
 	take("k0")
 	committed := now()
 	exec("COMMIT")
-	o := nextRelease(t, got, "k0", &probes)
-	if r := o.v.Ext().Release; r.How != history.ReleaseDeleted || o.v.Backend != session || r.At > o.at {
-		t.Fatalf("a committed row lock observed as %+v %+v (session %d, committed at %v)", *o.v, *r, session, committed)
+	o := clustertest.NextRelease(t, got, "k0", &probes)
+	if r := o.V.Ext().Release; r.How != history.ReleaseDeleted || o.V.Backend != session || r.At > o.At {
+		t.Fatalf("a committed row lock observed as %+v %+v (session %d, committed at %v)", *o.V, *r, session, committed)
 	}
 	take("k1")
 	if _, err := db.ExecContext(ctx, "SET GLOBAL innodb_status_output_locks = OFF"); err != nil {
@@ -184,9 +170,9 @@ func TestMariaDBRowLockObserver(t *testing.T) {
 	for seen := 0; seen < 2; {
 		select {
 		case o := <-got:
-			r := o.v.Ext().Release
+			r := o.V.Ext().Release
 			if !r.Probe {
-				t.Fatalf("%q %+v %+v observed while its holder held it", o.key, *o.v, *r)
+				t.Fatalf("%q %+v %+v observed while its holder held it", o.Key, *o.V, *r)
 			}
 			if r.At > off {
 				seen++
@@ -197,8 +183,8 @@ func TestMariaDBRowLockObserver(t *testing.T) {
 	}
 	rolledBack := now()
 	exec("ROLLBACK")
-	o = nextRelease(t, got, "k1", &probes)
-	if r := o.v.Ext().Release; r.How != history.ReleaseDeleted || o.v.Backend != session || o.at < rolledBack {
-		t.Fatalf("a rolled back row lock observed as %+v %+v at %v (rolled back at %v)", *o.v, *r, o.at, rolledBack)
+	o = clustertest.NextRelease(t, got, "k1", &probes)
+	if r := o.V.Ext().Release; r.How != history.ReleaseDeleted || o.V.Backend != session || o.At < rolledBack {
+		t.Fatalf("a rolled back row lock observed as %+v %+v at %v (rolled back at %v)", *o.V, *r, o.At, rolledBack)
 	}
 }

@@ -1,4 +1,4 @@
-package clusters
+package sqldb
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 func needPostgres(t testing.TB) {
@@ -31,10 +33,10 @@ func needMariaDB(t testing.TB) {
 
 // startSQL starts a database topology for workers after need says its
 // server is here, and tears it down when the test ends.
-func startSQL(t *testing.T, need func(testing.TB), newDB func(SQLDBConfig) *SQLDB, workers int) *SQLDB {
+func startSQL(t *testing.T, need func(testing.TB), newDB func(Config) *DB, workers int) *DB {
 	t.Helper()
 	need(t)
-	c := newDB(SQLDBConfig{Workers: workers, LogDir: t.TempDir()})
+	c := newDB(Config{Workers: workers, LogDir: t.TempDir()})
 	if err := c.Setup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func sqlConn(t *testing.T, driver, dsn string) (*sql.DB, *sql.Conn) {
 var sqlServers = []struct {
 	name, node, driver string
 	need               func(testing.TB)
-	new                func(SQLDBConfig) *SQLDB
+	new                func(Config) *DB
 	dsn                func(addr, app string) string
 }{
 	{"postgres", "pg0", "pgx", needPostgres, NewPostgres, PostgresURL},
@@ -79,11 +81,11 @@ func TestSQLDBSetupTeardown(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			ctx := context.Background()
 			c := startSQL(t, s.need, s.new, 2)
-			db, conn := sqlConn(t, s.driver, s.dsn(c.LockAddrs(1)[0], SessionName(7)))
+			db, conn := sqlConn(t, s.driver, s.dsn(c.LockAddrs(1)[0], clusters.SessionName(7)))
 			if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(new(int)); err != nil {
 				t.Fatal(err)
 			}
-			ended, err := c.KillSessions(ctx, SessionName(7))
+			ended, err := c.KillSessions(ctx, clusters.SessionName(7))
 			if err != nil || len(ended) != 1 {
 				t.Fatalf("KillSessions: %v, %v", ended, err)
 			}
@@ -101,7 +103,7 @@ func TestSQLDBSetupTeardown(t *testing.T) {
 				t.Fatalf("after restart: %v", err)
 			}
 			pids := c.Pids()
-			for _, k := range children(pids[s.node]) {
+			for _, k := range clusters.Children(pids[s.node]) {
 				pids[s.node+" child "+strconv.Itoa(k)] = k
 			}
 			if err := c.Teardown(ctx); err != nil {
@@ -126,15 +128,15 @@ func TestSQLDBFailedSetup(t *testing.T) {
 			if err := os.Mkdir(filepath.Join(logDir, "toxiproxy.log"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			c := s.new(SQLDBConfig{Workers: 1, LogDir: logDir})
+			c := s.new(Config{Workers: 1, LogDir: logDir})
 			if err := c.Setup(context.Background()); err == nil {
 				c.Teardown(context.Background())
 				t.Fatal("setup succeeded")
 			}
-			if c.server.proc == nil || c.storage == nil {
+			if c.server.Current() == nil || c.storage == nil {
 				t.Fatal("setup failed before the server started: the test no longer tests cleanup")
 			}
-			assertGone(t, map[string]int{s.node: c.server.proc.Pid(), "storage": c.storage.proc.Pid()})
+			assertGone(t, map[string]int{s.node: c.server.Current().Pid(), "storage": c.storage.Current().Pid()})
 			if _, err := os.Stat(c.DataDir); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("data dir %s left behind: %v", c.DataDir, err)
 			}

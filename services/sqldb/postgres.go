@@ -1,4 +1,4 @@
-package clusters
+package sqldb
 
 import (
 	"context"
@@ -14,13 +14,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 func init() {
-	registerService(Service{
+	clusters.RegisterService(clusters.Service{
 		Name: "postgres", Packages: "postgresql-15, redis-server (storage)",
 		Summary:         "one PostgreSQL server (initdb into the run's temp dir, fsync on, session timeouts 2 x lease), run as the postgres user when lockcheck runs as root",
-		Look:            LookAll(LookPostgres, LookRedis),
+		Look:            clusters.LookAll(LookPostgres, clusters.LookRedis),
 		New:             newSQLTopology(NewPostgres),
 		Server:          "PostgreSQL",
 		SessionSettings: "idle_in_transaction_session_timeout, idle_session_timeout and tcp_user_timeout",
@@ -53,7 +55,7 @@ func LookPostgres() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil && isExec(filepath.Join(filepath.Dir(p), "postgres")) {
 		return filepath.Dir(p), nil
 	}
-	return "", fmt.Errorf("%w: postgres and initdb not found in %s or PATH: install the Debian package postgresql-15 (scripts/deps.sh does)", ErrMissingBinary, postgresGlob)
+	return "", fmt.Errorf("%w: postgres and initdb not found in %s or PATH: install the Debian package postgresql-15 (scripts/deps.sh does)", clusters.ErrMissingBinary, postgresGlob)
 }
 
 func pgVersion(binDir string) int {
@@ -68,8 +70,8 @@ func isExec(path string) bool {
 
 // NewPostgres returns an unstarted PostgreSQL topology: one server "pg0"
 // and a redis storage node.
-func NewPostgres(cfg SQLDBConfig) *SQLDB {
-	return newSQLDB("postgres", "pg0", func(cfg SQLDBConfig) dbEngine { return &postgresEngine{dbServer: dbServer{cfg: cfg}} }, cfg)
+func NewPostgres(cfg Config) *DB {
+	return newSQLDB("postgres", "pg0", func(cfg Config) dbEngine { return &postgresEngine{dbServer: dbServer{cfg: cfg}} }, cfg)
 }
 
 // postgresEngine runs one PostgreSQL server.
@@ -146,7 +148,7 @@ func (e *postgresEngine) settings() []string {
 	}
 }
 
-func (e *postgresEngine) start(ctx context.Context, port int, log *os.File) (*Proc, error) {
+func (e *postgresEngine) start(ctx context.Context, port int, log *os.File) (*clusters.Proc, error) {
 	argv := []string{filepath.Join(e.bin, "postgres"), "-D", e.data, "-p", strconv.Itoa(port)}
 	for _, kv := range e.settings() {
 		argv = append(argv, "-c", kv)
@@ -167,7 +169,7 @@ func pgSelect1(ctx context.Context, addr string) error {
 
 // stop asks for a fast shutdown (SIGINT to the postmaster: sessions are
 // ended, a checkpoint written) and kills the process group after grace.
-func (e *postgresEngine) stop(ctx context.Context, p *Proc, grace time.Duration) error {
+func (e *postgresEngine) stop(ctx context.Context, p *clusters.Proc, grace time.Duration) error {
 	e.mu.Lock()
 	if e.admin != nil {
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -237,4 +239,6 @@ func logSays(path string, offset int64, phrases ...string) bool {
 }
 
 // login implements dbEngine: the role initdb made, trusted on 127.0.0.1.
-func (e *postgresEngine) login() Login { return Login{User: PostgresUser, Database: PostgresDB} }
+func (e *postgresEngine) login() clusters.Login {
+	return clusters.Login{User: PostgresUser, Database: PostgresDB}
+}

@@ -1,4 +1,4 @@
-package clusters
+package sqldb
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 // The two PgBouncer services: PostgreSQL behind PgBouncer in one pool
@@ -24,12 +26,12 @@ func init() {
 		{"transaction", "a server session is lent to a client for one transaction and then to any other, so session state (a session advisory lock) stays behind on a session the client no longer has"},
 		{"session", "a client keeps its server session until it disconnects, as with no pooler"},
 	} {
-		registerService(Service{
+		clusters.RegisterService(clusters.Service{
 			Name: "pgbouncer-" + mode.mode, Fronts: "postgres",
 			Packages: "pgbouncer, postgresql-15, redis-server (storage)",
 			Summary:  "PgBouncer (pool_mode = " + mode.mode + ") in front of one PostgreSQL server, every worker's link to PgBouncer behind its own proxy; a lock-node fault (kill) strikes PgBouncer, the lock node the workers see: " + mode.summary,
-			Look:     LookAll(LookPgBouncer, LookPostgres, LookRedis),
-			New: newSQLTopology(func(cfg SQLDBConfig) *SQLDB {
+			Look:     clusters.LookAll(LookPgBouncer, LookPostgres, clusters.LookRedis),
+			New: newSQLTopology(func(cfg Config) *DB {
 				return NewPgBouncer(cfg, mode.mode)
 			}),
 			Server:          "PostgreSQL",
@@ -55,7 +57,7 @@ func LookPgBouncer() (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%w: pgbouncer not found in PATH or /usr/sbin: install the Debian package pgbouncer (scripts/deps.sh does)", ErrMissingBinary)
+	return "", fmt.Errorf("%w: pgbouncer not found in PATH or /usr/sbin: install the Debian package pgbouncer (scripts/deps.sh does)", clusters.ErrMissingBinary)
 }
 
 // PgBouncerVersion returns the first line of `pgbouncer --version`
@@ -78,8 +80,8 @@ func PgBouncerVersion() string {
 // node "pgb0" is PgBouncer, which the workers' proxies reach and the
 // faults strike; PostgreSQL runs beside it, reached only by PgBouncer (and
 // by the session-kill connection).
-func NewPgBouncer(cfg SQLDBConfig, mode string) *SQLDB {
-	return newSQLDB("pgbouncer", "pgb0", func(cfg SQLDBConfig) dbEngine {
+func NewPgBouncer(cfg Config, mode string) *DB {
+	return newSQLDB("pgbouncer", "pgb0", func(cfg Config) dbEngine {
 		return &pgbouncerEngine{pg: postgresEngine{dbServer: dbServer{cfg: cfg}}, mode: mode}
 	}, cfg)
 }
@@ -92,7 +94,7 @@ type pgbouncerEngine struct {
 	bin  string // the pgbouncer binary
 	dir  string // holds the config, the user list and PostgreSQL's data
 	// pgProc is the PostgreSQL server on pgPort, its output in pgLog.
-	pgProc *Proc
+	pgProc *clusters.Proc
 	pgPort int
 	pgLog  *os.File
 }
@@ -114,11 +116,11 @@ func (e *pgbouncerEngine) initialize(ctx context.Context, dir string, log *os.Fi
 		return fmt.Errorf("open pg0 log: %w", err)
 	}
 	for attempt := 0; attempt < 5; attempt++ {
-		if e.pgPort, err = FreePort(); err != nil {
+		if e.pgPort, err = clusters.FreePort(); err != nil {
 			return err
 		}
 		e.pgProc, err = e.pg.start(ctx, e.pgPort, e.pgLog)
-		if !errors.Is(err, errPortInUse) {
+		if !errors.Is(err, clusters.ErrPortInUse) {
 			break
 		}
 	}
@@ -154,7 +156,7 @@ logfile =
 // start writes PgBouncer's config for port and runs it in the foreground
 // (its log is its stderr), as PostgreSQL's user when lockcheck runs as
 // root: PgBouncer refuses to run as root.
-func (e *pgbouncerEngine) start(ctx context.Context, port int, log *os.File) (*Proc, error) {
+func (e *pgbouncerEngine) start(ctx context.Context, port int, log *os.File) (*clusters.Proc, error) {
 	ini := filepath.Join(e.dir, "pgbouncer.ini")
 	users := filepath.Join(e.dir, "userlist.txt")
 	if err := os.WriteFile(users, []byte(strconv.Quote(PostgresUser)+` ""`+"\n"), 0o600); err != nil {
@@ -188,7 +190,7 @@ func pgbouncerSelect1(ctx context.Context, addr string) error {
 }
 
 // stop ends PgBouncer (SIGTERM: an immediate shutdown), then PostgreSQL.
-func (e *pgbouncerEngine) stop(ctx context.Context, p *Proc, grace time.Duration) error {
+func (e *pgbouncerEngine) stop(ctx context.Context, p *clusters.Proc, grace time.Duration) error {
 	err := stopDBServer(ctx, p, grace, func() error {
 		if err := syscall.Kill(p.Pid(), syscall.SIGTERM); err != nil && err != syscall.ESRCH {
 			return err
@@ -222,7 +224,7 @@ func (e *pgbouncerEngine) killSessions(ctx context.Context, _, name string) ([]i
 }
 
 // login implements dbEngine: PostgreSQL's login, through a pooler.
-func (e *pgbouncerEngine) login() Login {
+func (e *pgbouncerEngine) login() clusters.Login {
 	l := e.pg.login()
 	l.Pooled = true
 	return l

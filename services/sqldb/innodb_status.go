@@ -1,4 +1,4 @@
-package clusters
+package sqldb
 
 import (
 	"encoding/hex"

@@ -1,4 +1,4 @@
-package clusters
+package sqldb
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 func needPgBouncer(t testing.TB) {
@@ -36,7 +38,7 @@ func TestPgBouncerPoolModes(t *testing.T) {
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			ctx := context.Background()
-			top := NewPgBouncer(SQLDBConfig{Workers: 2, LogDir: t.TempDir()}, c.mode)
+			top := NewPgBouncer(Config{Workers: 2, LogDir: t.TempDir()}, c.mode)
 			if err := top.Setup(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +62,7 @@ func TestPgBouncerPoolModes(t *testing.T) {
 				}
 				return ok, backend
 			}
-			first, second := dial(SessionName(1)), dial(SessionName(2))
+			first, second := dial(clusters.SessionName(1)), dial(clusters.SessionName(2))
 			ok1, b1 := lock(first)
 			ok2, b2 := lock(second)
 			if !ok1 {
@@ -69,7 +71,7 @@ func TestPgBouncerPoolModes(t *testing.T) {
 			if ok2 != c.secondGets || (b1 == b2) != c.secondGets {
 				t.Errorf("second client: granted %v on server session %d (the first's: %d), want granted %v", ok2, b2, b1, c.secondGets)
 			}
-			pgbouncer, pg := top.server.pid(), top.engine.(*pgbouncerEngine).pgProc.Pid()
+			pgbouncer, pg := top.server.Pid(), top.engine.(*pgbouncerEngine).pgProc.Pid()
 			if err := top.Teardown(ctx); err != nil {
 				t.Fatal(err)
 			}

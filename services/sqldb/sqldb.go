@@ -1,4 +1,4 @@
-package clusters
+package sqldb
 
 import (
 	"context"
@@ -10,38 +10,24 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
-// SessionName is the application name (PostgreSQL application_name, the
-// MariaDB connection attribute program_name) that the worker serving
-// process gives its database connections, so a nemesis can find the
-// sessions of a lock holder on the server. The controller sends it to the
-// worker in its config.
-func SessionName(process int) string { return "lockcheck-p" + strconv.Itoa(process) }
-
-// SessionKiller is a cluster whose database server can end a client's
-// sessions while the client goes on (pg_terminate_backend, KILL
-// CONNECTION): the server then releases every lock the session held.
-type SessionKiller interface {
-	// KillSessions ends every session whose application name is name and
-	// returns the server's ids of the sessions it ended (none is no error).
-	KillSessions(ctx context.Context, name string) ([]int64, error)
-}
-
-// dbEngine is one database server process of an SQLDB topology.
+// dbEngine is one database server process of an DB topology.
 type dbEngine interface {
 	// initialize creates the data directory under dir; log receives the
 	// tool's output.
 	initialize(ctx context.Context, dir string, log *os.File) error
 	// start runs the server on port and returns once a client can run
 	// SELECT 1; a port already taken is errPortInUse.
-	start(ctx context.Context, port int, log *os.File) (*Proc, error)
+	start(ctx context.Context, port int, log *os.File) (*clusters.Proc, error)
 	// stop shuts the server down cleanly, killing it after grace.
-	stop(ctx context.Context, p *Proc, grace time.Duration) error
+	stop(ctx context.Context, p *clusters.Proc, grace time.Duration) error
 	// killSessions ends the sessions named name (see SessionKiller).
 	killSessions(ctx context.Context, addr, name string) ([]int64, error)
 	// login is what a worker logs in with.
-	login() Login
+	login() clusters.Login
 }
 
 // besideStopper is a dbEngine that starts a server of its own beside the
@@ -55,15 +41,15 @@ type besideStopper interface {
 // server's binary (postgres: its directory), its data directory and the
 // user it runs as (nil: the controller's).
 type dbServer struct {
-	cfg  SQLDBConfig
+	cfg  Config
 	bin  string
 	data string
 	cred *syscall.Credential
 }
 
-// SQLDBConfig describes a database lock service: one server and a redis
+// Config describes a database lock service: one server and a redis
 // storage node.
-type SQLDBConfig struct {
+type Config struct {
 	// Workers is the number of worker slots; each slot gets its own proxy
 	// to the server.
 	Workers int
@@ -75,56 +61,56 @@ type SQLDBConfig struct {
 	SessionTimeout time.Duration
 }
 
-// SQLDB is a Cluster of one database server (PostgreSQL or MariaDB, a
+// DB is a Cluster of one database server (PostgreSQL or MariaDB, a
 // local process in its own process group, its data in a temporary
 // directory made by TempDir, so a later run sweeps it after a SIGKILL) and a redis-server storage node. Every worker slot reaches the
 // server through its own Toxiproxy proxy.
-type SQLDB struct {
-	cfg     SQLDBConfig
+type DB struct {
+	cfg     Config
 	kind    string // "postgres", "mariadb": the temp dir prefix
 	node    string // the node's name, e.g. "pg0"
 	engine  dbEngine
-	storage *RedisServer
+	storage *clusters.RedisServer
 	// server is the server's process and its log, which every start
 	// appends to.
-	server serverProc
-	local
+	server clusters.ServerProc
+	clusters.Local
 	port int // under mu
 	// Faults kills the server (its proxies stopped, SIGKILL to its process
 	// group and its children) and restarts it on its old port (it recovers
 	// from its write-ahead log), pauses and resumes it with its children
 	// (SIGSTOP, SIGCONT), cuts and heals a worker slot's link to it.
-	Faults
+	clusters.Faults
 }
 
 var (
-	_ Cluster       = (*SQLDB)(nil)
-	_ Topology      = (*SQLDB)(nil)
-	_ Killer        = (*SQLDB)(nil)
-	_ Partitioner   = (*SQLDB)(nil)
-	_ Pauser        = (*SQLDB)(nil)
-	_ SessionKiller = (*SQLDB)(nil)
+	_ clusters.Cluster       = (*DB)(nil)
+	_ clusters.Topology      = (*DB)(nil)
+	_ clusters.Killer        = (*DB)(nil)
+	_ clusters.Partitioner   = (*DB)(nil)
+	_ clusters.Pauser        = (*DB)(nil)
+	_ clusters.SessionKiller = (*DB)(nil)
 )
 
 // newSQLDB returns an unstarted topology of the server engine makes
 // (from the config with its defaults), called node.
-func newSQLDB(kind, node string, engine func(SQLDBConfig) dbEngine, cfg SQLDBConfig) *SQLDB {
+func newSQLDB(kind, node string, engine func(Config) dbEngine, cfg Config) *DB {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = 2 * time.Second
 	}
-	c := &SQLDB{cfg: cfg, kind: kind, node: node, engine: engine(cfg), local: local{NodeSet: NodeSet{Kind: "lock node"}}}
-	c.Faults = FaultsOf(&c.NodeSet)
+	c := &DB{cfg: cfg, kind: kind, node: node, engine: engine(cfg), Local: clusters.Local{NodeSet: clusters.NodeSet{Kind: "lock node"}}}
+	c.Faults = clusters.FaultsOf(&c.NodeSet)
 	return c
 }
 
 // newSQLTopology is a Service's New for a database topology: newTopology
 // with the test's worker slots, log directory and session timeout.
-func newSQLTopology(newTopology func(SQLDBConfig) *SQLDB) func(TopologyConfig) Topology {
-	return func(cfg TopologyConfig) Topology {
-		return newTopology(SQLDBConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, SessionTimeout: sessionTimeout(cfg.Lease)})
+func newSQLTopology(newTopology func(Config) *DB) func(clusters.TopologyConfig) clusters.Topology {
+	return func(cfg clusters.TopologyConfig) clusters.Topology {
+		return newTopology(Config{Workers: cfg.Workers, LogDir: cfg.LogDir, SessionTimeout: sessionTimeout(cfg.Lease)})
 	}
 }
 
@@ -138,15 +124,15 @@ func sessionTimeout(lease time.Duration) time.Duration {
 // Setup initialises the data directory, starts the server and the storage
 // node and the proxies, and returns once the server runs SELECT 1. On error,
 // whatever was started is stopped and the data directory removed.
-func (c *SQLDB) Setup(ctx context.Context) (err error) {
-	if _, err := LookRedis(); err != nil {
+func (c *DB) Setup(ctx context.Context) (err error) {
+	if _, err := clusters.LookRedis(); err != nil {
 		return err
 	}
 	// The run's directory is this process's, with its owner record, so
 	// the sweep of a later run removes it (server data and all) after a
 	// SIGKILL; the server gets a directory of its own inside it, which
 	// initialize gives to the server's user when lockcheck runs as root.
-	return c.setUp(ctx, c.kind+"-", c.Teardown, func() (err error) {
+	return c.SetUp(ctx, c.kind+"-", c.Teardown, func() (err error) {
 		serverDir := filepath.Join(c.DataDir, c.node)
 		if err := os.Mkdir(serverDir, 0o700); err != nil {
 			return fmt.Errorf("create %s dir: %w", c.node, err)
@@ -165,7 +151,7 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 		if err != nil {
 			return fmt.Errorf("open %s log: %w", c.node, err)
 		}
-		c.server.started(nil, log)
+		c.server.Started(nil, log)
 		if err := c.engine.initialize(ctx, serverDir, log); err != nil {
 			return err
 		}
@@ -176,33 +162,33 @@ func (c *SQLDB) Setup(ctx context.Context) (err error) {
 		// a query's round trip, not after a connection's handshake. A server
 		// that has just answered SELECT 1 on a loaded machine can still miss a
 		// 2 s connect timeout, so this tries again for a while.
-		if err := Poll(ctx, 30*time.Second, func() error {
+		if err := clusters.Poll(ctx, 30*time.Second, func() error {
 			_, err := c.engine.killSessions(ctx, c.Addr(), "lockcheck-none")
 			return err
 		}, "the session-kill connection to "+c.node); err != nil {
 			return fmt.Errorf("connect to %s for session kills: %w", c.node, err)
 		}
-		c.storage = newRedisServer(c.DataDir, c.cfg.LogDir, "storage", false)
+		c.storage = clusters.NewRedisServer(c.DataDir, c.cfg.LogDir, "storage", false)
 		if err := c.storage.Start(ctx); err != nil {
 			return err
 		}
-		if err := c.openProxies(c.cfg.LogDir); err != nil {
+		if err := c.OpenProxies(c.cfg.LogDir); err != nil {
 			return err
 		}
 		restart := func(ctx context.Context) error { return c.startServer(ctx, false) }
-		return c.NodeSet.Link(c.Proxies, c.cfg.Workers, []SetNode{{Name: c.node, Addr: c.Addr(),
-			Server: localServer{name: c.node, proc: &c.server, start: restart, tree: true}}})
+		return c.NodeSet.Link(c.Proxies, c.cfg.Workers, []clusters.SetNode{{Name: c.node, Addr: c.Addr(),
+			Server: clusters.LocalServer{Name: c.node, Proc: &c.server, Start: restart, Tree: true}}})
 	})
 }
 
 // startServer starts the server, on a fresh free port when fresh (retried
 // when the port is taken meanwhile), else on its old port.
-func (c *SQLDB) startServer(ctx context.Context, fresh bool) error {
+func (c *DB) startServer(ctx context.Context, fresh bool) error {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		c.Mu.Lock()
 		if fresh {
-			p, err := FreePort()
+			p, err := clusters.FreePort()
 			if err != nil {
 				c.Mu.Unlock()
 				return err
@@ -211,14 +197,14 @@ func (c *SQLDB) startServer(ctx context.Context, fresh bool) error {
 		}
 		port := c.port
 		c.Mu.Unlock()
-		log := c.server.logFile()
+		log := c.server.LogFile()
 		proc, err := c.engine.start(ctx, port, log)
 		if err == nil {
-			c.server.started(proc, log)
+			c.server.Started(proc, log)
 			return nil
 		}
 		lastErr = fmt.Errorf("start %s on 127.0.0.1:%d (log %s): %w", c.node, port, log.Name(), err)
-		if !fresh || !errors.Is(err, errPortInUse) {
+		if !fresh || !errors.Is(err, clusters.ErrPortInUse) {
 			return lastErr
 		}
 	}
@@ -226,32 +212,32 @@ func (c *SQLDB) startServer(ctx context.Context, fresh bool) error {
 }
 
 // Addr returns the server's own address (not a proxy's).
-func (c *SQLDB) Addr() string {
+func (c *DB) Addr() string {
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
 	return "127.0.0.1:" + strconv.Itoa(c.port)
 }
 
-var _ LoginNeeder = (*SQLDB)(nil)
+var _ clusters.LoginNeeder = (*DB)(nil)
 
 // Login implements LoginNeeder: the database's user and database.
-func (c *SQLDB) Login() Login { return c.engine.login() }
+func (c *DB) Login() clusters.Login { return c.engine.login() }
 
 // Nodes lists the database server, then the storage node.
-func (c *SQLDB) Nodes() []Node {
-	return nodeList(c.storage, nil, Node{Name: c.node, Role: "lock", Addr: c.Addr()})
+func (c *DB) Nodes() []clusters.Node {
+	return clusters.NodeList(c.storage, nil, clusters.Node{Name: c.node, Role: "lock", Addr: c.Addr()})
 }
 
 // LockAddrs returns worker slot's proxy to the server.
-func (c *SQLDB) LockAddrs(slot int) []string { return c.NodeSet.LockAddrs(slot) }
+func (c *DB) LockAddrs(slot int) []string { return c.NodeSet.LockAddrs(slot) }
 
 // StorageAddr returns the storage node's address.
-func (c *SQLDB) StorageAddr() string { return c.storage.Addr() }
+func (c *DB) StorageAddr() string { return c.storage.Addr() }
 
 // Pids returns the pids of the running server processes, by node name.
-func (c *SQLDB) Pids() map[string]int {
-	pids := redisPids(c.storage, nil)
-	if pid := c.server.pid(); pid != 0 {
+func (c *DB) Pids() map[string]int {
+	pids := clusters.RedisPids(c.storage, nil)
+	if pid := c.server.Pid(); pid != 0 {
 		pids[c.node] = pid
 	}
 	return pids
@@ -259,28 +245,28 @@ func (c *SQLDB) Pids() map[string]int {
 
 // KillSessions ends the sessions named name, through a direct connection
 // to the server (not a worker's proxy).
-func (c *SQLDB) KillSessions(ctx context.Context, name string) ([]int64, error) {
+func (c *DB) KillSessions(ctx context.Context, name string) ([]int64, error) {
 	return c.engine.killSessions(ctx, c.Addr(), name)
 }
 
 // Teardown stops the proxies, the server and the storage node, and removes
 // the data directory. It is idempotent.
-func (c *SQLDB) Teardown(ctx context.Context) error {
-	if !c.tearDown() {
+func (c *DB) Teardown(ctx context.Context) error {
+	if !c.MarkTornDown() {
 		return nil
 	}
-	c.closeProxies()
+	c.CloseProxies()
 	var errs []error
-	if p := c.server.current(); p != nil {
+	if p := c.server.Current(); p != nil {
 		errs = append(errs, c.engine.stop(ctx, p, 5*time.Second))
 	} else if b, ok := c.engine.(besideStopper); ok {
 		// The server never started; what initialize started beside it
 		// still runs.
 		errs = append(errs, b.stopBeside(ctx, 5*time.Second))
 	}
-	c.server.closeLog()
-	errs = append(errs, stopRedis(ctx, c.storage, nil)...)
-	return errors.Join(append(errs, c.removeTemp(c.kind+"-"))...)
+	c.server.CloseLog()
+	errs = append(errs, clusters.StopRedis(ctx, c.storage, nil)...)
+	return errors.Join(append(errs, c.RemoveTemp(c.kind+"-"))...)
 }
 
 // serverUser is who a database server runs as: nil (the controller's own
@@ -323,18 +309,18 @@ func chownTree(dir string, cred *syscall.Credential) error {
 // not is killed with its children, and errPortInUse when its log says one
 // of bindErrs since this start.
 func startDBServer(ctx context.Context, name string, argv []string, dir string, log *os.File, cred *syscall.Credential,
-	port int, timeout time.Duration, ready func(ctx context.Context, addr string) error, bindErrs ...string) (*Proc, error) {
+	port int, timeout time.Duration, ready func(ctx context.Context, addr string) error, bindErrs ...string) (*clusters.Proc, error) {
 	logStart, _ := log.Seek(0, 2)
-	proc, err := StartProcAs(ctx, name, argv, nil, dir, log, cred)
+	proc, err := clusters.StartProcAs(ctx, name, argv, nil, dir, log, cred)
 	if err != nil {
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	err = waitReady(ctx, proc, timeout, func(ctx context.Context) error { return ready(ctx, addr) })
 	if err != nil {
-		_ = killTree(proc)
+		_ = clusters.KillTree(proc)
 		if logSays(log.Name(), logStart, bindErrs...) {
-			return nil, errPortInUse
+			return nil, clusters.ErrPortInUse
 		}
 		return nil, err
 	}
@@ -344,13 +330,13 @@ func startDBServer(ctx context.Context, name string, argv []string, dir string, 
 // stopDBServer continues p and its children (in case they are paused),
 // asks p to shut down with term, and kills whatever is left (see
 // killTree) after grace, or at once when term fails.
-func stopDBServer(ctx context.Context, p *Proc, grace time.Duration, term func() error) error {
+func stopDBServer(ctx context.Context, p *clusters.Proc, grace time.Duration, term func() error) error {
 	if p.Exited() {
 		return nil
 	}
-	_ = signalTree(p, syscall.SIGCONT)
+	_ = clusters.SignalTree(p, syscall.SIGCONT)
 	if err := term(); err != nil {
-		return killTree(p)
+		return clusters.KillTree(p)
 	}
 	t := time.NewTimer(grace)
 	defer t.Stop()
@@ -361,12 +347,12 @@ func stopDBServer(ctx context.Context, p *Proc, grace time.Duration, term func()
 	}
 	// Whatever is left (a server that did not stop in time, and its
 	// children) is killed.
-	return killTree(p)
+	return clusters.KillTree(p)
 }
 
 // waitReady polls ready every 20 ms until it succeeds, the process exits,
 // or timeout passes.
-func waitReady(ctx context.Context, proc *Proc, timeout time.Duration, ready func(ctx context.Context) error) error {
+func waitReady(ctx context.Context, proc *clusters.Proc, timeout time.Duration, ready func(ctx context.Context) error) error {
 	deadline := time.Now().Add(timeout)
 	var lastErr error
 	for time.Now().Before(deadline) {
