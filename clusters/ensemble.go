@@ -30,7 +30,6 @@ func (m *Member) ClientAddr() string { return net.JoinHostPort("127.0.0.1", strc
 // Running reports whether the member's server process is alive.
 func (m *Member) Running() bool { return m.running() != nil }
 
-
 // Ensemble is what the replicated services of numbered members (ZooKeeper,
 // etcd) share: the members, a redis-server storage node, one proxy from
 // every worker slot to every member, and proxies for the links between

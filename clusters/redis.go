@@ -201,7 +201,6 @@ func (s *RedisServer) Kill() error { return s.kill(false) }
 // Running reports whether the server process is alive.
 func (s *RedisServer) Running() bool { return s.running() != nil }
 
-
 // Stop shuts the server down (SIGTERM, then SIGKILL after a grace period).
 func (s *RedisServer) Stop(ctx context.Context) error { return s.stop(ctx, 5*time.Second) }
 
