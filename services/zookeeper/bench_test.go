@@ -9,7 +9,7 @@ import (
 
 // BenchmarkZooKeeperReady starts a three-node ensemble five times and
 // reports the median time from start to ready (a leader elected, every node
-// serving). Run: go test -run '^$' -bench ZooKeeperReady -benchtime 1x ./clusters/
+// serving). Run: go test -run '^$' -bench ZooKeeperReady -benchtime 1x ./services/zookeeper/
 func BenchmarkZooKeeperReady(b *testing.B) {
 	for range b.N {
 		var took []time.Duration
