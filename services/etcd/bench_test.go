@@ -10,7 +10,7 @@ import (
 // BenchmarkEtcdReady starts a three-member etcd cluster five times and
 // reports the median time from start to ready (a leader every member
 // names, every member answering). Run:
-// go test -run '^$' -bench EtcdReady -benchtime 1x ./clusters/
+// go test -run '^$' -bench EtcdReady -benchtime 1x ./services/etcd/
 func BenchmarkEtcdReady(b *testing.B) {
 	for range b.N {
 		var took []time.Duration

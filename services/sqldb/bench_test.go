@@ -12,7 +12,7 @@ import (
 // BenchmarkPostgresReady sets up a PostgreSQL topology (initdb, server,
 // storage node, proxies) five times and reports the median time from
 // Setup to ready (SELECT 1 answered). Run:
-// go test -run '^$' -bench PostgresReady -benchtime 1x ./clusters/
+// go test -run '^$' -bench PostgresReady -benchtime 1x ./services/sqldb/
 func BenchmarkPostgresReady(b *testing.B) {
 	needPostgres(b)
 	benchReady(b, func() clusters.Topology { return NewPostgres(Config{Workers: 10, LogDir: b.TempDir()}) })
