@@ -8,11 +8,11 @@ import (
 func init() {
 	register(Scenario{
 		Name: "etcd-unlock-retry",
-		Summary: "the replies to one client's etcd Mutex.Unlock are lost for 100 ms (its delete commits), at its first, ninth and seventeenth release (and so for the next client of its worker slot, when the first is retired): the application retries the Unlock in the background about three seconds later, by then often holding the lock " +
+		Summary: "the replies to one client's etcd Mutex.Unlock are lost for 100 ms (its delete commits), at its 1st, 9th, 17th, 25th and 33rd release (and so for the next client of its worker slot, when the first is retired): the application retries the Unlock in the background about three seconds later, by then often holding the lock " +
 			"again on the same session, whose key has the same name; the retry deletes the newer lock and the other client is " +
 			"granted it while the first still works (etcd-io/etcd#22082, open)",
-		Args: []string{"--lock", "etcd-mutex-unlock", "--nemesis", unlockRetryFaults(3), "--think", "300ms",
-			"--workers", "2", "--time", "30s"},
+		Args: []string{"--lock", "etcd-mutex-unlock", "--nemesis", unlockRetryFaults(5), "--think", "300ms",
+			"--workers", "2", "--time", "40s"},
 		Expect: "invalid (valid with --fencing: the create revision of the newer lock is the token; etcd-mutex, whose release " +
 			"deletes the key only while its create revision is the grant's, never deletes a newer lock)",
 		Want: "U", WantFenced: "S",
