@@ -190,10 +190,6 @@ func stuckLock(key string, from, to, bound time.Duration, last, next *hold, fail
 	return an
 }
 
-// failpointPrefix starts the detail of a worker's failpoint event (see
-// docs/worker-protocol.md).
-const failpointPrefix = "failpoint "
-
 // crashAtFailpoint tells how a worker that a crash (kill-worker) among
 // faults killed while it was stopped at a failpoint in its acquire of key
 // left the lock behind. It returns "" when no crash was of that kind. When the
@@ -231,7 +227,7 @@ func failpointBefore(h history.History, p int, key string, i int) (inv, ev *hist
 		}
 		switch {
 		case op.F == history.FEvent:
-			if ev == nil && op.Value != nil && strings.HasPrefix(op.Value.Ext().Detail, failpointPrefix) {
+			if ev == nil && op.Value != nil && strings.HasPrefix(op.Value.Ext().Detail, history.EventFailpointPrefix) {
 				ev = op
 			}
 		case op.Type == history.Invoke && op.F == history.FAcquire && op.Key == key:
