@@ -220,14 +220,24 @@ func bugCells(id string, extra []string) ([]matrix.Cell, []string, error) {
 		if err := matrix.CheckFlags(args); err != nil {
 			return nil, nil, fmt.Errorf("bug %s: %w", id, err)
 		}
-		cat, err := matrix.DefaultCatalog()
+		c, err := catalogCell(b.ID, column, args)
 		if err != nil {
 			return nil, nil, err
 		}
-		e, _ := cat.Lookup(args)
-		cells = append(cells, matrix.Cell{Row: b.ID, Column: column, Expect: e, Args: args})
+		cells = append(cells, c)
 	}
 	return cells, labels, nil
+}
+
+// catalogCell is the cell of args called row and column, expected what the
+// catalog expects of the same run (Depends when it has no such cell).
+func catalogCell(row, column string, args []string) (matrix.Cell, error) {
+	cat, err := matrix.DefaultCatalog()
+	if err != nil {
+		return matrix.Cell{}, err
+	}
+	e, _ := cat.Lookup(args)
+	return matrix.Cell{Row: row, Column: column, Expect: e, Args: args}, nil
 }
 
 // btoi is 1 for true, 0 for false.
@@ -300,13 +310,8 @@ func reproCell(scenario, runDir string, extra []string) (matrix.Cell, uint64, er
 		if err != nil {
 			return matrix.Cell{}, 0, err
 		}
-		args := append([]string{"--scenario", s.Name}, extra...)
-		cat, err := matrix.DefaultCatalog()
-		if err != nil {
-			return matrix.Cell{}, 0, err
-		}
-		e, _ := cat.Lookup(args)
-		return matrix.Cell{Row: s.Name, Column: "repro", Expect: e, Args: args}, 0, nil
+		c, err := catalogCell(s.Name, "repro", append([]string{"--scenario", s.Name}, extra...))
+		return c, 0, err
 	}
 	t, err := runner.ReadTest(runDir)
 	if err != nil {
