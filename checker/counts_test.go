@@ -30,3 +30,19 @@ func TestCountKinds(t *testing.T) {
 		})
 	}
 }
+
+// TestAnomalyStory: the kind in brackets, marked when fencing made the
+// anomaly harmless, then the explanation.
+func TestAnomalyStory(t *testing.T) {
+	for _, c := range []struct {
+		a    Anomaly
+		want string
+	}{
+		{Anomaly{Kind: "double-holder", Explanation: "two held it."}, "[double-holder] two held it."},
+		{Anomaly{Kind: "double-holder", Fenced: true, Explanation: "two held it."}, "[double-holder, fenced] two held it."},
+	} {
+		if got := c.a.Story(); got != c.want {
+			t.Errorf("Story() = %q, want %q", got, c.want)
+		}
+	}
+}

@@ -106,6 +106,17 @@ type Anomaly struct {
 	Explanation string `json:"explanation"`
 }
 
+// Story is the anomaly as the terminal and the course tell it: its kind,
+// whether fencing made it harmless, and its explanation ("[double-holder,
+// fenced] processes 0 and 1 ...").
+func (a Anomaly) Story() string {
+	tag := a.Kind
+	if a.Fenced {
+		tag += ", fenced"
+	}
+	return "[" + tag + "] " + a.Explanation
+}
+
 // MarshalJSON encodes the anomaly with Processes as [] rather than null when
 // empty.
 func (a Anomaly) MarshalJSON() ([]byte, error) {

@@ -39,9 +39,9 @@ func (l Lesson) Tell(as []checker.Anomaly) Told {
 			continue
 		}
 		if i == 0 {
-			t.Taught = story(group[0])
+			t.Taught = group[0].Story()
 		} else {
-			t.More = append(t.More, story(group[0]))
+			t.More = append(t.More, group[0].Story())
 		}
 		if n := len(group) - 1; n > 0 {
 			from, to := group[1].Start, group[1].End
@@ -56,16 +56,6 @@ func (l Lesson) Tell(as []checker.Anomaly) Told {
 		t.More = append(t.More, "The checkers also found "+checker.CountKinds(rest)+".")
 	}
 	return t
-}
-
-// story is an anomaly's story as a lesson shows it: its kind, whether
-// fencing made it harmless, and its explanation.
-func story(a checker.Anomaly) string {
-	tag := a.Kind
-	if a.Fenced {
-		tag += ", fenced"
-	}
-	return "[" + tag + "] " + a.Explanation
 }
 
 // kindNoun names n anomalies of kind in words: "double holders".

@@ -62,11 +62,7 @@ func printAnomalies(w io.Writer, res checker.Result) {
 			fmt.Fprintf(w, "  ... %d more %s in results.json\n", n, map[bool]string{true: "anomaly", false: "anomalies"}[n == 1])
 			break
 		}
-		tag := a.Kind
-		if a.Fenced {
-			tag += ", fenced"
-		}
-		fmt.Fprintf(w, "  [%s] %s\n", tag, oneLine(a.Explanation))
+		fmt.Fprintf(w, "  %s\n", oneLine(a.Story()))
 		printed++
 	}
 }
