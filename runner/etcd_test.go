@@ -69,10 +69,13 @@ func TestRunEtcdUnlockRetry(t *testing.T) {
 	// The etcd-unlock-retry scenario's faults, for longer: the releases of
 	// worker slot 0's processes, eight apart (a process whose next
 	// acquire fails on the broken connection is retired: its successor
-	// takes over).
+	// takes over). Each background retry lands while its client holds
+	// the lock again only about half the time, so the test offers many
+	// (twelve a process, until the first double holder ends the run):
+	// with three, one CI run in about eight found none.
 	var faults []string
 	for p := 0; p < 20; p += 2 {
-		for i := range 3 {
+		for i := range 12 {
 			faults = append(faults, fmt.Sprintf("reply-loss@release/p%d#%d:100ms", p, 1+8*i))
 		}
 	}
