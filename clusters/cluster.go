@@ -150,3 +150,28 @@ type SessionKiller interface {
 	// returns the server's ids of the sessions it ended (none is no error).
 	KillSessions(ctx context.Context, name string) ([]int64, error)
 }
+
+// Promoter is a cluster whose master a failover manager (the sentinels)
+// replaces by promoting a replica when the master is lost.
+type Promoter interface {
+	// CutMaster cuts master off from its replicas and its failover
+	// managers, and splits the worker slots with it: the slots in stay
+	// still reach master and nothing else, every other slot reaches
+	// everything but master. Clients on both sides keep running.
+	CutMaster(ctx context.Context, master string, stay []int) error
+	// HealMaster restores every link CutMaster cut. It is idempotent.
+	HealMaster(ctx context.Context) error
+	// WaitPromotion waits at most timeout until the failover managers
+	// agree on a master other than old, and returns it.
+	WaitPromotion(ctx context.Context, old string, timeout time.Duration) (string, error)
+	// WaitReplica waits at most timeout until node is a replica in sync
+	// with a master (an old master has been demoted and resynced).
+	WaitReplica(ctx context.Context, node string, timeout time.Duration) error
+}
+
+// KeyPrimary is a cluster whose keys live on different masters: the
+// leader a fault on a key's lock must hit is the master of that key.
+type KeyPrimary interface {
+	// KeyLeader returns the name of the master that serves key.
+	KeyLeader(ctx context.Context, key string) (string, error)
+}

@@ -28,7 +28,7 @@ type Member struct {
 func (m *Member) ClientAddr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.Client)) }
 
 // Running reports whether the member's server process is alive.
-func (m *Member) Running() bool { return m.running() != nil }
+func (m *Member) Running() bool { return m.RunningProc() != nil }
 
 // Ensemble is what the replicated services of numbered members (ZooKeeper,
 // etcd) share: the members, a redis-server storage node, one proxy from
@@ -41,7 +41,7 @@ func (m *Member) Running() bool { return m.running() != nil }
 type Ensemble struct {
 	logDir  string
 	servers []*Member // in member order
-	storage *RedisServer
+	storage StorageNode
 	// peer names the proxies that carry member from's traffic to member to.
 	peer func(from, to int) []string
 	// runningOnly: pausing or resuming a member whose process has exited
@@ -49,7 +49,7 @@ type Ensemble struct {
 	runningOnly bool
 	// held holds the peer proxies a fault stopped (Isolate, CutPeers): a
 	// link stays cut until the last fault that cut it lets go (under mu).
-	held heldCuts
+	held HeldCuts
 	Local
 	// Faults kills and restarts a member (its clients' proxies stopped
 	// while it is down; a restart waits until it serves again), pauses and
@@ -170,10 +170,10 @@ func (e *Ensemble) RetrySetup(ctx context.Context, once func(context.Context) er
 	return err
 }
 
-// SetUp looks for redis-server (the storage node), then makes the data
+// SetUp looks for the storage node's server, then makes the data
 // directory and the proxies and runs start (see local.SetUp).
 func (e *Ensemble) SetUp(ctx context.Context, prefix string, teardown func(context.Context) error, start func() error) error {
-	if _, err := LookRedis(); err != nil {
+	if err := LookStorage(); err != nil {
 		return err
 	}
 	return e.Local.SetUp(ctx, prefix, teardown, func() error {
@@ -214,8 +214,11 @@ func (e *Ensemble) Launch(ctx context.Context, workers int, noStorage bool, star
 		return err
 	}
 	if !noStorage {
-		e.storage = NewRedisServer(e.DataDir, e.logDir, "storage", false)
-		if err := e.storage.Start(ctx); err != nil {
+		s, err := StartStorage(ctx, e.DataDir, e.logDir)
+		if s != nil {
+			e.storage = s
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -235,7 +238,7 @@ func (e *Ensemble) Launch(ctx context.Context, workers int, noStorage bool, star
 
 // StartMember starts argv as member m's process in its own process group.
 func StartMember(ctx context.Context, m *Member, argv, env []string) error {
-	_, err := m.startLogged(ctx, m.Name, m.LogPath, argv, env, m.Dir)
+	_, err := m.StartLogged(ctx, m.Name, m.LogPath, argv, env, m.Dir)
 	return err
 }
 
@@ -253,7 +256,7 @@ func (e *Ensemble) WaitServing(ctx context.Context, what string, ms []*Member, t
 	return Poll(ctx, timeout, func() error {
 		var notReady []string
 		for _, m := range ms {
-			if m.running() == nil {
+			if m.RunningProc() == nil {
 				if b, _ := os.ReadFile(m.LogPath); strings.Contains(string(b), portInUse) {
 					return pollStop{fmt.Errorf("%s exited during start-up: %w (log %s)", m.Name, ErrPortInUse, m.LogPath)}
 				}
@@ -276,7 +279,7 @@ func (e *Ensemble) Nodes() []Node {
 	for _, m := range e.servers {
 		members = append(members, Node{Name: m.Name, Role: "lock", Addr: m.ClientAddr()})
 	}
-	return NodeList(e.storage, nil, members...)
+	return append(members, StorageNodeOf(e.storage)...)
 }
 
 // LockAddrs returns the proxy addresses worker slot uses, one per member.
@@ -298,12 +301,7 @@ func (e *Ensemble) Pids() map[string]int {
 			pids[m.Name] = pid
 		}
 	}
-	if e.storage != nil {
-		if pid := e.storage.Pid(); pid != 0 {
-			pids["storage"] = pid
-		}
-	}
-	return pids
+	return StoragePid(pids, e.storage)
 }
 
 // peerLinks applies f to the proxies of every link between the member
@@ -332,7 +330,7 @@ func (e *Ensemble) Isolate(ctx context.Context, name string) error {
 	return e.peerLinks(name, func(links []string) error {
 		e.Mu.Lock()
 		defer e.Mu.Unlock()
-		return e.Proxies.DisableAll(e.heldLinks().hold("isolate-"+name, links))
+		return e.Proxies.DisableAll(e.heldLinks().Hold("isolate-"+name, links))
 	})
 }
 
@@ -341,7 +339,7 @@ func (e *Ensemble) Rejoin(ctx context.Context, name string) error {
 	return e.peerLinks(name, func(links []string) error {
 		e.Mu.Lock()
 		defer e.Mu.Unlock()
-		return e.Proxies.EnableAll(e.heldLinks().drop("isolate-"+name, links))
+		return e.Proxies.EnableAll(e.heldLinks().Drop("isolate-"+name, links))
 	})
 }
 
@@ -358,14 +356,11 @@ func (e *Ensemble) TeardownWith(ctx context.Context, prefix string, first, stopp
 	}
 	var errs []error
 	for _, m := range e.servers {
-		errs = append(errs, m.stop(ctx, 5*time.Second))
+		errs = append(errs, m.StopProc(ctx, 5*time.Second))
 	}
 	stopped()
 	if e.ProxyLog != nil {
 		e.ProxyLog.Close()
 	}
-	if e.storage != nil {
-		errs = append(errs, e.storage.Stop(ctx))
-	}
-	return errors.Join(append(errs, e.RemoveTemp(prefix))...)
+	return errors.Join(append(errs, StopStorage(ctx, e.storage), e.RemoveTemp(prefix))...)
 }

@@ -35,7 +35,7 @@ type ExternalConfig struct {
 // (see Limits).
 type External struct {
 	cfg     ExternalConfig
-	storage *RedisServer
+	storage StorageNode
 	Local
 }
 
@@ -79,15 +79,18 @@ func (e *External) Setup(ctx context.Context) error {
 		}
 		c.Close()
 	}
-	if _, err := LookRedis(); err != nil {
-		return fmt.Errorf("the storage node of the protected resource: %w", err)
+	if err := LookStorage(); err != nil {
+		return err
 	}
 	return e.SetUp(ctx, "external-", e.Teardown, func() error {
 		if err := os.MkdirAll(e.cfg.LogDir, 0o755); err != nil {
 			return fmt.Errorf("create log dir: %w", err)
 		}
-		e.storage = NewRedisServer(e.DataDir, e.cfg.LogDir, "storage", false)
-		if err := e.storage.Start(ctx); err != nil {
+		s, err := StartStorage(ctx, e.DataDir, e.cfg.LogDir)
+		if s != nil {
+			e.storage = s
+		}
+		if err != nil {
 			return err
 		}
 		if err := e.OpenProxies(e.cfg.LogDir); err != nil {
@@ -108,7 +111,7 @@ func (e *External) Teardown(ctx context.Context) error {
 		return nil
 	}
 	e.CloseProxies()
-	return errors.Join(append(StopRedis(ctx, e.storage, nil), e.RemoveTemp("external-"))...)
+	return errors.Join(StopStorage(ctx, e.storage), e.RemoveTemp("external-"))
 }
 
 // Nodes lists the lock servers (their own addresses), then the storage
@@ -118,10 +121,7 @@ func (e *External) Nodes() []Node {
 	for i, a := range e.cfg.Addrs {
 		nodes = append(nodes, Node{Name: "lock" + strconv.Itoa(i), Role: "lock", Addr: a})
 	}
-	if e.storage != nil {
-		nodes = append(nodes, Node{Name: e.storage.Name, Role: "storage", Addr: e.storage.Addr()})
-	}
-	return nodes
+	return append(nodes, StorageNodeOf(e.storage)...)
 }
 
 // LockAddrs returns worker slot's proxy addresses, one per lock server.

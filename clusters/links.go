@@ -20,25 +20,25 @@ type WorkerLinks struct {
 	AddrMap map[string]string
 }
 
-// sentinelLinker is a topology whose workers find the master through
-// Sentinels.
-type sentinelLinker interface {
-	SentinelLinks(slot int) SentinelLinks
+// Linker is a topology whose workers need more than the lock nodes'
+// addresses and a login to reach them (the Sentinels that name the master,
+// the map of every address the service announces).
+type Linker interface {
+	// WorkerLinks returns what a worker of slot needs beyond the lock
+	// nodes' addresses; its Login is not used (LoginNeeder gives it).
+	WorkerLinks(slot int) WorkerLinks
 }
 
 // LinksOf returns what a worker of slot needs to reach c's lock nodes
 // beyond their addresses.
 func LinksOf(c Cluster, slot int) WorkerLinks {
 	var l WorkerLinks
+	if k, ok := c.(Linker); ok {
+		l = k.WorkerLinks(slot)
+	}
+	l.Login = Login{}
 	if n, ok := c.(LoginNeeder); ok {
 		l.Login = n.Login()
-	}
-	if s, ok := c.(sentinelLinker); ok {
-		sl := s.SentinelLinks(slot)
-		l.SentinelAddrs, l.MasterName, l.AddrMap = sl.Addrs, sl.MasterName, sl.AddrMap
-	}
-	if m, ok := c.(AddrMapper); ok {
-		l.AddrMap = m.AddrMap(slot)
 	}
 	return l
 }

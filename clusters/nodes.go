@@ -117,8 +117,8 @@ func (s *NodeSet) Index(name string) (int, error) {
 	return 0, fmt.Errorf("no %s named %q", s.Kind, name)
 }
 
-// slotLinks names worker slot's proxies, one per node.
-func (s *NodeSet) slotLinks(slot int) []string {
+// SlotLinks names worker slot's proxies, one per node.
+func (s *NodeSet) SlotLinks(slot int) []string {
 	return LinkNames(len(s.nodes), func(i int) string { return slotProxy(slot, s.nodes[i].Name) })
 }
 
@@ -175,12 +175,12 @@ func (s *NodeSet) signal(ctx context.Context, name string, sig syscall.Signal) e
 
 // Partition cuts every link of a worker slot to the nodes.
 func (s *NodeSet) Partition(ctx context.Context, slot int) error {
-	return s.proxies.CutAll(s.slotLinks(slot))
+	return s.proxies.CutAll(s.SlotLinks(slot))
 }
 
 // Heal restores every link of a worker slot.
 func (s *NodeSet) Heal(ctx context.Context, slot int) error {
-	return s.proxies.RestoreAll(ctx, s.slotLinks(slot))
+	return s.proxies.RestoreAll(ctx, s.SlotLinks(slot))
 }
 
 // PartitionNodes cuts worker slot's links to the named nodes only.
@@ -213,10 +213,10 @@ func (s *NodeSet) SetClock(shim bool, what, node string, offset time.Duration, f
 	return WriteClockOffset(file(i), offset)
 }
 
-// splitLinks names the worker slots' proxies that split them around node
+// SplitLinks names the worker slots' proxies that split them around node
 // j: a slot in stay loses its links to every other node (and extra(slot),
 // when extra is not nil), every other slot its link to node j.
-func (s *NodeSet) splitLinks(j int, stay []int, extra func(slot int) []string) []string {
+func (s *NodeSet) SplitLinks(j int, stay []int, extra func(slot int) []string) []string {
 	in := make(map[int]bool)
 	for _, slot := range stay {
 		in[slot] = true
@@ -239,25 +239,25 @@ func (s *NodeSet) splitLinks(j int, stay []int, extra func(slot int) []string) [
 	return names
 }
 
-// heldCuts cuts proxies on behalf of faults: several faults may hold one
+// HeldCuts cuts proxies on behalf of faults: several faults may hold one
 // proxy cut, and it is restored when the last lets go. It maps a proxy to
 // the faults that cut it; its topology's lock guards it.
-type heldCuts map[string]map[string]bool
+type HeldCuts map[string]map[string]bool
 
-// cut cuts the named proxies on behalf of fault.
-func (h heldCuts) cut(ps *Proxies, fault string, names []string) error {
-	return ps.CutAll(h.hold(fault, names))
+// Cut cuts the named proxies on behalf of fault.
+func (h HeldCuts) Cut(ps *Proxies, fault string, names []string) error {
+	return ps.CutAll(h.Hold(fault, names))
 }
 
-// release lets go of every proxy fault cut, and restores those no other
+// Release lets go of every proxy fault cut, and restores those no other
 // fault holds.
-func (h heldCuts) release(ctx context.Context, ps *Proxies, fault string) error {
-	return ps.RestoreAll(ctx, h.drop(fault, nil))
+func (h HeldCuts) Release(ctx context.Context, ps *Proxies, fault string) error {
+	return ps.RestoreAll(ctx, h.Drop(fault, nil))
 }
 
-// hold records that fault holds the named proxies cut and returns those no
+// Hold records that fault holds the named proxies cut and returns those no
 // fault held before: the ones to cut now.
-func (h heldCuts) hold(fault string, names []string) []string {
+func (h HeldCuts) Hold(fault string, names []string) []string {
 	var fresh []string
 	for _, n := range names {
 		if len(h[n]) == 0 {
@@ -271,10 +271,10 @@ func (h heldCuts) hold(fault string, names []string) []string {
 	return fresh
 }
 
-// drop lets go of fault's hold on the named proxies (on every proxy it
+// Drop lets go of fault's hold on the named proxies (on every proxy it
 // holds when names is nil) and returns, sorted, those no fault holds any
 // longer: the ones to restore now.
-func (h heldCuts) drop(fault string, names []string) []string {
+func (h HeldCuts) Drop(fault string, names []string) []string {
 	if names == nil {
 		for n, rs := range h {
 			if rs[fault] {
@@ -327,8 +327,8 @@ func (s *ServerProc) LogFile() *os.File {
 	return s.log
 }
 
-// running returns the process while it runs, else nil.
-func (s *ServerProc) running() *Proc {
+// RunningProc returns the process while it runs, else nil.
+func (s *ServerProc) RunningProc() *Proc {
 	if p := s.Current(); p != nil && !p.Exited() {
 		return p
 	}
@@ -337,15 +337,15 @@ func (s *ServerProc) running() *Proc {
 
 // Pid returns the running process's Pid, 0 when none runs.
 func (s *ServerProc) Pid() int {
-	if p := s.running(); p != nil {
+	if p := s.RunningProc(); p != nil {
 		return p.Pid()
 	}
 	return 0
 }
 
-// kill SIGKILLs the process (with its children when tree: see killTree)
+// KillProc SIGKILLs the process (with its children when tree: see killTree)
 // and waits for it; nothing before the first start.
-func (s *ServerProc) kill(tree bool) error {
+func (s *ServerProc) KillProc(tree bool) error {
 	p := s.Current()
 	if p == nil {
 		return nil
@@ -365,9 +365,9 @@ func (s *ServerProc) CloseLog() {
 	}
 }
 
-// stop asks the process to exit (Proc.Stop, killed after grace) and
+// StopProc asks the process to exit (Proc.Stop, killed after grace) and
 // closes its log; nothing before the first start.
-func (s *ServerProc) stop(ctx context.Context, grace time.Duration) error {
+func (s *ServerProc) StopProc(ctx context.Context, grace time.Duration) error {
 	s.mu.Lock()
 	p, log := s.proc, s.log
 	s.mu.Unlock()
@@ -381,9 +381,9 @@ func (s *ServerProc) stop(ctx context.Context, grace time.Duration) error {
 	return err
 }
 
-// startLogged starts argv as the process of the server called name, its
+// StartLogged starts argv as the process of the server called name, its
 // output appended to the log at logPath, and records both in s.
-func (s *ServerProc) startLogged(ctx context.Context, name, logPath string, argv, env []string, dir string) (*Proc, error) {
+func (s *ServerProc) StartLogged(ctx context.Context, name, logPath string, argv, env []string, dir string) (*Proc, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open %s log: %w", name, err)
@@ -416,7 +416,7 @@ type LocalServer struct {
 
 // Kill SIGKILLs the server and waits for it to exit.
 func (l LocalServer) Kill(ctx context.Context) error {
-	if err := l.Proc.kill(l.Tree); err != nil {
+	if err := l.Proc.KillProc(l.Tree); err != nil {
 		return fmt.Errorf("kill %s: %w", l.Name, err)
 	}
 	if l.CloseLogAfterKill {
@@ -427,7 +427,7 @@ func (l LocalServer) Kill(ctx context.Context) error {
 
 // Restart starts the server when it is not running.
 func (l LocalServer) Restart(ctx context.Context) error {
-	if l.Proc.running() != nil {
+	if l.Proc.RunningProc() != nil {
 		return nil
 	}
 	if err := l.Start(ctx); err != nil {
@@ -441,7 +441,7 @@ func (l LocalServer) Restart(ctx context.Context) error {
 func (l LocalServer) Signal(ctx context.Context, sig syscall.Signal) error {
 	p := l.Proc.Current()
 	if l.RunningOnly {
-		p = l.Proc.running()
+		p = l.Proc.RunningProc()
 	}
 	if p == nil {
 		return fmt.Errorf("%s is not running", l.Name)

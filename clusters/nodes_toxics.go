@@ -19,9 +19,6 @@ type LinkToxicker interface {
 
 var (
 	_ LinkToxicker = Faults{}
-	_ LinkToxicker = (*Redis)(nil)
-	_ LinkToxicker = (*Sentinel)(nil)
-	_ LinkToxicker = (*RedisCluster)(nil)
 )
 
 // SetLinkToxics puts ts on every link of worker slot to the nodes on
@@ -31,7 +28,7 @@ func (s *NodeSet) SetLinkToxics(ctx context.Context, slot int, fault string, ts 
 	if slot < 0 || slot >= len(s.slotAddr) {
 		return fmt.Errorf("toxics on the links of slot %d: no such worker slot", slot)
 	}
-	return each(s.slotLinks(slot), func(n string) error {
+	return each(s.SlotLinks(slot), func(n string) error {
 		if ts == nil {
 			return s.proxies.RemoveToxics(ctx, n, fault)
 		}
@@ -43,21 +40,4 @@ func (s *NodeSet) SetLinkToxics(ctx context.Context, slot int, fault string, ts 
 // topology of a NodeSet: ZooKeeper, etcd, the databases, the containers).
 func (f Faults) SetLinkToxics(ctx context.Context, slot int, fault string, ts []Toxic) error {
 	return f.of.SetLinkToxics(ctx, slot, fault, ts)
-}
-
-// SetLinkToxics sets fault's toxics on a worker slot's links to the lock
-// nodes.
-func (r *Redis) SetLinkToxics(ctx context.Context, slot int, fault string, ts []Toxic) error {
-	return r.NodeSet.SetLinkToxics(ctx, slot, fault, ts)
-}
-
-// SetLinkToxics: on the links to the redis nodes only; a worker still
-// asks the sentinels who the master is.
-func (s *Sentinel) SetLinkToxics(ctx context.Context, slot int, fault string, ts []Toxic) error {
-	return s.NodeSet.SetLinkToxics(ctx, slot, fault, ts)
-}
-
-// SetLinkToxics: on the links to every cluster node.
-func (c *RedisCluster) SetLinkToxics(ctx context.Context, slot int, fault string, ts []Toxic) error {
-	return c.NodeSet.SetLinkToxics(ctx, slot, fault, ts)
 }

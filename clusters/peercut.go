@@ -85,7 +85,7 @@ func (e *Ensemble) CutPeers(ctx context.Context, by string, pairs [][2]string) e
 	}
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
-	return e.Proxies.DisableAll(e.heldLinks().hold(by, links))
+	return e.Proxies.DisableAll(e.heldLinks().Hold(by, links))
 }
 
 // HealPeers starts again the proxies CutPeers stopped for by that no
@@ -100,14 +100,14 @@ func (e *Ensemble) HealPeers(ctx context.Context, by string, pairs [][2]string) 
 	}
 	e.Mu.Lock()
 	defer e.Mu.Unlock()
-	return e.Proxies.EnableAll(e.heldLinks().drop(by, links))
+	return e.Proxies.EnableAll(e.heldLinks().Drop(by, links))
 }
 
 // heldLinks returns the faults that hold the peer proxies stopped (under
 // mu).
-func (e *Ensemble) heldLinks() heldCuts {
+func (e *Ensemble) heldLinks() HeldCuts {
 	if e.held == nil {
-		e.held = make(heldCuts)
+		e.held = make(HeldCuts)
 	}
 	return e.held
 }

@@ -44,7 +44,7 @@ func DialingProcess(c net.Conn, n int, pid func(i int) int) int {
 	return -1
 }
 
-// peerFronts stands at the addresses a topology's servers announce to one
+// PeerFronts stands at the addresses a topology's servers announce to one
 // another, one listener per server, where every server dials a peer at the
 // same address (Sentinel: the master address it hands out, a sentinel's
 // announced address), so that no per-pair proxy can be named in the
@@ -54,29 +54,29 @@ func DialingProcess(c net.Conn, n int, pid func(i int) int) int {
 // connections, so a pair cut both ways looks like a link that refuses.
 // A connection from a process that is no server (the harness) is always
 // forwarded.
-type peerFronts struct {
+type PeerFronts struct {
 	names []string              // the servers, by index
 	pid   func() map[string]int // running servers' pids by name
 
 	mu   sync.Mutex
-	held heldCuts                     // pairKey -> faults that cut it
+	held HeldCuts                     // pairKey -> faults that cut it
 	live map[string]map[net.Conn]bool // pairKey -> open front-side connections
 	lns  []net.Listener
 	wg   sync.WaitGroup
 }
 
-// newPeerFronts returns fronts for the named servers, whose pids pid
+// NewPeerFronts returns fronts for the named servers, whose pids pid
 // reports.
-func newPeerFronts(names []string, pid func() map[string]int) *peerFronts {
-	return &peerFronts{names: names, pid: pid, held: make(heldCuts), live: make(map[string]map[net.Conn]bool)}
+func NewPeerFronts(names []string, pid func() map[string]int) *PeerFronts {
+	return &PeerFronts{names: names, pid: pid, held: make(HeldCuts), live: make(map[string]map[net.Conn]bool)}
 }
 
 // pairKey names the link between servers a and b, either way.
 func pairKey(a, b string) string { return min(a, b) + "|" + max(a, b) }
 
-// add starts the front of server name, which forwards to target() (read
+// Add starts the front of server name, which forwards to target() (read
 // at each connection), and returns its address.
-func (p *peerFronts) add(name string, target func() string) (string, error) {
+func (p *PeerFronts) Add(name string, target func() string) (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("listen for %s's peers: %w", name, err)
@@ -100,7 +100,7 @@ func (p *peerFronts) add(name string, target func() string) (string, error) {
 
 // forward splices c, accepted by name's front, to addr, unless the server
 // that dialed is cut off from name.
-func (p *peerFronts) forward(c net.Conn, name, addr string) {
+func (p *PeerFronts) forward(c net.Conn, name, addr string) {
 	pids := p.pid()
 	from := DialingProcess(c, len(p.names), func(i int) int { return pids[p.names[i]] })
 	key := ""
@@ -133,24 +133,24 @@ func (p *peerFronts) forward(c net.Conn, name, addr string) {
 	Splice(c, up)
 }
 
-// cut cuts the pairs on behalf of fault, closing their open connections.
-func (p *peerFronts) cut(fault string, pairs [][2]string) {
+// Cut cuts the pairs on behalf of fault, closing their open connections.
+func (p *PeerFronts) Cut(fault string, pairs [][2]string) {
 	keys := make([]string, len(pairs))
 	for i, pr := range pairs {
 		keys[i] = pairKey(pr[0], pr[1])
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, k := range p.held.hold(fault, keys) {
+	for _, k := range p.held.Hold(fault, keys) {
 		for c := range p.live[k] {
 			c.Close()
 		}
 	}
 }
 
-// heal lets go of fault's cuts of the pairs (of all of them when pairs is
+// Heal lets go of fault's cuts of the pairs (of all of them when pairs is
 // nil).
-func (p *peerFronts) heal(fault string, pairs [][2]string) {
+func (p *PeerFronts) Heal(fault string, pairs [][2]string) {
 	var keys []string // nil: every pair fault cut
 	if pairs != nil {
 		keys = make([]string, len(pairs))
@@ -160,12 +160,12 @@ func (p *peerFronts) heal(fault string, pairs [][2]string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.held.drop(fault, keys)
+	p.held.Drop(fault, keys)
 }
 
-// close stops every front and waits for their accept loops; open
+// Close stops every front and waits for their accept loops; open
 // connections end with their servers.
-func (p *peerFronts) close() {
+func (p *PeerFronts) Close() {
 	p.mu.Lock()
 	for _, ln := range p.lns {
 		ln.Close()

@@ -1,6 +1,7 @@
 package clusters
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -112,3 +113,8 @@ func ephemeralLow() int {
 	}
 	return n
 }
+
+// ErrPortInUse is wrapped by errors about a server that could not bind the
+// free port chosen for it (someone took it in between); set-ups retry
+// with another.
+var ErrPortInUse = errors.New("port in use")

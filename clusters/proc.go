@@ -140,3 +140,42 @@ func (p *Proc) Stop(ctx context.Context, grace time.Duration) error {
 	}
 	return p.Kill()
 }
+
+// Poll calls f every 50 ms until it succeeds, ctx ends or timeout passes;
+// the error then names what was not ready and f's last error. An error f
+// wraps in pollStop ends it at once.
+func Poll(ctx context.Context, timeout time.Duration, f func() error, what string) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		var stop pollStop
+		if errors.As(err, &stop) {
+			return stop.err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready within %s: %w", what, timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// PollEach polls (see Poll) until check(i) finds each of n things ready;
+// check returns the i-th's name and why it is not ready, and the error
+// names the first that is not.
+func PollEach(ctx context.Context, timeout time.Duration, what string, n int, check func(i int) (string, error)) error {
+	return Poll(ctx, timeout, func() error {
+		for i := 0; i < n; i++ {
+			if name, err := check(i); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		return nil
+	}, what)
+}

@@ -85,7 +85,8 @@ func (ps *Proxies) Add(name, upstream string) (string, error) {
 	return p.Listen, nil
 }
 
-func (ps *Proxies) get(name string) (*toxiproxy.Proxy, error) {
+// Proxy returns the Toxiproxy proxy called name.
+func (ps *Proxies) Proxy(name string) (*toxiproxy.Proxy, error) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	p, ok := ps.byName[name]
@@ -97,7 +98,7 @@ func (ps *Proxies) get(name string) (*toxiproxy.Proxy, error) {
 
 // ListenAddr returns where the proxy called name listens.
 func (ps *Proxies) ListenAddr(name string) (string, error) {
-	p, err := ps.get(name)
+	p, err := ps.Proxy(name)
 	if err != nil {
 		return "", err
 	}
@@ -121,7 +122,7 @@ func (ps *Proxies) Names(prefix string) []string {
 // with timeout 0 on the upstream and downstream streams. Connections stay
 // open and hang, as behind a network partition.
 func (ps *Proxies) Cut(name string) error {
-	p, err := ps.get(name)
+	p, err := ps.Proxy(name)
 	if err != nil {
 		return err
 	}
@@ -142,7 +143,7 @@ func (ps *Proxies) Cut(name string) error {
 
 // Restore removes the toxics Cut added. Restoring an intact proxy is a no-op.
 func (ps *Proxies) Restore(ctx context.Context, name string) error {
-	p, err := ps.get(name)
+	p, err := ps.Proxy(name)
 	if err != nil {
 		return err
 	}
@@ -162,7 +163,7 @@ func (ps *Proxies) Restore(ctx context.Context, name string) error {
 
 // Disable stops the proxy: it closes its connections and refuses new ones.
 func (ps *Proxies) Disable(name string) error {
-	p, err := ps.get(name)
+	p, err := ps.Proxy(name)
 	if err != nil {
 		return err
 	}
@@ -172,7 +173,7 @@ func (ps *Proxies) Disable(name string) error {
 
 // Enable starts a stopped proxy again on the same address.
 func (ps *Proxies) Enable(name string) error {
-	p, err := ps.get(name)
+	p, err := ps.Proxy(name)
 	if err != nil {
 		return err
 	}

@@ -72,7 +72,7 @@ func toxicName(owner string, i int, t Toxic) string {
 // which RemoveToxics takes off again; a toxic owner already put there is
 // left as it is.
 func (ps *Proxies) AddToxics(name, owner string, ts []Toxic) error {
-	p, err := ps.get(name)
+	p, err := ps.Proxy(name)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func addToxic(p *toxiproxy.Proxy, name string, t Toxic) error {
 // dial (a node killed meanwhile, whose restart starts its proxies). A
 // proxy that carries none of owner's toxics is left as it is.
 func (ps *Proxies) RemoveToxics(ctx context.Context, name, owner string) error {
-	p, err := ps.get(name)
+	p, err := ps.Proxy(name)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func (t *countToxic) Pipe(stub *toxics.ToxicStub) {
 	if v, ok := counters.Load(t.Counter); ok {
 		n = v.(*atomic.Int64)
 	}
-	eachChunk(stub, func(c *stream.StreamChunk) (*stream.StreamChunk, bool) {
+	EachChunk(stub, func(c *stream.StreamChunk) (*stream.StreamChunk, bool) {
 		if n != nil {
 			n.Add(int64(len(c.Data)))
 		}
@@ -40,10 +40,10 @@ func (t *countToxic) Pipe(stub *toxics.ToxicStub) {
 	})
 }
 
-// eachChunk is the loop of a toxic's Pipe: f gets every chunk of the link
+// EachChunk is the loop of a toxic's Pipe: f gets every chunk of the link
 // and returns the chunk to forward (nil for none) and whether to close the
 // link instead; the link closes, too, when its input ends.
-func eachChunk(stub *toxics.ToxicStub, f func(c *stream.StreamChunk) (fwd *stream.StreamChunk, closeLink bool)) {
+func EachChunk(stub *toxics.ToxicStub, f func(c *stream.StreamChunk) (fwd *stream.StreamChunk, closeLink bool)) {
 	for {
 		select {
 		case <-stub.Interrupt:
@@ -71,7 +71,7 @@ func init() { toxics.Register(countToxicType, new(countToxic)) }
 // listens on listen.
 func (ps *Proxies) addCounter(name, listen string) error {
 	counters.Store(listen, new(atomic.Int64))
-	p, err := ps.get(name)
+	p, err := ps.Proxy(name)
 	if err != nil {
 		return err
 	}

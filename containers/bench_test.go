@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 	"github.com/lockcheck/lockcheck/services/zookeeper"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkReady(b *testing.B) {
 		local   func(cfg clusters.TopologyConfig) clusters.Topology
 	}{
 		{"redis", "redis", func(cfg clusters.TopologyConfig) clusters.Topology {
-			return clusters.NewRedis(clusters.RedisConfig{LockNodes: 1, Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true})
+			return redisnode.NewRedis(redisnode.RedisConfig{LockNodes: 1, Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true})
 		}},
 		{"zookeeper", "zookeeper", func(cfg clusters.TopologyConfig) clusters.Topology {
 			return zookeeper.New(zookeeper.Config{Nodes: 3, Workers: cfg.Workers, LogDir: cfg.LogDir})

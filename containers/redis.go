@@ -9,6 +9,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 )
 
 func init() {
@@ -18,7 +19,7 @@ func init() {
 // redisReady is what redis-server logs once it accepts connections.
 const redisReady = "Ready to accept connections"
 
-// Redis is the container form of clusters.Redis: independent redis-server
+// Redis is the container form of redisnode.Redis: independent redis-server
 // lock nodes (appendonly, fsync always) and a storage node, each a
 // container of the redis image on one private network; workers reach the
 // lock nodes through their own proxies and the storage node directly.
@@ -99,7 +100,7 @@ func (r *Redis) Setup(ctx context.Context) error {
 
 // pingable waits until the redis-server in n answers PING.
 func pingable(ctx context.Context, n *node) error {
-	return waitFor(ctx, 30*time.Second, n.spec.name, func() error { return clusters.Ping(n.addr()) })
+	return waitFor(ctx, 30*time.Second, n.spec.name, func() error { return redisnode.Ping(n.addr()) })
 }
 
 // SetClockOffset moves a lock node's wall clock through the clock shim in

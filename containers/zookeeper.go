@@ -12,6 +12,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 	"github.com/lockcheck/lockcheck/services/zookeeper"
 )
 
@@ -117,7 +118,7 @@ func (z *ZooKeeper) Setup(ctx context.Context) error {
 			return err
 		}
 		z.lock, z.storage = nodes[:z.cfg.Nodes], nodes[z.cfg.Nodes]
-		if err := waitFor(ctx, 30*time.Second, "storage", func() error { return clusters.Ping(z.storage.addr()) }); err != nil {
+		if err := waitFor(ctx, 30*time.Second, "storage", func() error { return redisnode.Ping(z.storage.addr()) }); err != nil {
 			return err
 		}
 		if err := z.waitServing(ctx, z.lock); err != nil {

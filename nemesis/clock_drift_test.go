@@ -12,18 +12,19 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 )
 
 // shimRedis starts one real redis-server lock node under the clock shim
 // and returns it with its address.
-func shimRedis(t *testing.T) (*clusters.Redis, string) {
+func shimRedis(t *testing.T) (*redisnode.Redis, string) {
 	t.Helper()
-	if _, err := clusters.LookRedis(); err != nil {
+	if _, err := redisnode.LookRedis(); err != nil {
 		t.Skip(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r := clusters.NewRedis(clusters.RedisConfig{LockNodes: 1, Workers: 1, LogDir: t.TempDir(), ClockShim: true})
+	r := redisnode.NewRedis(redisnode.RedisConfig{LockNodes: 1, Workers: 1, LogDir: t.TempDir(), ClockShim: true})
 	if err := r.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}

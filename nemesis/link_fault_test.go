@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 )
 
 // linkEnv is an Env on a real cluster whose one holder (slot 0) is granted
@@ -91,11 +92,11 @@ func isTimeout(err error) bool {
 // alone, record its toxic on the start op's Hit, and be gone after its end
 // op (and a second Heal).
 func TestLinkFaultsOnRedis(t *testing.T) {
-	if _, err := clusters.LookRedis(); err != nil {
+	if _, err := redisnode.LookRedis(); err != nil {
 		t.Fatalf("%v (make test installs it)", err)
 	}
 	ctx := context.Background()
-	r := clusters.NewRedis(clusters.RedisConfig{LockNodes: 1, Workers: 2, LogDir: t.TempDir()})
+	r := redisnode.NewRedis(redisnode.RedisConfig{LockNodes: 1, Workers: 2, LogDir: t.TempDir()})
 	if err := r.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 	"github.com/lockcheck/lockcheck/services/sqldb"
 )
 
@@ -232,7 +233,7 @@ func TestPeerShapesRefused(t *testing.T) {
 		kind string
 		c    clusters.Cluster
 	}{
-		{"partition-majority", &clusters.Redis{}},
+		{"partition-majority", &redisnode.Redis{}},
 		{"swizzle", &sqldb.DB{}},
 		{"partition-ring", newPeerFake(3)},
 		{"partition-bridge", newPeerFake(2)},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 	"github.com/lockcheck/lockcheck/services/sqldb"
 )
 
@@ -62,12 +63,12 @@ func nodeAddrs(c clusters.Cluster) map[string]string {
 // that node must come back serving with an empty keyspace, while `kill`
 // (Kill and Restart) of a node keeps its keys.
 func TestRestartLoseEmptiesRedisNode(t *testing.T) {
-	if _, err := clusters.LookRedis(); err != nil {
+	if _, err := redisnode.LookRedis(); err != nil {
 		t.Skip(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r := clusters.NewRedis(clusters.RedisConfig{LockNodes: 3, Workers: 1, LogDir: t.TempDir(), Persist: true})
+	r := redisnode.NewRedis(redisnode.RedisConfig{LockNodes: 3, Workers: 1, LogDir: t.TempDir(), Persist: true})
 	if err := r.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -108,14 +109,14 @@ func TestRestartLoseEmptiesRedisNode(t *testing.T) {
 	if !slices.Equal(op.Value.Ext().Nodes, []string{hit.Node}) {
 		t.Errorf("op nodes %v, want [%s]", op.Value.Ext().Nodes, hit.Node)
 	}
-	if err := clusters.Ping(addrs[hit.Node]); err != nil {
+	if err := redisnode.Ping(addrs[hit.Node]); err != nil {
 		t.Fatalf("%s does not serve after restart-lose: %v", hit.Node, err)
 	}
 	if ks, err := r.NodeKeys(ctx, hit.Node); err != nil || len(ks) != 0 {
 		t.Fatalf("after restart-lose %s holds %v (%v): want an empty keyspace", hit.Node, ks, err)
 	}
 	// The node serves through the workers' proxies again.
-	if err := clusters.Ping(r.LockAddrs(0)[slices.Index([]string{"lock0", "lock1", "lock2"}, hit.Node)]); err != nil {
+	if err := redisnode.Ping(r.LockAddrs(0)[slices.Index([]string{"lock0", "lock1", "lock2"}, hit.Node)]); err != nil {
 		t.Errorf("%s's proxy does not serve: %v", hit.Node, err)
 	}
 	other := map[string]string{"lock0": "lock1", "lock1": "lock0"}[hit.Node]

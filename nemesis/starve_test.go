@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 )
 
 // busyLoop starts a bounded busy loop (sh) in a process group of its own,
@@ -164,12 +165,12 @@ func TestStarveHealsMidFault(t *testing.T) {
 // the server's next turn (up to the 1 s period) while it lasts, and is
 // quick again after.
 func TestStarveServerSlowsRedis(t *testing.T) {
-	if _, err := clusters.LookRedis(); err != nil {
+	if _, err := redisnode.LookRedis(); err != nil {
 		t.Skip(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r := clusters.NewRedis(clusters.RedisConfig{LockNodes: 1, Workers: 1, LogDir: t.TempDir()})
+	r := redisnode.NewRedis(redisnode.RedisConfig{LockNodes: 1, Workers: 1, LogDir: t.TempDir()})
 	if err := r.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -65,8 +65,8 @@ var clusterKinds = map[string]clusterKind{
 	},
 	ClusterExternal: {
 		resolve: resolveExternal,
-		// The storage node of the protected resource is a local redis-server.
-		look: func(context.Context, *Plan) error { _, err := clusters.LookRedis(); return err },
+		// The storage node of the protected resource is a local server.
+		look: func(context.Context, *Plan) error { return clusters.LookStorage() },
 		build: func(p *Plan, cfg clusters.TopologyConfig) (topology, error) {
 			return clusters.NewExternal(clusters.ExternalConfig{Addrs: p.Test.External, Workers: cfg.Workers, LogDir: cfg.LogDir}), nil
 		},

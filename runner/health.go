@@ -44,7 +44,7 @@ func (e *Unresponsive) Error() string {
 		e.Name, e.Addr, e.Silence.Round(100*time.Millisecond), e.Last)
 }
 
-// watchStorage pings the storage node (clusters.Ping) every
+// watchStorage pings the storage node (clusters.PingStorage) every
 // storageProbeEvery while the workload runs. One that answers none for
 // longer than the op timeout, and at least storageSilence, ends the run
 // with an *Unresponsive error (a hung server: SIGSTOP, a deadlock); one that
@@ -57,7 +57,7 @@ func (r *run) watchStorage() func() {
 	bound := max(r.test.OpTimeout, storageSilence)
 	var since time.Time
 	return poll(storageProbeEvery, func() bool {
-		err := clusters.Ping(addr)
+		err := clusters.PingStorage(addr)
 		switch {
 		case err == nil:
 			since = time.Time{}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -221,7 +221,7 @@ func TestRefusedOpenAtStartIsTriedAgain(t *testing.T) {
 func TestRunNoticesWorkersThatBypassProxies(t *testing.T) {
 	needService(t, "redis-set-px")
 	dir := t.TempDir()
-	side := &clusters.RedisServer{Name: "side", Dir: dir, LogPath: filepath.Join(dir, "side.log")}
+	side := &redisnode.RedisServer{Name: "side", Dir: dir, LogPath: filepath.Join(dir, "side.log")}
 	if err := side.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

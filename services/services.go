@@ -13,6 +13,10 @@ import (
 	// PostgreSQL, MariaDB and PgBouncer in front of PostgreSQL (the pg-*
 	// and mysql-* designs).
 	_ "github.com/lockcheck/lockcheck/services/sqldb"
+	// Redis: single nodes, RedLock's five, Sentinel and Redis Cluster;
+	// and the storage node of the protected resource every topology
+	// starts.
+	_ "github.com/lockcheck/lockcheck/services/redis"
 	// The redis-zk combined lock: one Redis node beside a ZooKeeper
 	// ensemble.
 	_ "github.com/lockcheck/lockcheck/services/rediszk"

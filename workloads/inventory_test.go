@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 )
 
-func inventoryConfig(r *clusters.Redis, lock string, slot int, fenced bool) Config {
+func inventoryConfig(r *redisnode.Redis, lock string, slot int, fenced bool) Config {
 	cfg := testConfig(r, lock, slot)
 	cfg.Fencing, cfg.Workload = fenced, WorkloadInventory
 	return cfg
@@ -22,7 +22,7 @@ func inventoryConfig(r *clusters.Redis, lock string, slot int, fenced bool) Conf
 
 // watchStockConfig reaches the stock of redis-watch-inventory, which lives
 // on the lock node (Design.StockOnLock), directly.
-func watchStockConfig(r *clusters.Redis) Config {
+func watchStockConfig(r *redisnode.Redis) Config {
 	cfg := inventoryConfig(r, "redis-watch-inventory", 0, false)
 	cfg.StorageAddr = r.Nodes()[0].Addr
 	return cfg

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 )
 
 func TestMappedDialerRefusesUnmapped(t *testing.T) {
@@ -24,7 +24,7 @@ func TestMappedDialerRefusesUnmapped(t *testing.T) {
 // same lock, one by each master.
 func TestSentinelLockSplitBrain(t *testing.T) {
 	ctx := context.Background()
-	s := clusters.NewSentinel(clusters.SentinelConfig{Workers: 2, LogDir: t.TempDir()})
+	s := redisnode.NewSentinel(redisnode.SentinelConfig{Workers: 2, LogDir: t.TempDir()})
 	if err := s.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}

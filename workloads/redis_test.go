@@ -10,11 +10,12 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 )
 
-func startRedis(t *testing.T) *clusters.Redis {
+func startRedis(t *testing.T) *redisnode.Redis {
 	t.Helper()
-	r := clusters.NewRedis(clusters.RedisConfig{LockNodes: 1, Workers: 2, LogDir: t.TempDir()})
+	r := redisnode.NewRedis(redisnode.RedisConfig{LockNodes: 1, Workers: 2, LogDir: t.TempDir()})
 	if err := r.Setup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +23,7 @@ func startRedis(t *testing.T) *clusters.Redis {
 	return r
 }
 
-func testConfig(r *clusters.Redis, lock string, slot int) Config {
+func testConfig(r *redisnode.Redis, lock string, slot int) Config {
 	return Config{Protocol: ProtocolVersion, Lock: lock, Process: slot, Seed: 1,
 		LockAddrs: r.LockAddrs(slot), StorageAddr: r.StorageAddr(),
 		LeaseMS: 300, AcquireTimeoutMS: 100, RetryMS: 10, ThinkMS: 1, OpTimeoutMS: 300}

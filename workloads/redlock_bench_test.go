@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockcheck/lockcheck/clusters"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 )
 
 // acquireLoop runs cycles acquire -> release on one key with one client of
 // design lock and returns the acquire latencies and the elapsed time.
-func acquireLoop(b *testing.B, r *clusters.Redis, lock string, addrs []string, cycles int) ([]time.Duration, time.Duration) {
+func acquireLoop(b *testing.B, r *redisnode.Redis, lock string, addrs []string, cycles int) ([]time.Duration, time.Duration) {
 	b.Helper()
 	cfg := Config{Protocol: ProtocolVersion, Lock: lock, Seed: 1, LockAddrs: addrs, StorageAddr: r.StorageAddr(),
 		LeaseMS: 1000, AcquireTimeoutMS: 2000, RetryMS: 10, OpTimeoutMS: 500}
@@ -55,7 +55,7 @@ func quantileMS(ds []time.Duration, q float64) float64 {
 // is RedLock grants/s over single-node grants/s. Run it with
 // go test -run '^$' -bench RedlockAcquire -benchtime 1x ./workloads/
 func BenchmarkRedlockAcquire(b *testing.B) {
-	r := clusters.NewRedis(clusters.RedisConfig{LockNodes: 5, Workers: 1, LogDir: b.TempDir(), Persist: true})
+	r := redisnode.NewRedis(redisnode.RedisConfig{LockNodes: 5, Workers: 1, LogDir: b.TempDir(), Persist: true})
 	if err := r.Setup(context.Background()); err != nil {
 		b.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 )
 
 func TestRedlockValidity(t *testing.T) {
@@ -47,9 +47,9 @@ func TestRedlockNodeTimeout(t *testing.T) {
 }
 
 // startRedlock starts five lock nodes with two worker slots.
-func startRedlock(t *testing.T) *clusters.Redis {
+func startRedlock(t *testing.T) *redisnode.Redis {
 	t.Helper()
-	r := clusters.NewRedis(clusters.RedisConfig{LockNodes: 5, Workers: 2, LogDir: t.TempDir()})
+	r := redisnode.NewRedis(redisnode.RedisConfig{LockNodes: 5, Workers: 2, LogDir: t.TempDir()})
 	if err := r.Setup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func startRedlock(t *testing.T) *clusters.Redis {
 }
 
 // keyOn reports which nodes hold key.
-func keyOn(t *testing.T, r *clusters.Redis, key string) []string {
+func keyOn(t *testing.T, r *redisnode.Redis, key string) []string {
 	t.Helper()
 	var on []string
 	for _, n := range r.Nodes() {
@@ -191,7 +191,7 @@ func TestRedlock(t *testing.T) {
 
 // keyGoneWithin waits up to d until key is on no lock node, and returns the
 // nodes that still hold it then.
-func keyGoneWithin(t *testing.T, r *clusters.Redis, key string, d time.Duration) []string {
+func keyGoneWithin(t *testing.T, r *redisnode.Redis, key string, d time.Duration) []string {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {

@@ -21,6 +21,7 @@ import (
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/nemesis"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -121,7 +122,7 @@ type toyTopology struct {
 	cfg     clusters.TopologyConfig
 	server  *clusters.Proc
 	addr    string
-	storage *clusters.RedisServer
+	storage *redisnode.RedisServer
 	proxies *clusters.Proxies
 	plog    *os.File
 	links   []string
@@ -159,7 +160,7 @@ func (t *toyTopology) Setup(ctx context.Context) error {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.storage = &clusters.RedisServer{Name: "storage", Dir: filepath.Join(t.cfg.LogDir, "storage"), LogPath: filepath.Join(t.cfg.LogDir, "storage.log")}
+	t.storage = &redisnode.RedisServer{Name: "storage", Dir: filepath.Join(t.cfg.LogDir, "storage"), LogPath: filepath.Join(t.cfg.LogDir, "storage.log")}
 	if err := t.storage.Start(ctx); err != nil {
 		return err
 	}
@@ -345,7 +346,7 @@ func toyCheck(t *testing.T, args ...string) (int, string) {
 // the fault records the fault's own ops, judges it in the exercise checker
 // and draws it in the report in its class's colour.
 func TestToyFaultAndService(t *testing.T) {
-	if _, err := clusters.LookRedis(); err != nil {
+	if _, err := redisnode.LookRedis(); err != nil {
 		t.Skip(err)
 	}
 	code, out := toyCheck(t, "list")

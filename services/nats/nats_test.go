@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	// The storage node every topology starts beside its lock nodes.
+	_ "github.com/lockcheck/lockcheck/services/redis"
 )
 
 func TestParseNATSVersion(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 	"github.com/lockcheck/lockcheck/services/zookeeper"
 )
 
@@ -35,7 +36,7 @@ type Config struct {
 // named node. Every worker link of both parts has its own proxy, as in the
 // parts.
 type Cluster struct {
-	redis *clusters.Redis
+	redis *redisnode.Redis
 	zk    *zookeeper.Cluster
 }
 
@@ -60,7 +61,7 @@ var (
 // New returns an unstarted combined topology.
 func New(cfg Config) *Cluster {
 	return &Cluster{
-		redis: clusters.NewRedis(clusters.RedisConfig{LockNodes: 1, Workers: cfg.Workers, LogDir: cfg.LogDir,
+		redis: redisnode.NewRedis(redisnode.RedisConfig{LockNodes: 1, Workers: cfg.Workers, LogDir: cfg.LogDir,
 			Persist: true, ClockShim: cfg.ClockShim}),
 		zk: zookeeper.New(zookeeper.Config{Nodes: cfg.Nodes, Workers: cfg.Workers, LogDir: filepath.Join(cfg.LogDir, clusters.PartZooKeeper),
 			ClockShim: cfg.ClockShim, NoStorage: true}),

@@ -30,7 +30,7 @@ func init() {
 			Name: "pgbouncer-" + mode.mode, Fronts: "postgres",
 			Packages: "pgbouncer, postgresql-15, redis-server (storage)",
 			Summary:  "PgBouncer (pool_mode = " + mode.mode + ") in front of one PostgreSQL server, every worker's link to PgBouncer behind its own proxy; a lock-node fault (kill) strikes PgBouncer, the lock node the workers see: " + mode.summary,
-			Look:     clusters.LookAll(LookPgBouncer, LookPostgres, clusters.LookRedis),
+			Look:     clusters.LookAll(LookPgBouncer, LookPostgres, clusters.LookStorageServer),
 			New: newSQLTopology(func(cfg Config) *DB {
 				return NewPgBouncer(cfg, mode.mode)
 			}),

@@ -22,7 +22,7 @@ func init() {
 	clusters.RegisterService(clusters.Service{
 		Name: "postgres", Packages: "postgresql-15, redis-server (storage)",
 		Summary:         "one PostgreSQL server (initdb into the run's temp dir, fsync on, session timeouts 2 x lease), run as the postgres user when lockcheck runs as root",
-		Look:            clusters.LookAll(LookPostgres, clusters.LookRedis),
+		Look:            clusters.LookAll(LookPostgres, clusters.LookStorageServer),
 		New:             newSQLTopology(NewPostgres),
 		Server:          "PostgreSQL",
 		SessionSettings: "idle_in_transaction_session_timeout, idle_session_timeout and tcp_user_timeout",

@@ -70,7 +70,7 @@ type DB struct {
 	kind    string // "postgres", "mariadb": the temp dir prefix
 	node    string // the node's name, e.g. "pg0"
 	engine  dbEngine
-	storage *clusters.RedisServer
+	storage clusters.StorageNode
 	// server is the server's process and its log, which every start
 	// appends to.
 	server clusters.ServerProc
@@ -125,7 +125,7 @@ func sessionTimeout(lease time.Duration) time.Duration {
 // node and the proxies, and returns once the server runs SELECT 1. On error,
 // whatever was started is stopped and the data directory removed.
 func (c *DB) Setup(ctx context.Context) (err error) {
-	if _, err := clusters.LookRedis(); err != nil {
+	if err := clusters.LookStorage(); err != nil {
 		return err
 	}
 	// The run's directory is this process's, with its owner record, so
@@ -168,8 +168,11 @@ func (c *DB) Setup(ctx context.Context) (err error) {
 		}, "the session-kill connection to "+c.node); err != nil {
 			return fmt.Errorf("connect to %s for session kills: %w", c.node, err)
 		}
-		c.storage = clusters.NewRedisServer(c.DataDir, c.cfg.LogDir, "storage", false)
-		if err := c.storage.Start(ctx); err != nil {
+		st, err := clusters.StartStorage(ctx, c.DataDir, c.cfg.LogDir)
+		if st != nil {
+			c.storage = st
+		}
+		if err != nil {
 			return err
 		}
 		if err := c.OpenProxies(c.cfg.LogDir); err != nil {
@@ -225,7 +228,7 @@ func (c *DB) Login() clusters.Login { return c.engine.login() }
 
 // Nodes lists the database server, then the storage node.
 func (c *DB) Nodes() []clusters.Node {
-	return clusters.NodeList(c.storage, nil, clusters.Node{Name: c.node, Role: "lock", Addr: c.Addr()})
+	return append([]clusters.Node{{Name: c.node, Role: "lock", Addr: c.Addr()}}, clusters.StorageNodeOf(c.storage)...)
 }
 
 // LockAddrs returns worker slot's proxy to the server.
@@ -236,7 +239,7 @@ func (c *DB) StorageAddr() string { return c.storage.Addr() }
 
 // Pids returns the pids of the running server processes, by node name.
 func (c *DB) Pids() map[string]int {
-	pids := clusters.RedisPids(c.storage, nil)
+	pids := clusters.StoragePid(make(map[string]int), c.storage)
 	if pid := c.server.Pid(); pid != 0 {
 		pids[c.node] = pid
 	}
@@ -265,7 +268,7 @@ func (c *DB) Teardown(ctx context.Context) error {
 		errs = append(errs, b.stopBeside(ctx, 5*time.Second))
 	}
 	c.server.CloseLog()
-	errs = append(errs, clusters.StopRedis(ctx, c.storage, nil)...)
+	errs = append(errs, clusters.StopStorage(ctx, c.storage))
 	return errors.Join(append(errs, c.RemoveTemp(c.kind+"-"))...)
 }
 

@@ -136,7 +136,11 @@ func TestSQLDBFailedSetup(t *testing.T) {
 			if c.server.Current() == nil || c.storage == nil {
 				t.Fatal("setup failed before the server started: the test no longer tests cleanup")
 			}
-			assertGone(t, map[string]int{s.node: c.server.Current().Pid(), "storage": c.storage.Current().Pid()})
+			storage, ok := c.storage.(interface{ Current() *clusters.Proc })
+			if !ok || storage.Current() == nil {
+				t.Fatalf("the storage node %T has no process to look for", c.storage)
+			}
+			assertGone(t, map[string]int{s.node: c.server.Current().Pid(), "storage": storage.Current().Pid()})
 			if _, err := os.Stat(c.DataDir); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("data dir %s left behind: %v", c.DataDir, err)
 			}

@@ -1,4 +1,4 @@
-package clusters
+package redis
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 // TestLinkToxicsCompose: two faults on one slot's links take off only
@@ -30,8 +32,8 @@ func TestLinkToxicsCompose(t *testing.T) {
 		return errors.As(err, &ne) && ne.Timeout()
 	}
 
-	slow := []Toxic{{Type: ToxicLatency, Stream: Downstream, Attributes: map[string]int64{"latency": 1}}}
-	lost := []Toxic{{Type: ToxicTimeout, Stream: Downstream}}
+	slow := []clusters.Toxic{{Type: clusters.ToxicLatency, Stream: clusters.Downstream, Attributes: map[string]int64{"latency": 1}}}
+	lost := []clusters.Toxic{{Type: clusters.ToxicTimeout, Stream: clusters.Downstream}}
 	if err := r.SetLinkToxics(ctx, 0, "slow", slow); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestLinkToxicsCompose(t *testing.T) {
 		t.Fatalf("cleared link: %q %v", got, err)
 	}
 
-	if err := r.SetLinkToxics(ctx, 0, "refuse", []Toxic{{Type: ToxicRefuse}}); err != nil {
+	if err := r.SetLinkToxics(ctx, 0, "refuse", []clusters.Toxic{{Type: clusters.ToxicRefuse}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := roundTrip(addr, "PING", okWait); !errors.Is(err, syscall.ECONNREFUSED) {

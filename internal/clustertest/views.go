@@ -1,4 +1,4 @@
-package clusters_test
+package clustertest
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 	"github.com/lockcheck/lockcheck/clusters"
 )
 
-// awaitViews waits up to wait until, for every node n, view(n) (the nodes
+// AwaitViews waits up to wait until, for every node n, view(n) (the nodes
 // n no longer reaches, as n itself says, sorted) is want[n], and returns
 // what the nodes said last.
-func awaitViews(ctx context.Context, wait time.Duration, nodes []string, view func(n string) ([]string, error),
+func AwaitViews(ctx context.Context, wait time.Duration, nodes []string, view func(n string) ([]string, error),
 	want map[string][]string) (map[string][]string, error) {
 	got := make(map[string][]string)
 	err := clusters.Poll(ctx, wait, func() error {
@@ -32,8 +32,8 @@ func awaitViews(ctx context.Context, wait time.Duration, nodes []string, view fu
 	return got, err
 }
 
-// allReach is the view of nodes that all reach one another.
-func allReach(nodes []string) map[string][]string {
+// AllReach is the view of nodes that all reach one another.
+func AllReach(nodes []string) map[string][]string {
 	none := make(map[string][]string)
 	for _, n := range nodes {
 		none[n] = nil

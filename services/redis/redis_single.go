@@ -1,8 +1,8 @@
 // The plain Redis topology: independent redis-server lock nodes (one, or five
-// for RedLock), no replication. Redis Cluster (cluster mode) is in
+// for RedLock), no replication. Redis clusters.Cluster (cluster mode) is in
 // redis_cluster_mode.go.
 
-package clusters
+package redis
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 // RedisConfig describes a set of local redis-server nodes: the lock nodes a
@@ -26,27 +28,27 @@ type RedisConfig struct {
 	// Persist makes lock nodes keep an append-only file with fsync always,
 	// so a killed and restarted node still has its keys.
 	Persist bool
-	// ClockShim starts the lock nodes under the clock shim (see ClockShim),
+	// clusters.ClockShim starts the lock nodes under the clock shim (see clusters.ClockShim),
 	// each reading its wall-clock offset from the file "clock" in its data
 	// directory, so SetClockOffset can move it. The storage node never runs
 	// under the shim.
 	ClockShim bool
 }
 
-// Redis is a Cluster of local redis-server processes behind Toxiproxy.
+// Redis is a clusters.Cluster of local redis-server processes behind Toxiproxy.
 type Redis struct {
 	cfg     RedisConfig
 	lock    []*RedisServer
 	storage *RedisServer
-	Local
+	clusters.Local
 }
 
 var (
-	_ Cluster         = (*Redis)(nil)
-	_ Killer          = (*Redis)(nil)
-	_ Partitioner     = (*Redis)(nil)
-	_ NodePartitioner = (*Redis)(nil)
-	_ Clocker         = (*Redis)(nil)
+	_ clusters.Cluster         = (*Redis)(nil)
+	_ clusters.Killer          = (*Redis)(nil)
+	_ clusters.Partitioner     = (*Redis)(nil)
+	_ clusters.NodePartitioner = (*Redis)(nil)
+	_ clusters.Clocker         = (*Redis)(nil)
 )
 
 // NewRedis returns an unstarted cluster.
@@ -57,7 +59,7 @@ func NewRedis(cfg RedisConfig) *Redis {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &Redis{cfg: cfg, Local: Local{NodeSet: NodeSet{Kind: "lock node"}}}
+	return &Redis{cfg: cfg, Local: clusters.Local{NodeSet: clusters.NodeSet{Kind: "lock node"}}}
 }
 
 // Setup starts the lock nodes, the storage node and the proxies, and returns
@@ -68,7 +70,7 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 	}
 	shim := ""
 	if r.cfg.ClockShim {
-		if shim, err = ClockShim(); err != nil {
+		if shim, err = clusters.ClockShim(); err != nil {
 			return err
 		}
 	}
@@ -93,7 +95,7 @@ func (r *Redis) Setup(ctx context.Context) (err error) {
 }
 
 // Nodes lists the lock nodes, then the storage node.
-func (r *Redis) Nodes() []Node { return NodeList(r.storage, r.lock) }
+func (r *Redis) Nodes() []clusters.Node { return NodeList(r.storage, r.lock) }
 
 // LockAddrs returns the proxy addresses worker slot uses, one per lock node.
 func (r *Redis) LockAddrs(slot int) []string { return r.NodeSet.LockAddrs(slot) }
@@ -125,10 +127,10 @@ func shimNode(shim string, s *RedisServer) error {
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return fmt.Errorf("create %s dir: %w", s.Name, err)
 	}
-	if err := WriteClockOffset(clockFile(s), 0); err != nil {
+	if err := clusters.WriteClockOffset(clockFile(s), 0); err != nil {
 		return err
 	}
-	s.Env = ClockShimEnvFor(shim, clockFile(s))
+	s.Env = clusters.ClockShimEnvFor(shim, clockFile(s))
 	return nil
 }
 

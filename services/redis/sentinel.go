@@ -1,4 +1,4 @@
-package clusters
+package redis
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -26,27 +27,9 @@ const DefaultMasterName = "lockmaster"
 func LookSentinel() (string, error) {
 	path, err := exec.LookPath(SentinelBinary)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s not found in PATH: install the Debian package redis-sentinel (scripts/deps.sh does)", ErrMissingBinary, SentinelBinary)
+		return "", fmt.Errorf("%w: %s not found in PATH: install the Debian package redis-sentinel (scripts/deps.sh does)", clusters.ErrMissingBinary, SentinelBinary)
 	}
 	return path, nil
-}
-
-// Promoter is a cluster whose master a failover manager (the sentinels)
-// replaces by promoting a replica when the master is lost.
-type Promoter interface {
-	// CutMaster cuts master off from its replicas and its failover
-	// managers, and splits the worker slots with it: the slots in stay
-	// still reach master and nothing else, every other slot reaches
-	// everything but master. Clients on both sides keep running.
-	CutMaster(ctx context.Context, master string, stay []int) error
-	// HealMaster restores every link CutMaster cut. It is idempotent.
-	HealMaster(ctx context.Context) error
-	// WaitPromotion waits at most timeout until the failover managers
-	// agree on a master other than old, and returns it.
-	WaitPromotion(ctx context.Context, old string, timeout time.Duration) (string, error)
-	// WaitReplica waits at most timeout until node is a replica in sync
-	// with a master (an old master has been demoted and resynced).
-	WaitReplica(ctx context.Context, node string, timeout time.Duration) error
 }
 
 // SentinelConfig describes a Sentinel topology: one master, two replicas and
@@ -66,7 +49,7 @@ type SentinelConfig struct {
 	DownAfter time.Duration
 	// FailoverTimeout is Sentinel's failover-timeout (3 s by default).
 	FailoverTimeout time.Duration
-	// ClockShim starts the redis nodes (not the sentinels, not the storage
+	// clusters.ClockShim starts the redis nodes (not the sentinels, not the storage
 	// node) under the clock shim, so SetClockOffset can move their clocks.
 	ClockShim bool
 }
@@ -84,21 +67,21 @@ type SentinelLinks struct {
 type sentinelProc struct {
 	name, dir, logPath string
 	port               int
-	front              string // the address it announces to the other sentinels (peerFronts)
-	ServerProc
+	front              string // the address it announces to the other sentinels (clusters.PeerFronts)
+	clusters.ServerProc
 }
 
 func (s *sentinelProc) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
 
-// Sentinel is a Cluster of one redis master, two replicas and three
+// Sentinel is a clusters.Cluster of one redis master, two replicas and three
 // sentinels, all local processes. Every redis node announces a "peer"
-// address (replica-announce-ip/port), a front (peerFronts) in front of its
+// address (replica-announce-ip/port), a front (clusters.PeerFronts) in front of its
 // peer proxy: replicas replicate from the master's and the sentinels
 // monitor it, so the sentinels only ever learn and hand out peer addresses,
 // and cutting one peer proxy cuts a node off from its replicas and
 // sentinels. Each sentinel announces a front of its own to the others
 // (sentinel announce-ip/port). A front knows which server dialed it, so a
-// pair of servers can be cut (PeerCutter). Each worker slot has its own
+// pair of servers can be cut (clusters.PeerCutter). Each worker slot has its own
 // proxy to every redis node and every sentinel; SentinelLinks maps the
 // announced addresses to them.
 type Sentinel struct {
@@ -109,22 +92,22 @@ type Sentinel struct {
 	peer    []string // redis node -> announced peer proxy address
 	// sentSet holds the sentinels' proxies; the lock nodes' set the
 	// redis nodes'.
-	sentSet NodeSet
+	sentSet clusters.NodeSet
 	// fronts stand at the addresses the servers announce to one another
 	// (s.peer, each sentinel's front), so that pairs of them can be cut
-	// (PeerCutter).
-	fronts *peerFronts
-	Local
-	reason heldCuts // under mu
+	// (clusters.PeerCutter).
+	fronts *clusters.PeerFronts
+	clusters.Local
+	reason clusters.HeldCuts // under mu
 }
 
 var (
-	_ Cluster     = (*Sentinel)(nil)
-	_ Killer      = (*Sentinel)(nil)
-	_ Partitioner = (*Sentinel)(nil)
-	_ Primary     = (*Sentinel)(nil)
-	_ Isolator    = (*Sentinel)(nil)
-	_ Promoter    = (*Sentinel)(nil)
+	_ clusters.Cluster     = (*Sentinel)(nil)
+	_ clusters.Killer      = (*Sentinel)(nil)
+	_ clusters.Partitioner = (*Sentinel)(nil)
+	_ clusters.Primary     = (*Sentinel)(nil)
+	_ clusters.Isolator    = (*Sentinel)(nil)
+	_ clusters.Promoter    = (*Sentinel)(nil)
 )
 
 // NewSentinel returns an unstarted Sentinel topology.
@@ -141,7 +124,7 @@ func NewSentinel(cfg SentinelConfig) *Sentinel {
 	if cfg.FailoverTimeout <= 0 {
 		cfg.FailoverTimeout = 3 * time.Second
 	}
-	return &Sentinel{cfg: cfg, reason: make(heldCuts), Local: Local{NodeSet: NodeSet{Kind: "redis node"}}}
+	return &Sentinel{cfg: cfg, reason: make(clusters.HeldCuts), Local: clusters.Local{NodeSet: clusters.NodeSet{Kind: "redis node"}}}
 }
 
 const (
@@ -179,7 +162,7 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 		}
 		shim := ""
 		if s.cfg.ClockShim {
-			if shim, err = ClockShim(); err != nil {
+			if shim, err = clusters.ClockShim(); err != nil {
 				return err
 			}
 		}
@@ -191,7 +174,7 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 			s.sents = append(s.sents, &sentinelProc{name: fmt.Sprintf("sentinel%d", k), dir: filepath.Join(s.DataDir, fmt.Sprintf("sentinel%d", k)),
 				logPath: filepath.Join(s.cfg.LogDir, fmt.Sprintf("sentinel%d.log", k))})
 		}
-		s.fronts = newPeerFronts(s.PeerNodes(), s.Pids)
+		s.fronts = clusters.NewPeerFronts(s.PeerNodes(), s.Pids)
 		for _, r := range append(append([]*RedisServer(nil), s.redis...), s.storage) {
 			if err := r.Start(ctx); err != nil {
 				return err
@@ -202,7 +185,7 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 			if err != nil {
 				return err
 			}
-			addr, err := s.fronts.add(r.Name, func() string { return proxy })
+			addr, err := s.fronts.Add(r.Name, func() string { return proxy })
 			if err != nil {
 				return err
 			}
@@ -226,7 +209,7 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 			return err
 		}
 		for _, sp := range s.sents {
-			if sp.front, err = s.fronts.add(sp.name, sp.addr); err != nil {
+			if sp.front, err = s.fronts.Add(sp.name, sp.addr); err != nil {
 				return err
 			}
 			if err := s.startSentinel(ctx, bin, sp); err != nil {
@@ -239,9 +222,9 @@ func (s *Sentinel) Setup(ctx context.Context) (err error) {
 		if err := s.NodeSet.Link(s.Proxies, s.cfg.Workers, redisSetNodes(s.redis, func(j int) []string { return []string{peerName(j)} }, s.restarter)); err != nil {
 			return err
 		}
-		sents := make([]SetNode, len(s.sents))
+		sents := make([]clusters.SetNode, len(s.sents))
 		for k, sp := range s.sents {
-			sents[k] = SetNode{Name: sp.name, Addr: sp.addr()}
+			sents[k] = clusters.SetNode{Name: sp.name, Addr: sp.addr()}
 		}
 		return s.sentSet.Link(s.Proxies, s.cfg.Workers, sents)
 	})
@@ -293,7 +276,7 @@ func (s *Sentinel) startSentinel(ctx context.Context, bin string, sp *sentinelPr
 	}
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		port, err := FreePort()
+		port, err := clusters.FreePort()
 		if err != nil {
 			return err
 		}
@@ -302,7 +285,7 @@ func (s *Sentinel) startSentinel(ctx context.Context, bin string, sp *sentinelPr
 		if err := os.WriteFile(conf, []byte(s.sentinelConfig(sp)), 0o644); err != nil {
 			return fmt.Errorf("write %s config: %w", sp.name, err)
 		}
-		proc, err := sp.startLogged(ctx, sp.name, sp.logPath, []string{bin, conf}, nil, sp.dir)
+		proc, err := sp.StartLogged(ctx, sp.name, sp.logPath, []string{bin, conf}, nil, sp.dir)
 		if err != nil {
 			return err
 		}
@@ -323,7 +306,7 @@ func (s *Sentinel) startSentinel(ctx context.Context, bin string, sp *sentinelPr
 func (s *Sentinel) waitReplicas(ctx context.Context, master *RedisServer, n int, timeout time.Duration) error {
 	c := nodeClient(master.Addr())
 	defer c.Close()
-	return Poll(ctx, timeout, func() error {
+	return clusters.Poll(ctx, timeout, func() error {
 		info, err := c.Info(ctx, "replication").Result()
 		if err != nil {
 			return err
@@ -344,7 +327,7 @@ func (s *Sentinel) waitReplicas(ctx context.Context, master *RedisServer, n int,
 // waitSentinels waits until every sentinel names the same master, sees
 // both replicas as healthy and knows the other sentinels.
 func (s *Sentinel) waitSentinels(ctx context.Context, timeout time.Duration) error {
-	return pollEach(ctx, timeout, "sentinels", len(s.sents), func(k int) (string, error) {
+	return clusters.PollEach(ctx, timeout, "sentinels", len(s.sents), func(k int) (string, error) {
 		return s.sents[k].name, s.sentinelReady(ctx, s.sents[k])
 	})
 }
@@ -382,45 +365,6 @@ func (s *Sentinel) sentinelReady(ctx context.Context, sp *sentinelProc) error {
 	return nil
 }
 
-// Poll calls f every 50 ms until it succeeds, ctx ends or timeout passes;
-// the error then names what was not ready and f's last error. An error f
-// wraps in pollStop ends it at once.
-func Poll(ctx context.Context, timeout time.Duration, f func() error, what string) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return nil
-		}
-		var stop pollStop
-		if errors.As(err, &stop) {
-			return stop.err
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready within %s: %w", what, timeout, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// pollEach polls (see Poll) until check(i) finds each of n things ready;
-// check returns the i-th's name and why it is not ready, and the error
-// names the first that is not.
-func pollEach(ctx context.Context, timeout time.Duration, what string, n int, check func(i int) (string, error)) error {
-	return Poll(ctx, timeout, func() error {
-		for i := 0; i < n; i++ {
-			if name, err := check(i); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-		}
-		return nil
-	}, what)
-}
-
 // nodeClient returns a go-redis client for the harness's own commands to a
 // server, with short timeouts and no retries.
 func nodeClient(addr string) *redis.Client {
@@ -442,10 +386,10 @@ func redisDo(ctx context.Context, addr string, args ...any) error {
 
 // Nodes lists the redis nodes (role "lock"), the sentinels (role
 // "sentinel") and the storage node.
-func (s *Sentinel) Nodes() []Node {
-	var sents []Node
+func (s *Sentinel) Nodes() []clusters.Node {
+	var sents []clusters.Node
 	for _, sp := range s.sents {
-		sents = append(sents, Node{Name: sp.name, Role: "sentinel", Addr: sp.addr()})
+		sents = append(sents, clusters.Node{Name: sp.name, Role: "sentinel", Addr: sp.addr()})
 	}
 	return NodeList(s.storage, s.redis, sents...)
 }
@@ -471,6 +415,12 @@ func (s *Sentinel) SentinelLinks(slot int) SentinelLinks {
 		m[sp.addr()], m[sp.front] = sents[k], sents[k]
 	}
 	return SentinelLinks{Addrs: sents, MasterName: s.cfg.MasterName, AddrMap: m}
+}
+
+// WorkerLinks gives a worker of slot its SentinelLinks (clusters.Linker).
+func (s *Sentinel) WorkerLinks(slot int) clusters.WorkerLinks {
+	l := s.SentinelLinks(slot)
+	return clusters.WorkerLinks{SentinelAddrs: l.Addrs, MasterName: l.MasterName, AddrMap: l.AddrMap}
 }
 
 // Pids returns the pids of the running server processes, by node name.
@@ -536,7 +486,7 @@ func (s *Sentinel) WaitPromotion(ctx context.Context, old string, timeout time.D
 // returns it; who is who names the masters ("the sentinels").
 func waitPromotion(ctx context.Context, old string, timeout time.Duration, who string, leader func(context.Context) (string, error)) (string, error) {
 	var promoted string
-	err := Poll(ctx, timeout, func() error {
+	err := clusters.Poll(ctx, timeout, func() error {
 		l, err := leader(ctx)
 		if err != nil {
 			return err
@@ -559,7 +509,7 @@ func (s *Sentinel) LagReplication(ctx context.Context, node string, d time.Durat
 	if err != nil {
 		return err
 	}
-	p, err := s.Proxies.get(peerName(j))
+	p, err := s.Proxies.Proxy(peerName(j))
 	if err != nil {
 		return err
 	}
@@ -589,7 +539,7 @@ func (s *Sentinel) WaitReplica(ctx context.Context, node string, timeout time.Du
 func waitReplica(ctx context.Context, r *RedisServer, timeout time.Duration) error {
 	c := nodeClient(r.Addr())
 	defer c.Close()
-	return Poll(ctx, timeout, func() error {
+	return clusters.Poll(ctx, timeout, func() error {
 		info, err := c.Info(ctx, "replication").Result()
 		if err != nil {
 			return err
@@ -601,24 +551,24 @@ func waitReplica(ctx context.Context, r *RedisServer, timeout time.Duration) err
 	}, r.Name+" as a replica")
 }
 
-// cut cuts proxies on behalf of fault (see heldCuts).
+// cut cuts proxies on behalf of fault (see clusters.HeldCuts).
 func (s *Sentinel) cut(fault string, names []string) error {
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
-	return s.reason.cut(s.Proxies, fault, names)
+	return s.reason.Cut(s.Proxies, fault, names)
 }
 
-// restore lets go of every proxy fault cut (see heldCuts).
+// restore lets go of every proxy fault cut (see clusters.HeldCuts).
 func (s *Sentinel) restore(ctx context.Context, fault string) error {
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
-	return s.reason.release(ctx, s.Proxies, fault)
+	return s.reason.Release(ctx, s.Proxies, fault)
 }
 
 // Partition cuts every link of a worker slot: to each redis node and each
 // sentinel.
 func (s *Sentinel) Partition(ctx context.Context, slot int) error {
-	return s.cut(fmt.Sprintf("partition-%d", slot), append(s.NodeSet.slotLinks(slot), s.sentSet.slotLinks(slot)...))
+	return s.cut(fmt.Sprintf("partition-%d", slot), append(s.NodeSet.SlotLinks(slot), s.sentSet.SlotLinks(slot)...))
 }
 
 // Heal restores the links Partition cut for slot.
@@ -649,7 +599,7 @@ func (s *Sentinel) CutMaster(ctx context.Context, master string, stay []int) err
 	if err != nil {
 		return err
 	}
-	return s.cut("failover", append([]string{peerName(j)}, s.NodeSet.splitLinks(j, stay, s.sentSet.slotLinks)...))
+	return s.cut("failover", append([]string{peerName(j)}, s.NodeSet.SplitLinks(j, stay, s.sentSet.SlotLinks)...))
 }
 
 // HealMaster restores every link CutMaster cut.
@@ -675,11 +625,11 @@ func (s *Sentinel) Teardown(ctx context.Context) error {
 	}
 	s.CloseProxies()
 	if s.fronts != nil {
-		s.fronts.close()
+		s.fronts.Close()
 	}
 	var errs []error
 	for _, sp := range s.sents {
-		errs = append(errs, sp.stop(ctx, 5*time.Second))
+		errs = append(errs, sp.StopProc(ctx, 5*time.Second))
 	}
 	errs = append(errs, StopRedis(ctx, s.storage, s.redis)...)
 	return errors.Join(append(errs, s.RemoveTemp("sentinel-"))...)

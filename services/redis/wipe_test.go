@@ -1,4 +1,4 @@
-package clusters
+package redis
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 // TestSentinelRestartEmpty restarts the master of a real Sentinel topology
@@ -35,7 +37,7 @@ func TestSentinelRestartEmpty(t *testing.T) {
 	}
 	// Every replica has the key before the restart.
 	for _, r := range s.redis[1:] {
-		err := Poll(ctx, 20*time.Second, func() error {
+		err := clusters.Poll(ctx, 20*time.Second, func() error {
 			ks, err := redisKeys(ctx, r.Addr())
 			if err == nil && ks["k0"] != "p1-a" {
 				err = errors.New("no k0 yet")
@@ -53,7 +55,7 @@ func TestSentinelRestartEmpty(t *testing.T) {
 		t.Fatalf("master after restart-empty: %q, %v; want %s still", now, err, master)
 	}
 	for _, r := range s.redis {
-		err := Poll(ctx, 30*time.Second, func() error {
+		err := clusters.Poll(ctx, 30*time.Second, func() error {
 			ks, err := redisKeys(ctx, r.Addr())
 			if err == nil && len(ks) != 0 {
 				err = fmt.Errorf("holds %v", ks)

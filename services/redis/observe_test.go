@@ -1,4 +1,4 @@
-package clusters
+package redis
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/redis/go-redis/v9"
 )
@@ -114,7 +115,7 @@ func TestRedisObserverWrites(t *testing.T) {
 	r := oneRedis(t)
 	// A value takes over the one it names after ">".
 	took := func(old, next string) bool { _, over, ok := strings.Cut(next, ">"); return ok && over == old }
-	got, reads, now := watchWith(t, r, ObserveConfig{Keys: []string{"k0"}, TookOver: took})
+	got, reads, now := watchWith(t, r, clusters.ObserveConfig{Keys: []string{"k0"}, TookOver: took})
 	probes := 0
 	c := redis.NewClient(&redis.Options{Addr: r.lock[0].Addr(), Protocol: 2, DisableIdentity: true})
 	defer c.Close()
@@ -204,13 +205,13 @@ func oneRedis(t *testing.T) *Redis {
 // watchReleases starts o's observer on keys with a 50 ms probe until the
 // test ends: every report goes to got, every key the observer read to
 // reads, and now is the clock the observer was given.
-func watchReleases(t *testing.T, o ReleaseObserver, keys ...string) (got chan observation, reads chan string, now func() time.Duration) {
+func watchReleases(t *testing.T, o clusters.ReleaseObserver, keys ...string) (got chan observation, reads chan string, now func() time.Duration) {
 	t.Helper()
-	return watchWith(t, o, ObserveConfig{Keys: keys})
+	return watchWith(t, o, clusters.ObserveConfig{Keys: keys})
 }
 
 // watchWith is watchReleases with cfg's other fields (TookOver).
-func watchWith(t *testing.T, o ReleaseObserver, cfg ObserveConfig) (got chan observation, reads chan string, now func() time.Duration) {
+func watchWith(t *testing.T, o clusters.ReleaseObserver, cfg clusters.ObserveConfig) (got chan observation, reads chan string, now func() time.Duration) {
 	t.Helper()
 	start := time.Now()
 	now = func() time.Duration { return time.Since(start) }

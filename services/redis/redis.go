@@ -1,4 +1,4 @@
-package clusters
+package redis
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 // RedisBinary is the server binary that RedisServer runs.
@@ -28,7 +30,7 @@ type RedisServer struct {
 	// the clock shim).
 	Env []string
 
-	ServerProc
+	clusters.ServerProc
 }
 
 // NewRedisServer returns the unstarted server called name, its data in
@@ -51,18 +53,18 @@ func newRedisServers(tmp, logDir, prefix string, n int, persist bool, shim strin
 	return out, nil
 }
 
-// redisSetNodes returns servers as a NodeSet's nodes: peers(j), when not
+// redisSetNodes returns servers as a clusters.NodeSet's nodes: peers(j), when not
 // nil, names node j's peer proxies, and start(j), when not nil, starts it
 // again (else Start does).
-func redisSetNodes(servers []*RedisServer, peers func(j int) []string, start func(j int, s *RedisServer) func(context.Context) error) []SetNode {
-	nodes := make([]SetNode, len(servers))
+func redisSetNodes(servers []*RedisServer, peers func(j int) []string, start func(j int, s *RedisServer) func(context.Context) error) []clusters.SetNode {
+	nodes := make([]clusters.SetNode, len(servers))
 	for j, s := range servers {
-		n := SetNode{Name: s.Name, Addr: s.Addr(), Server: LocalServer{Name: s.Name, Proc: &s.ServerProc, Start: s.Start}}
+		n := clusters.SetNode{Name: s.Name, Addr: s.Addr(), Server: clusters.LocalServer{Name: s.Name, Proc: &s.ServerProc, Start: s.Start}}
 		if peers != nil {
 			n.Peers = peers(j)
 		}
 		if start != nil {
-			n.Server = LocalServer{Name: s.Name, Proc: &s.ServerProc, Start: start(j, s)}
+			n.Server = clusters.LocalServer{Name: s.Name, Proc: &s.ServerProc, Start: start(j, s)}
 		}
 		nodes[j] = n
 	}
@@ -71,14 +73,14 @@ func redisSetNodes(servers []*RedisServer, peers func(j int) []string, start fun
 
 // NodeList lists servers as lock nodes, then more, then the storage node
 // (when not nil).
-func NodeList(storage *RedisServer, servers []*RedisServer, more ...Node) []Node {
-	var nodes []Node
+func NodeList(storage *RedisServer, servers []*RedisServer, more ...clusters.Node) []clusters.Node {
+	var nodes []clusters.Node
 	for _, s := range servers {
-		nodes = append(nodes, Node{Name: s.Name, Role: "lock", Addr: s.Addr()})
+		nodes = append(nodes, clusters.Node{Name: s.Name, Role: "lock", Addr: s.Addr()})
 	}
 	nodes = append(nodes, more...)
 	if storage != nil {
-		nodes = append(nodes, Node{Name: storage.Name, Role: "storage", Addr: storage.Addr()})
+		nodes = append(nodes, clusters.Node{Name: storage.Name, Role: "storage", Addr: storage.Addr()})
 	}
 	return nodes
 }
@@ -117,7 +119,7 @@ func (s *RedisServer) Addr() string { return net.JoinHostPort("127.0.0.1", strco
 func LookRedis() (string, error) {
 	path, err := exec.LookPath(RedisBinary)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s not found in PATH: install the Debian package redis-server (scripts/deps.sh does)", ErrMissingBinary, RedisBinary)
+		return "", fmt.Errorf("%w: %s not found in PATH: install the Debian package redis-server (scripts/deps.sh does)", clusters.ErrMissingBinary, RedisBinary)
 	}
 	return path, nil
 }
@@ -161,26 +163,24 @@ func (s *RedisServer) Start(ctx context.Context) error {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		if !fixed {
-			if s.Port, err = FreePort(); err != nil {
+			if s.Port, err = clusters.FreePort(); err != nil {
 				return err
 			}
 		}
 		lastErr = s.startOnce(ctx, bin)
-		if lastErr == nil || fixed || !errors.Is(lastErr, ErrPortInUse) {
+		if lastErr == nil || fixed || !errors.Is(lastErr, clusters.ErrPortInUse) {
 			return lastErr
 		}
 	}
 	return lastErr
 }
 
-var ErrPortInUse = errors.New("port in use")
-
 func (s *RedisServer) startOnce(ctx context.Context, bin string) error {
 	conf, err := s.writeConfig()
 	if err != nil {
 		return err
 	}
-	proc, err := s.startLogged(ctx, s.Name, s.LogPath, []string{bin, conf}, s.Env, s.Dir)
+	proc, err := s.StartLogged(ctx, s.Name, s.LogPath, []string{bin, conf}, s.Env, s.Dir)
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (s *RedisServer) startOnce(ctx context.Context, bin string) error {
 		_ = proc.Kill()
 		s.CloseLog()
 		if b, _ := os.ReadFile(s.LogPath); strings.Contains(string(b), "Address already in use") {
-			return fmt.Errorf("start %s on %s: %w", s.Name, s.Addr(), ErrPortInUse)
+			return fmt.Errorf("start %s on %s: %w", s.Name, s.Addr(), clusters.ErrPortInUse)
 		}
 		return fmt.Errorf("start %s on %s (log %s): %w", s.Name, s.Addr(), s.LogPath, err)
 	}
@@ -196,17 +196,17 @@ func (s *RedisServer) startOnce(ctx context.Context, bin string) error {
 }
 
 // Kill crashes the server with SIGKILL.
-func (s *RedisServer) Kill() error { return s.kill(false) }
+func (s *RedisServer) Kill() error { return s.KillProc(false) }
 
 // Running reports whether the server process is alive.
-func (s *RedisServer) Running() bool { return s.running() != nil }
+func (s *RedisServer) Running() bool { return s.RunningProc() != nil }
 
 // Stop shuts the server down (SIGTERM, then SIGKILL after a grace period).
-func (s *RedisServer) Stop(ctx context.Context) error { return s.stop(ctx, 5*time.Second) }
+func (s *RedisServer) Stop(ctx context.Context) error { return s.StopProc(ctx, 5*time.Second) }
 
 // waitRedis polls addr with PING until it answers PONG, the process exits,
 // or the timeout passes.
-func waitRedis(ctx context.Context, addr string, proc *Proc, timeout time.Duration) error {
+func waitRedis(ctx context.Context, addr string, proc *clusters.Proc, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var lastErr error
 	for time.Now().Before(deadline) {

@@ -1,4 +1,4 @@
-package clusters
+package redis
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// BenchmarkRedisClusterReady starts the six-node Redis Cluster five times
+// BenchmarkRedisClusterReady starts the six-node Redis clusters.Cluster five times
 // and reports the median time from start to ready (every node
 // cluster_state:ok with all slots covered, three masters with a replica
 // each in sync). Run: go test -run '^$' -bench RedisClusterReady -benchtime 1x ./clusters/

@@ -1,4 +1,4 @@
-package clusters
+package redis
 
 import (
 	"context"
@@ -9,22 +9,24 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 func init() {
-	registerService(Service{
+	clusters.RegisterService(clusters.Service{
 		Name: "redis-cluster", Packages: "redis-server",
 		Summary: "Redis Cluster: six cluster-enabled redis-servers (three masters, three replicas), every client and " +
 			"cluster-bus link through Toxiproxy; workers use go-redis's cluster client",
-		Look: LookAll(LookRedis),
-		New: func(cfg TopologyConfig) Topology {
+		Look: clusters.LookAll(LookRedis),
+		New: func(cfg clusters.TopologyConfig) clusters.Topology {
 			return NewRedisCluster(RedisClusterConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true,
 				ClockShim: cfg.ClockShim})
 		},
 	})
 }
 
-// RedisClusterConfig describes a Redis Cluster topology: three masters,
+// RedisClusterConfig describes a Redis clusters.Cluster topology: three masters,
 // three replicas, plus the storage node.
 type RedisClusterConfig struct {
 	// Workers is the number of worker slots; each slot gets its own proxy to
@@ -35,7 +37,7 @@ type RedisClusterConfig struct {
 	// Persist makes the cluster nodes keep an append-only file with fsync
 	// always, as the other Redis topologies do.
 	Persist bool
-	// ClockShim starts the cluster nodes (not the storage node) under the
+	// clusters.ClockShim starts the cluster nodes (not the storage node) under the
 	// clock shim, so SetClockOffset can move their clocks.
 	ClockShim bool
 	// NodeTimeout is cluster-node-timeout (DefaultClusterNodeTimeout when
@@ -45,7 +47,7 @@ type RedisClusterConfig struct {
 }
 
 // DefaultClusterNodeTimeout is the cluster-node-timeout lockcheck runs
-// Redis Cluster with: Redis's own default.
+// Redis clusters.Cluster with: Redis's own default.
 const DefaultClusterNodeTimeout = 15 * time.Second
 
 const (
@@ -56,22 +58,7 @@ const (
 	clusterReadyWait = 30 * time.Second
 )
 
-// KeyPrimary is a cluster whose keys live on different masters: the
-// leader a fault on a key's lock must hit is the master of that key.
-type KeyPrimary interface {
-	// KeyLeader returns the name of the master that serves key.
-	KeyLeader(ctx context.Context, key string) (string, error)
-}
-
-// AddrMapper is a topology whose lock service hands its clients the
-// addresses it announces (Redis Cluster's slot map, MOVED redirections);
-// a worker slot dials its own proxy for each of them.
-type AddrMapper interface {
-	// AddrMap maps every announced address to worker slot's own proxy.
-	AddrMap(slot int) map[string]string
-}
-
-// RedisCluster is a Cluster of six cluster-enabled redis-servers, redis0..2
+// RedisCluster is a clusters.Cluster of six cluster-enabled redis-servers, redis0..2
 // masters of a third of the slots each and redis3..5 their replicas. Every
 // node announces (cluster-announce-ip/port/bus-port) a peer proxy for its
 // client port and a bus proxy for its cluster-bus port: replicas replicate
@@ -89,10 +76,10 @@ type RedisCluster struct {
 	ids      []string // node -> cluster node id
 	peer     []string // node -> announced client address (peer proxy)
 	bus      []string // node -> announced bus address (bus proxy)
-	Local
+	clusters.Local
 
 	// under mu:
-	reason  heldCuts
+	reason  clusters.HeldCuts
 	gateCut map[string][]string // fault -> node ids it cut at the bus gate
 	fo      clusterFailover
 }
@@ -105,18 +92,18 @@ type clusterFailover struct {
 }
 
 var (
-	_ Topology    = (*RedisCluster)(nil)
-	_ Killer      = (*RedisCluster)(nil)
-	_ Partitioner = (*RedisCluster)(nil)
-	_ Primary     = (*RedisCluster)(nil)
-	_ KeyPrimary  = (*RedisCluster)(nil)
-	_ Isolator    = (*RedisCluster)(nil)
-	_ Promoter    = (*RedisCluster)(nil)
-	_ Clocker     = (*RedisCluster)(nil)
-	_ AddrMapper  = (*RedisCluster)(nil)
+	_ clusters.Topology    = (*RedisCluster)(nil)
+	_ clusters.Killer      = (*RedisCluster)(nil)
+	_ clusters.Partitioner = (*RedisCluster)(nil)
+	_ clusters.Primary     = (*RedisCluster)(nil)
+	_ clusters.KeyPrimary  = (*RedisCluster)(nil)
+	_ clusters.Isolator    = (*RedisCluster)(nil)
+	_ clusters.Promoter    = (*RedisCluster)(nil)
+	_ clusters.Clocker     = (*RedisCluster)(nil)
+	_ clusters.Linker      = (*RedisCluster)(nil)
 )
 
-// NewRedisCluster returns an unstarted Redis Cluster topology.
+// NewRedisCluster returns an unstarted Redis clusters.Cluster topology.
 func NewRedisCluster(cfg RedisClusterConfig) *RedisCluster {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
@@ -124,8 +111,8 @@ func NewRedisCluster(cfg RedisClusterConfig) *RedisCluster {
 	if cfg.NodeTimeout <= 0 {
 		cfg.NodeTimeout = DefaultClusterNodeTimeout
 	}
-	return &RedisCluster{cfg: cfg, reason: make(heldCuts), gateCut: make(map[string][]string),
-		Local: Local{NodeSet: NodeSet{Kind: "cluster node"}}}
+	return &RedisCluster{cfg: cfg, reason: make(clusters.HeldCuts), gateCut: make(map[string][]string),
+		Local: clusters.Local{NodeSet: clusters.NodeSet{Kind: "cluster node"}}}
 }
 
 func clusterPeerName(j int) string { return fmt.Sprintf("peer-redis%d", j) }
@@ -150,7 +137,7 @@ func (c *RedisCluster) Setup(ctx context.Context) (err error) {
 		c.gate = newBusGate(c.gateName)
 		shim := ""
 		if c.cfg.ClockShim {
-			if shim, err = ClockShim(); err != nil {
+			if shim, err = clusters.ClockShim(); err != nil {
 				return err
 			}
 		}
@@ -209,7 +196,7 @@ func (c *RedisCluster) startNodes(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			for attempt := 0; attempt < 5; attempt++ {
-				bus, err := FreePort()
+				bus, err := clusters.FreePort()
 				if err != nil {
 					errs[j] = err
 					return
@@ -217,7 +204,7 @@ func (c *RedisCluster) startNodes(ctx context.Context) error {
 				r.Port = 0
 				r.Extra = c.clusterConfig(bus)
 				errs[j] = r.Start(ctx)
-				if errs[j] == nil || !errors.Is(errs[j], ErrPortInUse) {
+				if errs[j] == nil || !errors.Is(errs[j], clusters.ErrPortInUse) {
 					return
 				}
 			}
@@ -250,7 +237,7 @@ func (c *RedisCluster) announce(ctx context.Context, j int, r *RedisServer) erro
 	if err != nil {
 		return err
 	}
-	p, err := c.Proxies.get(clusterBusName(j))
+	p, err := c.Proxies.Proxy(clusterBusName(j))
 	if err != nil {
 		return err
 	}
@@ -337,7 +324,7 @@ func (c *RedisCluster) join(ctx context.Context) error {
 			return fmt.Errorf("give %s slots %d-%d: %w", c.nodes[m].Name, lo, hi, err)
 		}
 	}
-	if err := Poll(ctx, clusterReadyWait, func() error {
+	if err := clusters.Poll(ctx, clusterReadyWait, func() error {
 		for _, r := range c.nodes {
 			ns, err := c.view(ctx, r)
 			if err != nil {
@@ -362,7 +349,7 @@ func (c *RedisCluster) join(ctx context.Context) error {
 			return fmt.Errorf("make %s a replica of %s: %w", r.Name, c.nodes[m].Name, err)
 		}
 	}
-	return pollEach(ctx, clusterReadyWait, "redis cluster", len(c.nodes), func(j int) (string, error) {
+	return clusters.PollEach(ctx, clusterReadyWait, "redis cluster", len(c.nodes), func(j int) (string, error) {
 		return c.nodes[j].Name, c.nodeReady(ctx, c.nodes[j])
 	})
 }
@@ -481,7 +468,7 @@ func parseClusterNodes(txt string) []clusterNode {
 }
 
 // Nodes lists the cluster nodes (role "lock") and the storage node.
-func (c *RedisCluster) Nodes() []Node { return NodeList(c.storage, c.nodes) }
+func (c *RedisCluster) Nodes() []clusters.Node { return NodeList(c.storage, c.nodes) }
 
 // LockAddrs returns worker slot's proxies to the six nodes: the cluster
 // client's seed addresses.
@@ -489,6 +476,12 @@ func (c *RedisCluster) LockAddrs(slot int) []string { return c.NodeSet.LockAddrs
 
 // StorageAddr returns the storage node's address (no proxy, no fault).
 func (c *RedisCluster) StorageAddr() string { return c.storage.Addr() }
+
+// WorkerLinks gives a worker of slot the address map (clusters.Linker):
+// the slot map and MOVED redirections name the peer proxies.
+func (c *RedisCluster) WorkerLinks(slot int) clusters.WorkerLinks {
+	return clusters.WorkerLinks{AddrMap: c.AddrMap(slot)}
+}
 
 // AddrMap maps each node's announced address (its peer proxy) to worker
 // slot's own proxy for that node.
@@ -590,7 +583,7 @@ func (c *RedisCluster) cut(fault string, names []string, senders []string) error
 		c.gate.set(id, true)
 	}
 	c.gateCut[fault] = append(c.gateCut[fault], senders...)
-	return c.reason.cut(c.Proxies, fault, names)
+	return c.reason.Cut(c.Proxies, fault, names)
 }
 
 // restore lets go of every proxy and bus sender fault cut, and restores
@@ -612,12 +605,12 @@ func (c *RedisCluster) restore(ctx context.Context, fault string) error {
 		}
 	}
 	delete(c.gateCut, fault)
-	return c.reason.release(ctx, c.Proxies, fault)
+	return c.reason.Release(ctx, c.Proxies, fault)
 }
 
 // Partition cuts every link of a worker slot to the cluster nodes.
 func (c *RedisCluster) Partition(ctx context.Context, slot int) error {
-	return c.cut(fmt.Sprintf("partition-%d", slot), c.NodeSet.slotLinks(slot), nil)
+	return c.cut(fmt.Sprintf("partition-%d", slot), c.NodeSet.SlotLinks(slot), nil)
 }
 
 // Heal restores the links Partition cut for slot.
@@ -682,7 +675,7 @@ func (c *RedisCluster) CutMaster(ctx context.Context, master string, stay []int)
 		return fmt.Errorf("%s is no master with slots and a running replica", master)
 	}
 	names, senders := c.isolation(j)
-	if err := c.cut("failover", append(names, c.NodeSet.splitLinks(j, stay, nil)...), senders); err != nil {
+	if err := c.cut("failover", append(names, c.NodeSet.SplitLinks(j, stay, nil)...), senders); err != nil {
 		return err
 	}
 	c.Mu.Lock()

@@ -1,4 +1,4 @@
-package clusters
+package redis
 
 import (
 	"fmt"
@@ -6,9 +6,10 @@ import (
 
 	"github.com/Shopify/toxiproxy/v2/stream"
 	"github.com/Shopify/toxiproxy/v2/toxics"
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
-// busSenderToxic is the Toxiproxy toxic type that drops the Redis Cluster
+// busSenderToxic is the Toxiproxy toxic type that drops the Redis clusters.Cluster
 // bus messages of chosen sender nodes on one node's bus proxy.
 //
 // A cluster node talks to a peer over two TCP links: its own outbound link
@@ -33,7 +34,7 @@ const busHeaderLen = 80
 func init() { toxics.Register(busSenderToxic, new(busSenderFilter)) }
 
 // busSenderFilter is the toxic's attributes: Gate names the busGate that
-// says which senders are cut, and Node is the index of the node whose bus
+// says which senders are cut, and clusters.Node is the index of the node whose bus
 // proxy it is on (a cut between a pair of nodes drops a sender's links to
 // one node only). The toxic is added once, when the proxy is made, so it
 // sees every link from its first byte; a cut changes the gate, not the
@@ -47,11 +48,11 @@ type busSenderFilter struct {
 // busGate is the set of node ids whose bus links are dropped, shared by the
 // bus proxies of one cluster, and the pairs of a node and a sender whose
 // links to that node are dropped: pairs holds, under busPairKey, the
-// faults that cut them (see heldCuts).
+// faults that cut them (see clusters.HeldCuts).
 type busGate struct {
 	mu    sync.Mutex
 	cut   map[string]bool
-	pairs heldCuts
+	pairs clusters.HeldCuts
 }
 
 // busPairKey names the links sender id opened to node index node.
@@ -61,7 +62,7 @@ func busPairKey(node int, id string) string { return fmt.Sprintf("%d<%s", node, 
 func (g *busGate) hold(fault string, keys []string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.pairs.hold(fault, keys)
+	g.pairs.Hold(fault, keys)
 }
 
 // drop lets go of fault's cuts of the named pairs (of all of them when
@@ -69,7 +70,7 @@ func (g *busGate) hold(fault string, keys []string) {
 func (g *busGate) drop(fault string, keys []string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.pairs.drop(fault, keys)
+	g.pairs.Drop(fault, keys)
 }
 
 // set cuts (on) or restores the links of node id.
@@ -101,7 +102,7 @@ var busGates sync.Map
 
 // newBusGate registers an empty gate under name.
 func newBusGate(name string) *busGate {
-	g := &busGate{cut: make(map[string]bool), pairs: make(heldCuts)}
+	g := &busGate{cut: make(map[string]bool), pairs: make(clusters.HeldCuts)}
 	busGates.Store(name, g)
 	return g
 }
@@ -130,7 +131,7 @@ func (t *busSenderFilter) Pipe(stub *toxics.ToxicStub) {
 		st = new(busLink)
 	}
 	gate := lookBusGate(t.Gate)
-	eachChunk(stub, func(c *stream.StreamChunk) (*stream.StreamChunk, bool) {
+	clusters.EachChunk(stub, func(c *stream.StreamChunk) (*stream.StreamChunk, bool) {
 		if !st.known {
 			st.head = append(st.head, c.Data...)
 			if len(st.head) < busHeaderLen {

@@ -1,13 +1,15 @@
-package clusters
+package redis
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
-var _ PeerCutter = (*RedisCluster)(nil)
+var _ clusters.PeerCutter = (*RedisCluster)(nil)
 
 // PeerNodes names the six cluster nodes.
 func (c *RedisCluster) PeerNodes() []string { return redisNames(c.nodes) }

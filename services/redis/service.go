@@ -1,18 +1,27 @@
-package clusters
+package redis
+
+import "github.com/lockcheck/lockcheck/clusters"
 
 func init() {
-	registerService(Service{
+	clusters.RegisterStorage(clusters.StorageKind{
+		Look: clusters.LookAll(LookRedis),
+		New: func(dataDir, logDir string) clusters.StorageNode {
+			return NewRedisServer(dataDir, logDir, clusters.StorageName, false)
+		},
+		Ping: Ping,
+	})
+	clusters.RegisterService(clusters.Service{
 		Name: "redis", Packages: "redis-server (redis-sentinel for failover)",
 		Summary:  "independent redis-server lock nodes (one, or five for RedLock) with fsync always; the Sentinel topology when a nemesis fails a single master over",
-		Look:     LookAll(LookRedis),
+		Look:     clusters.LookAll(LookRedis),
 		New:      newRedisTopology,
-		External: &ExternalForm{},
+		External: &clusters.ExternalForm{},
 	})
-	registerService(Service{
+	clusters.RegisterService(clusters.Service{
 		Name: "redis-sentinel", Packages: "redis-server, redis-sentinel",
 		Summary: "one redis master, two replicas and three sentinels; workers find the master through the sentinels",
-		Look:    LookAll(LookRedis, LookSentinel),
-		New: func(cfg TopologyConfig) Topology {
+		Look:    clusters.LookAll(LookRedis, LookSentinel),
+		New: func(cfg clusters.TopologyConfig) clusters.Topology {
 			return NewSentinel(SentinelConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true, ClockShim: cfg.ClockShim})
 		},
 	})
@@ -20,7 +29,7 @@ func init() {
 
 // newRedisTopology builds plain redis lock nodes, or the Sentinel topology
 // when a single master must be able to fail over (cfg.Replicated).
-func newRedisTopology(cfg TopologyConfig) Topology {
+func newRedisTopology(cfg clusters.TopologyConfig) clusters.Topology {
 	if cfg.Replicated && cfg.LockNodes == 1 {
 		return NewSentinel(SentinelConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true, ClockShim: cfg.ClockShim})
 	}

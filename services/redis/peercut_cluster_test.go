@@ -1,4 +1,4 @@
-package clusters_test
+package redis_test
 
 import (
 	"context"
@@ -14,9 +14,10 @@ import (
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/internal/clustertest"
 	"github.com/lockcheck/lockcheck/nemesis"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 )
 
-// clusterView is what one Redis Cluster node says of the others: their
+// clusterView is what one Redis clusters.Cluster node says of the others: their
 // names by node id, and whom it suspects (fail? or fail).
 type clusterView struct {
 	self     string
@@ -61,7 +62,7 @@ func viewOf(ctx context.Context, addr string, names map[string]string) (clusterV
 	return v, nil
 }
 
-// TestPartitionShapesRedisCluster cuts the links between Redis Cluster
+// TestPartitionShapesRedisCluster cuts the links between Redis clusters.Cluster
 // nodes pair by pair. On a ring of the six nodes (partition-ring: each
 // node loses only the node opposite it) every node, and only it, comes to
 // suspect its opposite (CLUSTER NODES flags fail? once cluster-node-timeout
@@ -77,7 +78,7 @@ const viewPatience = 2 * time.Minute
 
 func TestPartitionShapesRedisCluster(t *testing.T) {
 	ctx := context.Background()
-	c := clustertest.Started(t, clusters.LookRedis, clusters.NewRedisCluster(clusters.RedisClusterConfig{Workers: 1, LogDir: clustertest.LogDir(t), NodeTimeout: time.Second}))
+	c := clustertest.Started(t, redisnode.LookRedis, redisnode.NewRedisCluster(redisnode.RedisClusterConfig{Workers: 1, LogDir: clustertest.LogDir(t), NodeTimeout: time.Second}))
 	nodes := c.PeerNodes()
 	addr, names := make(map[string]string), make(map[string]string)
 	for _, n := range c.Nodes() {
@@ -97,7 +98,7 @@ func TestPartitionShapesRedisCluster(t *testing.T) {
 		v, err := viewOf(ctx, addr[n], names)
 		return v.suspects, err
 	}
-	if got, err := awaitViews(ctx, viewPatience, nodes, suspects, allReach(nodes)); err != nil {
+	if got, err := clustertest.AwaitViews(ctx, viewPatience, nodes, suspects, clustertest.AllReach(nodes)); err != nil {
 		t.Fatalf("before the ring: %v (last %v)", err, got)
 	}
 
@@ -114,13 +115,13 @@ func TestPartitionShapesRedisCluster(t *testing.T) {
 				}
 			}
 		}
-		if got, err := awaitViews(ctx, viewPatience, nodes, suspects, want); err != nil {
+		if got, err := clustertest.AwaitViews(ctx, viewPatience, nodes, suspects, want); err != nil {
 			t.Fatalf("under the ring: %v (last %v)", err, got)
 		}
 		if end := n.Invoke(ctx, clustertest.NemOp(nemesis.FHealServers)); end.Error != "" {
 			t.Fatalf("end op %+v", end)
 		}
-		if got, err := awaitViews(ctx, viewPatience, nodes, suspects, allReach(nodes)); err != nil {
+		if got, err := clustertest.AwaitViews(ctx, viewPatience, nodes, suspects, clustertest.AllReach(nodes)); err != nil {
 			t.Fatalf("after the heal: %v (last %v)", err, got)
 		}
 	})

@@ -1,4 +1,4 @@
-package clusters
+package redis
 
 import (
 	"context"
@@ -7,35 +7,36 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/redis/go-redis/v9"
 )
 
 var (
-	_ ReleaseObserver = (*Sentinel)(nil)
-	_ ReleaseObserver = (*RedisCluster)(nil)
+	_ clusters.ReleaseObserver = (*Sentinel)(nil)
+	_ clusters.ReleaseObserver = (*RedisCluster)(nil)
 )
 
 // failoverPoll is how often the failover watcher asks each node its role.
 const failoverPoll = 50 * time.Millisecond
 
-// ObserveReleases implements ReleaseObserver for Sentinel: keyspace
+// ObserveReleases implements clusters.ReleaseObserver for Sentinel: keyspace
 // notifications on every redis node (the master and its replicas, as for
 // plain Redis), and a failover watcher (watchFailovers).
-func (s *Sentinel) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
+func (s *Sentinel) ObserveReleases(ctx context.Context, cfg clusters.ObserveConfig) (func(), error) {
 	return observeRedisFailovers(ctx, lockNodes(s.Nodes()), cfg)
 }
 
-// ObserveReleases implements ReleaseObserver for Redis Cluster: keyspace
+// ObserveReleases implements clusters.ReleaseObserver for Redis Cluster: keyspace
 // notifications on every node (a key's slot's master reports its expiry
 // and deletion), and a failover watcher (watchFailovers).
-func (c *RedisCluster) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
+func (c *RedisCluster) ObserveReleases(ctx context.Context, cfg clusters.ObserveConfig) (func(), error) {
 	return observeRedisFailovers(ctx, lockNodes(c.Nodes()), cfg)
 }
 
 // lockNodes returns the nodes of role "lock".
-func lockNodes(all []Node) []Node {
-	var out []Node
+func lockNodes(all []clusters.Node) []clusters.Node {
+	var out []clusters.Node
 	for _, n := range all {
 		if n.Role == "lock" {
 			out = append(out, n)
@@ -46,7 +47,7 @@ func lockNodes(all []Node) []Node {
 
 // observeRedisFailovers watches nodes with a redisObserver each and
 // watchFailovers.
-func observeRedisFailovers(ctx context.Context, nodes []Node, cfg ObserveConfig) (func(), error) {
+func observeRedisFailovers(ctx context.Context, nodes []clusters.Node, cfg clusters.ObserveConfig) (func(), error) {
 	stopNodes, err := observeRedisNodes(ctx, nodes, cfg)
 	if err != nil {
 		return nil, err
@@ -71,7 +72,7 @@ func observeRedisFailovers(ctx context.Context, nodes []Node, cfg ObserveConfig)
 // most a poll after a grant the old master made since. A key whose other holders are all
 // unreachable (a killed master) is not reported: the watcher cannot tell
 // it was held.
-func watchFailovers(ctx context.Context, nodes []Node, cfg ObserveConfig) func() {
+func watchFailovers(ctx context.Context, nodes []clusters.Node, cfg clusters.ObserveConfig) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	cs := make([]*redis.Client, len(nodes))
 	for i, n := range nodes {
@@ -146,7 +147,7 @@ func nodeRole(ctx context.Context, c *redis.Client) (string, error) {
 // lostOnPromotion reports the lock keys that node i, promoted (seen at
 // promoted), does not hold as another node does, each owner of a key
 // once.
-func lostOnPromotion(ctx context.Context, nodes []Node, cs []*redis.Client, i int, promoted time.Duration, cfg ObserveConfig, reported map[string]bool) {
+func lostOnPromotion(ctx context.Context, nodes []clusters.Node, cs []*redis.Client, i int, promoted time.Duration, cfg clusters.ObserveConfig, reported map[string]bool) {
 	for _, key := range cfg.Keys {
 		mine, ok := keyOwner(ctx, cs[i], key)
 		if !ok {

@@ -1,4 +1,4 @@
-package clusters
+package redis
 
 import (
 	"context"
@@ -10,9 +10,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
-// TestRedisClusterFailover sets up the six-node Redis Cluster (every slot
+// TestRedisClusterFailover sets up the six-node Redis clusters.Cluster (every slot
 // covered), cuts the master of lock0's slot off with worker slot 0 on its
 // side, and checks that its replica takes over, that both masters take
 // writes for the slot (split brain) and the new one has none of the old
@@ -102,7 +104,7 @@ func TestRedisClusterFailover(t *testing.T) {
 	// means). Its resynchronisation from the new master is Redis's own
 	// business: it is logged, and a slow one (once, in a CI run with the
 	// database tests' fsyncs beside it) does not fail the test.
-	if err := Poll(ctx, patientWait, func() error {
+	if err := clusters.Poll(ctx, patientWait, func() error {
 		info, err := roundTrip(oldServer.Addr(), "INFO replication", okWait)
 		if err != nil {
 			return err
@@ -150,7 +152,7 @@ func myEpoch(t *testing.T, addr string) int {
 	return e
 }
 
-// TestRedisClusterSetupInterrupted cancels a Redis Cluster setup half-way
+// TestRedisClusterSetupInterrupted cancels a Redis clusters.Cluster setup half-way
 // (before the cluster can be ready) and checks that Setup fails and leaves
 // no server process and no data directory behind.
 func TestRedisClusterSetupInterrupted(t *testing.T) {

@@ -1,4 +1,4 @@
-package clusters_test
+package redis_test
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/internal/clustertest"
 	"github.com/lockcheck/lockcheck/nemesis"
+	redisnode "github.com/lockcheck/lockcheck/services/redis"
 )
 
 // TestPartitionRingSentinel puts the six servers of the Sentinel topology
@@ -25,7 +25,7 @@ import (
 // sentinel flags anything and every replica's link is up.
 func TestPartitionRingSentinel(t *testing.T) {
 	ctx := context.Background()
-	s := clustertest.Started(t, clusters.LookSentinel, clusters.NewSentinel(clusters.SentinelConfig{Workers: 1, LogDir: clustertest.LogDir(t)}))
+	s := clustertest.Started(t, redisnode.LookSentinel, redisnode.NewSentinel(redisnode.SentinelConfig{Workers: 1, LogDir: clustertest.LogDir(t)}))
 	nodes := s.PeerNodes()
 	direct, byAddr := make(map[string]string), make(map[string]string)
 	for _, n := range s.Nodes() {
@@ -60,7 +60,7 @@ func TestPartitionRingSentinel(t *testing.T) {
 		}
 		return []string{byAddr[net.JoinHostPort(field(info, "master_host"), field(info, "master_port"))]}, nil
 	}
-	if got, err := awaitViews(ctx, time.Minute, nodes, view, allReach(nodes)); err != nil {
+	if got, err := clustertest.AwaitViews(ctx, time.Minute, nodes, view, clustertest.AllReach(nodes)); err != nil {
 		t.Fatalf("before the ring: %v (last %v)", err, got)
 	}
 	master, err := s.Leader(ctx)
@@ -87,7 +87,7 @@ func TestPartitionRingSentinel(t *testing.T) {
 			}
 		}
 	}
-	if got, err := awaitViews(ctx, time.Minute, nodes, view, want); err != nil {
+	if got, err := clustertest.AwaitViews(ctx, time.Minute, nodes, view, want); err != nil {
 		t.Fatalf("under the ring: %v (last %v)", err, got)
 	}
 	if now, err := s.Leader(ctx); err != nil || now != master {
@@ -96,7 +96,7 @@ func TestPartitionRingSentinel(t *testing.T) {
 	if end := n.Invoke(ctx, clustertest.NemOp(nemesis.FHealServers)); end.Error != "" {
 		t.Fatalf("end op %+v", end)
 	}
-	if got, err := awaitViews(ctx, time.Minute, nodes, view, allReach(nodes)); err != nil {
+	if got, err := clustertest.AwaitViews(ctx, time.Minute, nodes, view, clustertest.AllReach(nodes)); err != nil {
 		t.Fatalf("after the heal: %v (last %v)", err, got)
 	}
 }

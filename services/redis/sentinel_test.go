@@ -1,4 +1,4 @@
-package clusters
+package redis
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
 // TestSentinelFailover sets up the Sentinel topology, cuts the master off
@@ -93,7 +95,7 @@ func TestSentinelFailover(t *testing.T) {
 	// The sentinels demote the old master (after seeing it for about 8 s),
 	// and its resync drops the write made after the cut.
 	healed := time.Now()
-	err = Poll(ctx, patientWait, func() error {
+	err = clusters.Poll(ctx, patientWait, func() error {
 		got, err := roundTrip(s.LockAddrs(0)[0], "GET lost", okWait)
 		if err != nil || got != "$-1" {
 			return fmt.Errorf("old master still has the lost write: %q %v", got, err)

@@ -1,4 +1,4 @@
-package clusters
+package redis
 
 import (
 	"context"
@@ -8,35 +8,36 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/redis/go-redis/v9"
 )
 
-var _ ReleaseObserver = (*Redis)(nil)
+var _ clusters.ReleaseObserver = (*Redis)(nil)
 
 // The keyspace events a Redis observer asks for: keyevent channels (E) of
 // generic commands (g: del, expire) and of expiries (x); redisNotifyWrites
 // adds string writes ($: set, which SETNX and GETSET fire too), for a
 // design whose locks change hands by being written over
-// (ObserveConfig.TookOver).
+// (clusters.ObserveConfig.TookOver).
 const (
 	redisNotify       = "Egx"
 	redisNotifyWrites = "Eg$x"
 )
 
-// ObserveReleases implements ReleaseObserver for plain Redis lock nodes (one,
+// ObserveReleases implements clusters.ReleaseObserver for plain Redis lock nodes (one,
 // or RedLock's five): keyspace notifications on each node, set with CONFIG
 // SET notify-keyspace-events on the observer's own connection.
-func (r *Redis) ObserveReleases(ctx context.Context, cfg ObserveConfig) (func(), error) {
-	var nodes []Node
+func (r *Redis) ObserveReleases(ctx context.Context, cfg clusters.ObserveConfig) (func(), error) {
+	var nodes []clusters.Node
 	for _, s := range r.lock {
-		nodes = append(nodes, Node{Name: s.Name, Role: "lock", Addr: s.Addr()})
+		nodes = append(nodes, clusters.Node{Name: s.Name, Role: "lock", Addr: s.Addr()})
 	}
 	return observeRedisNodes(ctx, nodes, cfg)
 }
 
 // observeRedisNodes watches each node with a redisObserver.
-func observeRedisNodes(ctx context.Context, nodes []Node, cfg ObserveConfig) (func(), error) {
+func observeRedisNodes(ctx context.Context, nodes []clusters.Node, cfg clusters.ObserveConfig) (func(), error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var obs []*redisObserver
@@ -47,7 +48,7 @@ func observeRedisNodes(ctx context.Context, nodes []Node, cfg ObserveConfig) (fu
 		}
 		wg.Wait()
 	}
-	keys := KeySet(cfg.Keys)
+	keys := clusters.KeySet(cfg.Keys)
 	for _, n := range nodes {
 		o, err := newRedisObserver(ctx, n, cfg, keys)
 		if err != nil {
@@ -73,7 +74,7 @@ type redisObserver struct {
 	// reports, shared by all of them (a long run has one a grant): this
 	// node, and how. Nothing changes them.
 	deleted *history.Extra
-	cfg     ObserveConfig
+	cfg     clusters.ObserveConfig
 	keys    map[string]bool
 	probe   string
 	c       *redis.Client
@@ -121,7 +122,7 @@ type redisHeld struct {
 
 // newRedisObserver connects to n, turns its keyspace notifications on and
 // subscribes; it returns once the subscription is confirmed.
-func newRedisObserver(ctx context.Context, n Node, cfg ObserveConfig, keys map[string]bool) (*redisObserver, error) {
+func newRedisObserver(ctx context.Context, n clusters.Node, cfg clusters.ObserveConfig, keys map[string]bool) (*redisObserver, error) {
 	c := redis.NewClient(&redis.Options{Addr: n.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: 2,
 		DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: time.Second, PoolSize: 2})
 	o := &redisObserver{node: n.Name, deleted: &history.Extra{Nodes: []string{n.Name}, Release: &history.Release{How: history.ReleaseDeleted}}, cfg: cfg, keys: keys, c: c, held: make(map[string]redisHeld),
@@ -396,9 +397,9 @@ func onHistoryClock(expMS int64, now time.Time, before, after time.Duration) (ti
 	return max(before+(after-before)/2+st.Sub(now), 1), st
 }
 
-// setProbe sets the probe key with ProbeTTL and reads back its expiry.
+// setProbe sets the probe key with clusters.ProbeTTL and reads back its expiry.
 func (o *redisObserver) setProbe(ctx context.Context) {
-	if err := o.c.Set(ctx, o.probe, "1", ProbeTTL).Err(); err != nil {
+	if err := o.c.Set(ctx, o.probe, "1", clusters.ProbeTTL).Err(); err != nil {
 		return
 	}
 	if hd, _, err := o.read(ctx, o.probe); err == nil && hd.at > 0 {

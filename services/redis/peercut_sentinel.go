@@ -1,13 +1,15 @@
-package clusters
+package redis
 
 import (
 	"context"
 	"fmt"
 	"net"
 	"slices"
+
+	"github.com/lockcheck/lockcheck/clusters"
 )
 
-var _ PeerCutter = (*Sentinel)(nil)
+var _ clusters.PeerCutter = (*Sentinel)(nil)
 
 // PeerNodes names the redis nodes, then the sentinels.
 func (s *Sentinel) PeerNodes() []string {
@@ -19,14 +21,14 @@ func (s *Sentinel) PeerNodes() []string {
 }
 
 // CutPeers cuts the links between each pair of servers, both ways, at the
-// fronts they dial each other at (peerFronts): a replica's link to its
+// fronts they dial each other at (clusters.PeerFronts): a replica's link to its
 // master, a sentinel's to a redis node or to another sentinel. Clients
 // still reach both.
 func (s *Sentinel) CutPeers(ctx context.Context, by string, pairs [][2]string) error {
 	if err := s.checkPairs(pairs); err != nil {
 		return err
 	}
-	s.fronts.cut(by, pairs)
+	s.fronts.Cut(by, pairs)
 	return nil
 }
 
@@ -36,7 +38,7 @@ func (s *Sentinel) HealPeers(ctx context.Context, by string, pairs [][2]string) 
 	if err := s.checkPairs(pairs); err != nil {
 		return err
 	}
-	s.fronts.heal(by, pairs)
+	s.fronts.Heal(by, pairs)
 	return nil
 }
 
