@@ -384,6 +384,19 @@ func ruleFor(name string) (exerciseRule, bool) {
 	return exerciseRule{}, false
 }
 
+// claimedByAnother reports whether the rule of a kind other than name,
+// for the same start op f and with a Matches of its own, matches hf: a
+// fault of a narrower kind (kill-follower's of kill's), which name's rule
+// leaves to it.
+func claimedByAnother(name, f string, hf history.Fault) bool {
+	for _, r := range exerciseRules() {
+		if r.Nemesis != name && r.F == f && r.Matches != nil && r.Matches(hf) {
+			return true
+		}
+	}
+	return false
+}
+
 // kindOf returns the nemesis kind of a fault: what its start op recorded,
 // else the first registered rule for its F that matches it.
 func kindOf(f string, hf history.Fault, hit *history.Hit) string {

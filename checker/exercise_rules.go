@@ -32,7 +32,7 @@ func init() {
 		matches := onNodes
 		switch k.name {
 		case "kill":
-			matches = func(f history.Fault) bool { return !strings.Contains(f.Detail, "follower") && !isRedisKill(f) }
+			matches = func(f history.Fault) bool { return !claimedByAnother("kill", history.FKill, f) }
 		case "kill-follower":
 			matches = func(f history.Fault) bool { return strings.Contains(f.Detail, "follower") }
 		}

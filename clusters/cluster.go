@@ -98,8 +98,9 @@ type Clocker interface {
 // by side (the combined Redis + ZooKeeper topology), so that a nemesis can
 // aim at one part.
 type Parted interface {
-	// PartNodes returns the names of the lock nodes of the named part
-	// ("redis", "zookeeper"), nil for a part the cluster does not have.
+	// PartNodes returns the names of the lock nodes of the named part (the
+	// service's own names for them), nil for a part the cluster does not
+	// have.
 	PartNodes(part string) []string
 }
 
@@ -128,12 +129,6 @@ type FaultVerber interface {
 	// or "" for the nemesis's own.
 	FaultVerb(fault string) string
 }
-
-// Part names of the combined Redis + ZooKeeper topology (Parted).
-const (
-	PartRedis     = "redis"
-	PartZooKeeper = "zookeeper"
-)
 
 // SessionName is the application name (PostgreSQL application_name, the
 // MariaDB connection attribute program_name) that the worker serving
@@ -174,4 +169,48 @@ type Promoter interface {
 type KeyPrimary interface {
 	// KeyLeader returns the name of the master that serves key.
 	KeyLeader(ctx context.Context, key string) (string, error)
+}
+
+// WorkerLinks is what a worker of one slot needs to reach a topology's lock
+// nodes beyond their addresses (Topology.LockAddrs): the login of a
+// database, the Sentinels that name the master, and the map of every
+// address the service announces to the slot's own proxy for it. The
+// controller of a run and `check conformance` send the same fields in the
+// worker protocol's open request.
+type WorkerLinks struct {
+	// Login is the database login, zero for a service with none.
+	Login Login
+	// DiscoveryAddrs and MasterName: the slot's links to the servers that
+	// name the current master (Redis Sentinels) and the master's name, for
+	// a topology whose workers find the master through them (the worker
+	// protocol's sentinel_addrs and master_name).
+	DiscoveryAddrs []string
+	MasterName    string
+	// AddrMap maps every address the service announces to the slot's own
+	// proxy for it (Sentinel, Redis Cluster); nil for a service that
+	// announces none.
+	AddrMap map[string]string
+}
+
+// Linker is a topology whose workers need more than the lock nodes'
+// addresses and a login to reach them (the Sentinels that name the master,
+// the map of every address the service announces).
+type Linker interface {
+	// WorkerLinks returns what a worker of slot needs beyond the lock
+	// nodes' addresses; its Login is not used (LoginNeeder gives it).
+	WorkerLinks(slot int) WorkerLinks
+}
+
+// LinksOf returns what a worker of slot needs to reach c's lock nodes
+// beyond their addresses.
+func LinksOf(c Cluster, slot int) WorkerLinks {
+	var l WorkerLinks
+	if k, ok := c.(Linker); ok {
+		l = k.WorkerLinks(slot)
+	}
+	l.Login = Login{}
+	if n, ok := c.(LoginNeeder); ok {
+		l.Login = n.Login()
+	}
+	return l
 }

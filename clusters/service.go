@@ -85,8 +85,7 @@ type Service struct {
 	// the server installed on the machine only.
 	Versions []ServerVersion
 	// Container is the service's form for --cluster docker, nil for a
-	// service without one; the containers package gives it from its file
-	// for the service (RegisterContainerForm).
+	// service without one.
 	Container *ContainerForm
 	// External says how --cluster external points the service's workers
 	// at lock servers someone else runs; nil for a service whose workers
@@ -130,27 +129,6 @@ func RegisterService(s Service) {
 		}
 	}
 	services = append(services, s)
-}
-
-// RegisterContainerForm gives the registered service called name its
-// container form; the containers package calls it from init, one file per
-// service. An unknown service, a second form, or a form with no New or
-// images is a programming error and panics.
-func RegisterContainerForm(name string, f ContainerForm) {
-	if f.New == nil || len(f.Images) == 0 {
-		panic(fmt.Sprintf("clusters: container form of %q: New and Images are required", name))
-	}
-	for i := range services {
-		if services[i].Name != name {
-			continue
-		}
-		if services[i].Container != nil {
-			panic(fmt.Sprintf("clusters: service %q has a container form already", name))
-		}
-		services[i].Container = &f
-		return
-	}
-	panic(fmt.Sprintf("clusters: container form of unknown service %q", name))
 }
 
 // registerService is RegisterService, for this package's own services.

@@ -1,4 +1,4 @@
-package containers
+package containers_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/containers"
 	redisnode "github.com/lockcheck/lockcheck/services/redis"
 	"github.com/lockcheck/lockcheck/services/zookeeper"
 )
@@ -35,7 +36,7 @@ func BenchmarkReady(b *testing.B) {
 				form := formOf(b, c.service)
 				var err error
 				if kind == "docker" {
-					if err := Look(context.Background(), form); errors.Is(err, ErrNoEngine) || errors.Is(err, ErrMissingImage) {
+					if err := containers.Look(context.Background(), form); errors.Is(err, containers.ErrNoEngine) || errors.Is(err, containers.ErrMissingImage) {
 						b.Skip(err)
 					}
 				}

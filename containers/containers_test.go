@@ -2,8 +2,6 @@ package containers
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/docker/docker/api/types/container"
@@ -13,57 +11,8 @@ import (
 	"github.com/lockcheck/lockcheck/internal/dockertest"
 )
 
-// TestLookNoEngine checks the no-engine path: one line, wrapping
-// ErrNoEngine, without waiting long.
-func TestLookNoEngine(t *testing.T) {
-	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-	err := Look(context.Background(), formOf(t, "redis"))
-	if !errors.Is(err, ErrNoEngine) {
-		t.Fatalf("Look = %v, want ErrNoEngine", err)
-	}
-	if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "/nonexistent/docker.sock") {
-		t.Errorf("want one line naming the host: %q", err)
-	}
-}
-
-// formOf returns the container form of service, failing tb when it has
-// none.
-func formOf(tb testing.TB, service string) clusters.ContainerForm {
-	tb.Helper()
-	s, err := clusters.FindService(service)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if s.Container == nil {
-		tb.Fatalf("service %s has no container form", service)
-	}
-	return *s.Container
-}
-
-// TestContainerForms checks which services this package gives a container
-// form, and that each form's images are in the image list.
-func TestContainerForms(t *testing.T) {
-	want := map[string]bool{"redis": true, "zookeeper": true}
-	for _, s := range clusters.Services() {
-		if (s.Container != nil) != want[s.Name] {
-			t.Errorf("service %s: container form %v, want %v", s.Name, s.Container != nil, want[s.Name])
-		}
-		if s.Container == nil {
-			continue
-		}
-		for _, short := range s.Container.Images {
-			if _, ok := ImageOf(short); !ok {
-				t.Errorf("service %s runs image %q, which images.txt does not list", s.Name, short)
-			}
-		}
-	}
-	defer func() {
-		if recover() == nil {
-			t.Error("a container form for an unknown service did not panic")
-		}
-	}()
-	register("nope", clusters.ContainerForm{Images: []string{"redis"}, New: newRedis})
-}
+// testImage is an image of the list the tests use (the Redis one).
+var testImage = MustImage("redis")
 
 func TestImageRef(t *testing.T) {
 	cases := []struct {
@@ -75,9 +24,9 @@ func TestImageRef(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Setenv(ImagePrefixEnv, c.prefix)
-		t.Setenv(redisImage.Env, c.own)
-		if got := redisImage.Ref(); got != c.want {
-			t.Errorf("prefix %q, %s=%q: Ref %q, want %q", c.prefix, redisImage.Env, c.own, got, c.want)
+		t.Setenv(testImage.Env, c.own)
+		if got := testImage.Ref(); got != c.want {
+			t.Errorf("prefix %q, %s=%q: Ref %q, want %q", c.prefix, testImage.Env, c.own, got, c.want)
 		}
 	}
 }
@@ -104,7 +53,7 @@ func engineOrSkip(t *testing.T) *engine {
 		t.Skipf("no Docker engine: %v", err)
 	}
 	t.Cleanup(e.close)
-	if err := e.checkImages(context.Background(), redisImage.Ref()); err != nil {
+	if err := e.checkImages(context.Background(), testImage.Ref()); err != nil {
 		t.Skip(err)
 	}
 	return e
@@ -126,7 +75,7 @@ func TestDockerSweep(t *testing.T) {
 	}
 	mk := func(lbls map[string]string) string {
 		lbls["org.lockcheck.test"] = t.Name()
-		c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: redisImage.Ref(), Labels: lbls}, nil, nil, nil, "")
+		c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: testImage.Ref(), Labels: lbls}, nil, nil, nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +111,7 @@ func TestDockerSweepsAtOnce(t *testing.T) {
 	ctx := context.Background()
 	gone := "pid=1 start=1 boot=00000000-0000-0000-0000-000000000000"
 	for range 8 {
-		c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: redisImage.Ref(),
+		c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: testImage.Ref(),
 			Labels: map[string]string{LabelRun: "test-sweeps-at-once", LabelOwner: gone, "org.lockcheck.test": t.Name()}}, nil, nil, nil, "")
 		if err != nil {
 			t.Fatal(err)

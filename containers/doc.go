@@ -17,10 +17,14 @@
 // every run, removes what runs whose process is gone left behind, and never
 // anything without those labels.
 //
-// Each service's container topology registers itself from its own file;
-// the runner finds it with Find. Ryuk, testcontainers' reaper, is disabled
+// It is the toolkit of the container forms, not their home: each service's
+// container topology lives in the service's own folder (services/redis,
+// services/zookeeper), embeds Stack and registers itself there
+// (the Container field of its clusters.Service); the storage node's container comes from
+// the package that registers it (RegisterStorage). It names no service.
+// Ryuk, testcontainers' reaper, is disabled
 // (its image cannot be pulled here): the labels do its job.
 //
 // containers may import clusters and history; it must not import checker,
-// workloads or runner.
+// workloads, runner or a service's package.
 package containers

@@ -78,21 +78,11 @@ func ImageOf(short string) (Image, bool) {
 	return Image{}, false
 }
 
-// mustImage is ImageOf for the images this package runs.
-func mustImage(short string) Image {
+// MustImage is ImageOf for the images this package runs.
+func MustImage(short string) Image {
 	im, ok := ImageOf(short)
 	if !ok {
 		panic("containers/images.txt has no image " + short)
 	}
 	return im
 }
-
-// The images the container topologies run.
-var (
-	// redisImage has redis-server 7.0 and the clock shim at
-	// /usr/local/lib/libclockshim.so.
-	redisImage = mustImage("redis")
-	// zookeeperImage has ZooKeeper 3.8, the clock shim and an entrypoint
-	// that writes zoo.cfg and myid from ZOO_* variables.
-	zookeeperImage = mustImage("zookeeper")
-)

@@ -30,75 +30,75 @@ import (
 // the clock shim reads clockMount/clock.
 const clockMount = "/lockcheck-clock"
 
-// shimPath is the clock shim inside lockcheck's images.
-const shimPath = "/usr/local/lib/libclockshim.so"
+// ShimPath is the clock shim inside lockcheck's images.
+const ShimPath = "/usr/local/lib/libclockshim.so"
 
 // teardownWait bounds Teardown's calls to the engine.
 const teardownWait = 60 * time.Second
 
-// nodeSpec describes one container to start.
-type nodeSpec struct {
-	name  string // node name: lock0, zk1, storage
-	role  string // lock or storage
-	image Image
-	cmd   []string          // command (nil: the image's)
-	env   map[string]string // environment
-	port  string            // the service port in the container, "6379/tcp"
-	// nets are the networks the container joins, the first at creation
+// NodeSpec describes one container to start.
+type NodeSpec struct {
+	Name  string // node name: lock0, zk1, storage
+	Role  string // lock or storage
+	Image Image
+	Cmd   []string          // command (nil: the image's)
+	Env   map[string]string // environment
+	Port  string            // the service port in the container, "6379/tcp"
+	// Nets are the networks the container joins, the first at creation
 	// (its published port goes through that one); aliases[i] are its names
-	// on nets[i].
-	nets    []*testcontainers.DockerNetwork
-	aliases [][]string
-	// wait is what the container logs once it serves.
-	wait wait.Strategy
-	// clock runs the server under the clock shim: its offset file is
-	// clockMount/clock, a bind mount of a host file the node's Clocker
+	// on Nets[i].
+	Nets    []*testcontainers.DockerNetwork
+	Aliases [][]string
+	// Wait is what the container logs once it serves.
+	Wait wait.Strategy
+	// Clock runs the server under the Clock shim: its offset file is
+	// clockMount/Clock, a bind mount of a host file the node's Clocker
 	// writes.
-	clock bool
+	Clock bool
 }
 
-// node is one running container.
-type node struct {
-	spec      nodeSpec
+// Container is one running container.
+type Container struct {
+	Spec      NodeSpec
 	c         *testcontainers.DockerContainer
 	id        string
 	hostPort  int    // the service port, published on 127.0.0.1
-	clockFile string // host path of the clock offset file, "" when no shim
+	ClockFile string // host path of the clock offset file, "" when no shim
 	// stopping is set while the harness has the container down (a kill
 	// fault, the teardown): its exit then is expected.
 	stopping atomic.Bool
 }
 
-// addr is the node's published address on the host.
-func (n *node) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.hostPort)) }
+// Addr is the node's published address on the host.
+func (n *Container) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.hostPort)) }
 
-// stack is what every container topology shares: the engine, the run's
+// Stack is what every container topology shares: the engine, the run's
 // labels, the networks and containers it started, the proxies of the worker
 // links and the host directory of the clock files.
-type stack struct {
-	cfg     clusters.TopologyConfig
+type Stack struct {
+	Cfg     clusters.TopologyConfig
 	runID   string
 	owner   string
 	eng     *engine
 	tmp     string // clock files
 	proxies *clusters.Proxies
 	proxyLg *os.File
-	// set holds the lock nodes and their worker slots' proxies.
-	set clusters.NodeSet
+	// Set holds the lock nodes and their worker slots' proxies.
+	Set clusters.NodeSet
 	// Faults kills a lock node's container (its clients' proxies stopped
 	// while it is down) and starts it again (then waits until it serves),
 	// pauses and unpauses it, cuts and heals a worker slot's links.
 	clusters.Faults
 
-	// lock and storage are the lock nodes and the storage node Setup
+	// Lock and storage are the Lock nodes and the storage node Setup
 	// started.
-	lock    []*node
-	storage *node
+	Lock    []*Container
+	Storage *Container
 
 	mu    sync.Mutex
 	torn  bool
 	nets  []*testcontainers.DockerNetwork
-	nodes []*node
+	nodes []*Container
 
 	// watchCtx lives until the teardown; the container watches (watch)
 	// wait under it.
@@ -108,9 +108,9 @@ type stack struct {
 	watchOnce sync.Once
 }
 
-// setUp opens the stack (see open), then runs start; when either fails,
+// SetUp opens the stack (see open), then runs start; when either fails,
 // whatever was started is removed.
-func (s *stack) setUp(ctx context.Context, start func() error) (err error) {
+func (s *Stack) SetUp(ctx context.Context, start func() error) (err error) {
 	defer func() {
 		if err != nil {
 			_ = s.teardown(ctx)
@@ -123,45 +123,45 @@ func (s *stack) setUp(ctx context.Context, start func() error) (err error) {
 }
 
 // Teardown removes the containers, the networks and the proxies.
-func (s *stack) Teardown(ctx context.Context) error { return s.teardown(ctx) }
+func (s *Stack) Teardown(ctx context.Context) error { return s.teardown(ctx) }
 
 // Nodes lists the lock nodes, then the storage node, at their published
 // addresses.
-func (s *stack) Nodes() []clusters.Node {
+func (s *Stack) Nodes() []clusters.Node {
 	var nodes []clusters.Node
-	for _, n := range s.lock {
-		nodes = append(nodes, clusters.Node{Name: n.spec.name, Role: "lock", Addr: n.addr()})
+	for _, n := range s.Lock {
+		nodes = append(nodes, clusters.Node{Name: n.Spec.Name, Role: "lock", Addr: n.Addr()})
 	}
-	if s.storage != nil {
-		nodes = append(nodes, clusters.Node{Name: "storage", Role: "storage", Addr: s.storage.addr()})
+	if s.Storage != nil {
+		nodes = append(nodes, clusters.Node{Name: "storage", Role: "storage", Addr: s.Storage.Addr()})
 	}
 	return nodes
 }
 
 // LockAddrs returns the proxy addresses worker slot uses, one per lock
 // node.
-func (s *stack) LockAddrs(slot int) []string { return s.set.LockAddrs(slot) }
+func (s *Stack) LockAddrs(slot int) []string { return s.Set.LockAddrs(slot) }
 
 // StorageAddr returns the storage container's published address.
-func (s *stack) StorageAddr() string { return s.storage.addr() }
+func (s *Stack) StorageAddr() string { return s.Storage.Addr() }
 
 // open connects to the engine and prepares the run's labels, log
 // directory and proxies.
-func (s *stack) open(ctx context.Context) (err error) {
+func (s *Stack) open(ctx context.Context) (err error) {
 	if s.eng, err = connect(ctx); err != nil {
 		return err
 	}
 	if s.owner, err = clusters.OwnerRecord(); err != nil {
 		return fmt.Errorf("record the owner of the containers: %w", err)
 	}
-	s.runID = sanitize(s.cfg.RunID)
+	s.runID = sanitize(s.Cfg.RunID)
 	if s.runID == "" {
 		s.runID = fmt.Sprintf("run%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
 	}
-	if s.proxies, s.proxyLg, err = clusters.OpenProxies(s.cfg.LogDir); err != nil {
+	if s.proxies, s.proxyLg, err = clusters.OpenProxies(s.Cfg.LogDir); err != nil {
 		return err
 	}
-	if s.cfg.ClockShim {
+	if s.Cfg.ClockShim {
 		if s.tmp, err = clusters.TempDir("docker-"); err != nil {
 			return fmt.Errorf("create clock dir: %w", err)
 		}
@@ -174,9 +174,9 @@ var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
 // sanitize makes s usable in a container name.
 func sanitize(s string) string { return strings.Trim(unsafeName.ReplaceAllString(s, "-"), "-.") }
 
-// network creates a private network labelled with the run; internal
+// Network creates a private Network labelled with the run; internal
 // networks reach nothing outside and publish no ports.
-func (s *stack) network(ctx context.Context, internal bool) (*testcontainers.DockerNetwork, error) {
+func (s *Stack) Network(ctx context.Context, internal bool) (*testcontainers.DockerNetwork, error) {
 	opts := []network.NetworkCustomizer{network.WithLabels(labels(s.runID, s.owner))}
 	if internal {
 		opts = append(opts, network.WithInternal())
@@ -196,50 +196,50 @@ func (s *stack) network(ctx context.Context, internal bool) (*testcontainers.Doc
 // start creates and starts a container for spec, waits for its wait
 // strategy, and returns it. Its service port is published on a free
 // 127.0.0.1 port that stays the same across a kill and start.
-func (s *stack) start(ctx context.Context, spec nodeSpec) (*node, error) {
+func (s *Stack) start(ctx context.Context, spec NodeSpec) (*Container, error) {
 	hostPort, err := clusters.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	n := &node{spec: spec, hostPort: hostPort}
+	n := &Container{Spec: spec, hostPort: hostPort}
 	lbls := labels(s.runID, s.owner)
-	lbls[LabelNode] = spec.name
+	lbls[LabelNode] = spec.Name
 	env := map[string]string{}
-	for k, v := range spec.env {
+	for k, v := range spec.Env {
 		env[k] = v
 	}
 	var binds []string
-	if spec.clock {
-		dir := filepath.Join(s.tmp, spec.name)
+	if spec.Clock {
+		dir := filepath.Join(s.tmp, spec.Name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create %s clock dir: %w", spec.name, err)
+			return nil, fmt.Errorf("create %s clock dir: %w", spec.Name, err)
 		}
-		n.clockFile = filepath.Join(dir, "clock")
-		if err := clusters.WriteClockOffset(n.clockFile, 0); err != nil {
+		n.ClockFile = filepath.Join(dir, "clock")
+		if err := clusters.WriteClockOffset(n.ClockFile, 0); err != nil {
 			return nil, err
 		}
 		binds = append(binds, dir+":"+clockMount+":ro")
 		env[clusters.ClockFileEnv] = clockMount + "/clock"
 	}
-	first := spec.nets[0].Name
+	first := spec.Nets[0].Name
 	opts := []testcontainers.ContainerCustomizer{
-		testcontainers.WithName(fmt.Sprintf("lockcheck-%s-%d-%s", s.runID, os.Getpid(), spec.name)),
+		testcontainers.WithName(fmt.Sprintf("lockcheck-%s-%d-%s", s.runID, os.Getpid(), spec.Name)),
 		testcontainers.WithLabels(lbls),
 		testcontainers.WithEnv(env),
-		testcontainers.WithExposedPorts(fmt.Sprintf("127.0.0.1:%d:%s", hostPort, spec.port)),
+		testcontainers.WithExposedPorts(fmt.Sprintf("127.0.0.1:%d:%s", hostPort, spec.Port)),
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.NetworkMode = container.NetworkMode(first)
 			hc.Binds = append(hc.Binds, binds...)
 		}),
-		testcontainers.WithWaitStrategyAndDeadline(90*time.Second, spec.wait),
+		testcontainers.WithWaitStrategyAndDeadline(90*time.Second, spec.Wait),
 	}
-	for i, nw := range spec.nets {
-		opts = append(opts, network.WithNetwork(spec.aliases[i], nw))
+	for i, nw := range spec.Nets {
+		opts = append(opts, network.WithNetwork(spec.Aliases[i], nw))
 	}
-	if spec.cmd != nil {
-		opts = append(opts, testcontainers.WithCmd(spec.cmd...))
+	if spec.Cmd != nil {
+		opts = append(opts, testcontainers.WithCmd(spec.Cmd...))
 	}
-	c, err := testcontainers.Run(ctx, spec.image.Ref(), opts...)
+	c, err := testcontainers.Run(ctx, spec.Image.Ref(), opts...)
 	if c != nil {
 		n.c, n.id = c, c.GetContainerID()
 		s.mu.Lock()
@@ -247,7 +247,7 @@ func (s *stack) start(ctx context.Context, spec nodeSpec) (*node, error) {
 		s.mu.Unlock()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("start container %s (%s): %w", spec.name, spec.image.Ref(), err)
+		return nil, fmt.Errorf("start container %s (%s): %w", spec.Name, spec.Image.Ref(), err)
 	}
 	s.watch(ctx, n)
 	return n, nil
@@ -258,7 +258,7 @@ func (s *stack) start(ctx context.Context, spec nodeSpec) (*node, error) {
 // the container counterpart of a local server process's exit. It waits on
 // the engine until the container is no longer running; a restart watches
 // it again.
-func (s *stack) watch(ctx context.Context, n *node) {
+func (s *Stack) watch(ctx context.Context, n *Container) {
 	s.watchOnce.Do(func() {
 		wctx, end := context.WithCancel(context.WithoutCancel(ctx))
 		s.mu.Lock()
@@ -287,14 +287,14 @@ func (s *stack) watch(ctx context.Context, n *node) {
 		if torn || n.stopping.Load() || s.watchCtx.Err() != nil {
 			return
 		}
-		s.onExit(clusters.ServerExit{Name: n.spec.name, Pid: 0, Status: status,
-			Log: filepath.Join(s.cfg.LogDir, n.spec.name+".log"), Tail: s.logTail(n)})
+		s.onExit(clusters.ServerExit{Name: n.Spec.Name, Pid: 0, Status: status,
+			Log: filepath.Join(s.Cfg.LogDir, n.Spec.Name+".log"), Tail: s.logTail(n)})
 	}()
 }
 
 // logTail returns the last lines of a container's output, for an exit
 // report.
-func (s *stack) logTail(n *node) []string {
+func (s *Stack) logTail(n *Container) []string {
 	ctx, cancel := context.WithTimeout(s.watchCtx, 5*time.Second)
 	defer cancel()
 	rc, err := s.eng.cli.ContainerLogs(ctx, n.id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: "5"})
@@ -315,9 +315,9 @@ func (s *stack) logTail(n *node) []string {
 	return lines
 }
 
-// startAll starts every spec at once and returns the nodes in spec order.
-func (s *stack) startAll(ctx context.Context, specs []nodeSpec) ([]*node, error) {
-	nodes := make([]*node, len(specs))
+// StartAll starts every spec at once and returns the nodes in spec order.
+func (s *Stack) StartAll(ctx context.Context, specs []NodeSpec) ([]*Container, error) {
+	nodes := make([]*Container, len(specs))
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup
 	for i, spec := range specs {
@@ -332,53 +332,53 @@ func (s *stack) startAll(ctx context.Context, specs []nodeSpec) ([]*node, error)
 }
 
 // FaultVerb names the engine's faults for the history (clusters.FaultVerber).
-func (s *stack) FaultVerb(fault string) string {
+func (s *Stack) FaultVerb(fault string) string {
 	return map[string]string{"pause": "docker pause", "kill": "docker kill",
 		"isolate": "disconnected from its peers' network"}[fault]
 }
 
 // pause freezes a container's processes (docker pause, the cgroup
 // freezer).
-func (s *stack) pause(ctx context.Context, n *node) error {
+func (s *Stack) pause(ctx context.Context, n *Container) error {
 	if err := s.eng.cli.ContainerPause(ctx, n.id); err != nil {
-		return fmt.Errorf("docker pause %s: %w", n.spec.name, err)
+		return fmt.Errorf("docker pause %s: %w", n.Spec.Name, err)
 	}
 	return nil
 }
 
 // unpause thaws a paused container; one that is not paused needs nothing.
-func (s *stack) unpause(ctx context.Context, n *node) error {
+func (s *Stack) unpause(ctx context.Context, n *Container) error {
 	st, err := s.eng.cli.ContainerInspect(ctx, n.id)
 	if err != nil {
-		return fmt.Errorf("inspect %s: %w", n.spec.name, err)
+		return fmt.Errorf("inspect %s: %w", n.Spec.Name, err)
 	}
 	if st.State == nil || !st.State.Paused {
 		return nil
 	}
 	if err := s.eng.cli.ContainerUnpause(ctx, n.id); err != nil {
-		return fmt.Errorf("docker unpause %s: %w", n.spec.name, err)
+		return fmt.Errorf("docker unpause %s: %w", n.Spec.Name, err)
 	}
 	return nil
 }
 
 // kill crashes a container (SIGKILL to every process in it); a paused one
 // is thawed first, as the engine refuses to kill a paused container.
-func (s *stack) kill(ctx context.Context, n *node) error {
+func (s *Stack) kill(ctx context.Context, n *Container) error {
 	n.stopping.Store(true)
 	if err := s.unpause(ctx, n); err != nil {
 		return err
 	}
 	if err := s.eng.cli.ContainerKill(ctx, n.id, "KILL"); err != nil {
-		return fmt.Errorf("docker kill %s: %w", n.spec.name, err)
+		return fmt.Errorf("docker kill %s: %w", n.Spec.Name, err)
 	}
 	return nil
 }
 
 // running reports whether the container runs (paused counts).
-func (s *stack) running(ctx context.Context, n *node) (bool, error) {
+func (s *Stack) running(ctx context.Context, n *Container) (bool, error) {
 	st, err := s.eng.cli.ContainerInspect(ctx, n.id)
 	if err != nil {
-		return false, fmt.Errorf("inspect %s: %w", n.spec.name, err)
+		return false, fmt.Errorf("inspect %s: %w", n.Spec.Name, err)
 	}
 	return st.State != nil && st.State.Running, nil
 }
@@ -386,12 +386,12 @@ func (s *stack) running(ctx context.Context, n *node) (bool, error) {
 // restart starts a killed container again, with its file system (and so
 // its data) and its published port as they were; a running one needs
 // nothing.
-func (s *stack) restart(ctx context.Context, n *node) error {
+func (s *Stack) restart(ctx context.Context, n *Container) error {
 	if up, err := s.running(ctx, n); err != nil || up {
 		return err
 	}
 	if err := s.eng.cli.ContainerStart(ctx, n.id, container.StartOptions{}); err != nil {
-		return fmt.Errorf("docker start %s: %w", n.spec.name, err)
+		return fmt.Errorf("docker start %s: %w", n.Spec.Name, err)
 	}
 	n.stopping.Store(false)
 	s.watch(ctx, n)
@@ -402,21 +402,21 @@ func (s *stack) restart(ctx context.Context, n *node) error {
 // docker kill, docker start (then serving waits until it serves again),
 // docker pause and unpause.
 type server struct {
-	s       *stack
-	n       *node
+	s       *Stack
+	n       *Container
 	serving func(ctx context.Context) error
 }
 
-// link links the lock nodes into the set, each as a server (serving
+// Link links the lock nodes into the set, each as a server (serving
 // waits until a restarted one serves again), and makes the worker slots'
 // proxies to their published addresses.
-func (s *stack) link(serving func(ctx context.Context, n *node) error) error {
-	nodes := make([]clusters.SetNode, len(s.lock))
-	for i, n := range s.lock {
-		nodes[i] = clusters.SetNode{Name: n.spec.name, Addr: n.addr(),
+func (s *Stack) Link(serving func(ctx context.Context, n *Container) error) error {
+	nodes := make([]clusters.SetNode, len(s.Lock))
+	for i, n := range s.Lock {
+		nodes[i] = clusters.SetNode{Name: n.Spec.Name, Addr: n.Addr(),
 			Server: server{s: s, n: n, serving: func(ctx context.Context) error { return serving(ctx, n) }}}
 	}
-	return s.set.Link(s.proxies, s.cfg.Workers, nodes)
+	return s.Set.Link(s.proxies, s.Cfg.Workers, nodes)
 }
 
 func (c server) Kill(ctx context.Context) error { return c.s.kill(ctx, c.n) }
@@ -426,7 +426,7 @@ func (c server) Restart(ctx context.Context) error {
 		return err
 	}
 	if err := c.serving(ctx); err != nil {
-		return fmt.Errorf("restart %s: %w", c.n.spec.name, err)
+		return fmt.Errorf("restart %s: %w", c.n.Spec.Name, err)
 	}
 	return nil
 }
@@ -438,19 +438,19 @@ func (c server) Signal(ctx context.Context, sig syscall.Signal) error {
 	return c.s.unpause(ctx, c.n)
 }
 
-// disconnect takes a container off a network (its peers'); connect puts it
+// Disconnect takes a container off a network (its peers'); connect puts it
 // back with its aliases.
-func (s *stack) disconnect(ctx context.Context, n *node, nw *testcontainers.DockerNetwork) error {
+func (s *Stack) Disconnect(ctx context.Context, n *Container, nw *testcontainers.DockerNetwork) error {
 	if err := s.eng.cli.NetworkDisconnect(ctx, nw.ID, n.id, true); err != nil {
-		return fmt.Errorf("disconnect %s from its peers' network: %w", n.spec.name, err)
+		return fmt.Errorf("disconnect %s from its peers' network: %w", n.Spec.Name, err)
 	}
 	return nil
 }
 
-func (s *stack) connect(ctx context.Context, n *node, nw *testcontainers.DockerNetwork, aliases []string) error {
+func (s *Stack) Connect(ctx context.Context, n *Container, nw *testcontainers.DockerNetwork, aliases []string) error {
 	st, err := s.eng.cli.ContainerInspect(ctx, n.id)
 	if err != nil {
-		return fmt.Errorf("inspect %s: %w", n.spec.name, err)
+		return fmt.Errorf("inspect %s: %w", n.Spec.Name, err)
 	}
 	if st.NetworkSettings != nil {
 		if _, ok := st.NetworkSettings.Networks[nw.Name]; ok {
@@ -458,25 +458,25 @@ func (s *stack) connect(ctx context.Context, n *node, nw *testcontainers.DockerN
 		}
 	}
 	if err := s.eng.cli.NetworkConnect(ctx, nw.ID, n.id, &dnetwork.EndpointSettings{Aliases: aliases}); err != nil {
-		return fmt.Errorf("reconnect %s to its peers' network: %w", n.spec.name, err)
+		return fmt.Errorf("reconnect %s to its peers' network: %w", n.Spec.Name, err)
 	}
 	return nil
 }
 
 // saveLog writes a container's output to the run's nodes/ directory.
-func (s *stack) saveLog(ctx context.Context, n *node) error {
+func (s *Stack) saveLog(ctx context.Context, n *Container) error {
 	rc, err := s.eng.cli.ContainerLogs(ctx, n.id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Timestamps: true})
 	if err != nil {
-		return fmt.Errorf("logs of %s: %w", n.spec.name, err)
+		return fmt.Errorf("logs of %s: %w", n.Spec.Name, err)
 	}
 	defer rc.Close()
-	f, err := os.Create(filepath.Join(s.cfg.LogDir, n.spec.name+".log"))
+	f, err := os.Create(filepath.Join(s.Cfg.LogDir, n.Spec.Name+".log"))
 	if err != nil {
-		return fmt.Errorf("save log of %s: %w", n.spec.name, err)
+		return fmt.Errorf("save log of %s: %w", n.Spec.Name, err)
 	}
 	defer f.Close()
 	if _, err := stdcopy.StdCopy(f, f, io.LimitReader(rc, 64<<20)); err != nil {
-		return fmt.Errorf("save log of %s: %w", n.spec.name, err)
+		return fmt.Errorf("save log of %s: %w", n.Spec.Name, err)
 	}
 	return nil
 }
@@ -485,7 +485,7 @@ func (s *stack) saveLog(ctx context.Context, n *node) error {
 // networks of the run (by label too, which catches a container whose
 // creation was interrupted), the proxies and the clock files. It is
 // idempotent.
-func (s *stack) teardown(ctx context.Context) error {
+func (s *Stack) teardown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.torn {
 		s.mu.Unlock()
@@ -527,8 +527,8 @@ func (s *stack) teardown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// waitFor polls ready every 50 ms until it returns nil, ctx ends or
+// WaitFor polls ready every 50 ms until it returns nil, ctx ends or
 // timeout passes (clusters.Poll).
-func waitFor(ctx context.Context, timeout time.Duration, what string, ready func() error) error {
+func WaitFor(ctx context.Context, timeout time.Duration, what string, ready func() error) error {
 	return clusters.Poll(ctx, timeout, ready, what)
 }

@@ -21,7 +21,7 @@ type Kill struct {
 	// follower makes Kill pick a node that is not the leader.
 	follower bool
 	// part, when set, makes Kill pick a lock node of that part of a
-	// clusters.Parted topology (kill-redis), whatever leads.
+	// clusters.Parted topology (NewKillPart), whatever leads.
 	part  string
 	parts clusters.Parted
 	since time.Time // when the last kill struck
@@ -120,4 +120,25 @@ func (n *Kill) Invoke(ctx context.Context, op history.Op) history.Op {
 func (n *Kill) Heal(ctx context.Context) error {
 	_, err := n.killed.undoAll(ctx, n.k.Restart)
 	return err
+}
+
+// NewKillPart returns the New of a nemesis kind that kills a lock node of
+// the named part of a clusters.Parted topology (a service's own fault, such
+// as the combined redis-zk topology's kill-redis), whatever leads, and
+// restarts it after the fault duration. Its kind is "kill-" + part; its
+// ops say "SIGKILL <part> node <name>".
+func NewKillPart(part string) func(env Env, rng *rand.Rand) (Nemesis, error) {
+	return func(env Env, rng *rand.Rand) (Nemesis, error) {
+		parts, ok := env.Cluster().(clusters.Parted)
+		if !ok || len(parts.PartNodes(part)) == 0 {
+			return nil, fmt.Errorf("kill-%s nemesis: no %s part: %w", part, part, clusters.ErrUnsupported)
+		}
+		n, err := newKill(env, rng)
+		if err != nil {
+			return nil, err
+		}
+		k := n.(*Kill)
+		k.part, k.parts = part, parts
+		return k, nil
+	}
 }

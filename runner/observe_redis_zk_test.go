@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/services/rediszk"
 )
 
 // TestObserverRedisZK runs the combined redis-zk lock with the composed
@@ -31,7 +31,7 @@ func TestObserverRedisZK(t *testing.T) {
 			if op.F != history.FServerRelease || op.Value.Ext().Release.Probe {
 				continue
 			}
-			if len(op.Value.Ext().Nodes) != 1 || (op.Value.Ext().Nodes[0] != clusters.PartRedis && op.Value.Ext().Nodes[0] != clusters.PartZooKeeper) {
+			if len(op.Value.Ext().Nodes) != 1 || (op.Value.Ext().Nodes[0] != rediszk.PartRedis && op.Value.Ext().Nodes[0] != rediszk.PartZooKeeper) {
 				t.Errorf("release %d names nodes %v", op.Index, op.Value.Ext().Nodes)
 				continue
 			}
@@ -39,7 +39,7 @@ func TestObserverRedisZK(t *testing.T) {
 				halves[op.Value.Ext().Nodes[0]]++
 			}
 		}
-		if halves[clusters.PartRedis] < 5 || halves[clusters.PartZooKeeper] < 5 {
+		if halves[rediszk.PartRedis] < 5 || halves[rediszk.PartZooKeeper] < 5 {
 			t.Errorf("releases of grants observed by half: %v", halves)
 		}
 		assertNoWindows(t, out.Result)

@@ -35,13 +35,13 @@ func TestResolveTopology(t *testing.T) {
 		lock, nemesis, want string
 		shim, clientClocks  bool
 	}{
-		{"redis-set-px", "none", "*redisnode.Redis", false, false},
-		{"redis-set-px", "failover", "*redisnode.Sentinel", false, false},
-		{"redis-set-px", "clock", "*redisnode.Redis", true, false},
-		{"redlock", "failover", "*redisnode.Redis", false, false},
-		{"redis-sentinel", "none", "*redisnode.Sentinel", false, false},
-		{"redis-cluster", "failover", "*redisnode.RedisCluster", false, false},
-		{"redis-set-px", "pause,clock-client", "*redisnode.Redis", false, true},
+		{"redis-set-px", "none", "*redis.Redis", false, false},
+		{"redis-set-px", "failover", "*redis.Sentinel", false, false},
+		{"redis-set-px", "clock", "*redis.Redis", true, false},
+		{"redlock", "failover", "*redis.Redis", false, false},
+		{"redis-sentinel", "none", "*redis.Sentinel", false, false},
+		{"redis-cluster", "failover", "*redis.RedisCluster", false, false},
+		{"redis-set-px", "pause,clock-client", "*redis.Redis", false, true},
 		{"zk-ephemeral", "pause", "*zookeeper.Cluster", false, false},
 		{"redis-zk", "kill-redis", "*rediszk.Cluster", false, false},
 	}

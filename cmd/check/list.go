@@ -485,7 +485,7 @@ func servicesIntro() string {
 		"etcd, PostgreSQL ...); its topology is the set of server processes a run starts for it, with a "+
 		"Toxiproxy proxy in front of every link a fault may cut. lockcheck has %s. Each lock design names "+
 		"its service ([designs.md](designs.md)), and each service registers how its topology is built from "+
-		"its own file in `clusters/`; `check list` prints one line for each, with its Debian packages, and "+
+		"its own folder under `services/`; `check list` prints one line for each, with its Debian packages, and "+
 		"the table below is made from the same registry.", count(len(clusters.Services()), "lock service", "lock services"))
 }
 

@@ -420,7 +420,7 @@ func (s *Sentinel) SentinelLinks(slot int) SentinelLinks {
 // WorkerLinks gives a worker of slot its SentinelLinks (clusters.Linker).
 func (s *Sentinel) WorkerLinks(slot int) clusters.WorkerLinks {
 	l := s.SentinelLinks(slot)
-	return clusters.WorkerLinks{SentinelAddrs: l.Addrs, MasterName: l.MasterName, AddrMap: l.AddrMap}
+	return clusters.WorkerLinks{DiscoveryAddrs: l.Addrs, MasterName: l.MasterName, AddrMap: l.AddrMap}
 }
 
 // Pids returns the pids of the running server processes, by node name.

@@ -12,10 +12,11 @@ func init() {
 	})
 	clusters.RegisterService(clusters.Service{
 		Name: "redis", Packages: "redis-server (redis-sentinel for failover)",
-		Summary:  "independent redis-server lock nodes (one, or five for RedLock) with fsync always; the Sentinel topology when a nemesis fails a single master over",
-		Look:     clusters.LookAll(LookRedis),
-		New:      newRedisTopology,
-		External: &clusters.ExternalForm{},
+		Summary:   "independent redis-server lock nodes (one, or five for RedLock) with fsync always; the Sentinel topology when a nemesis fails a single master over",
+		Look:      clusters.LookAll(LookRedis),
+		New:       newRedisTopology,
+		External:  &clusters.ExternalForm{},
+		Container: containerForm,
 	})
 	clusters.RegisterService(clusters.Service{
 		Name: "redis-sentinel", Packages: "redis-server, redis-sentinel",

@@ -28,11 +28,11 @@ func (c *Cluster) ObserveReleases(ctx context.Context, cfg clusters.ObserveConfi
 		}
 		return pc
 	}
-	stopRedis, err := c.redis.ObserveReleases(ctx, part(clusters.PartRedis))
+	stopRedis, err := c.redis.ObserveReleases(ctx, part(PartRedis))
 	if err != nil {
 		return nil, err
 	}
-	stopZK, err := c.zk.ObserveReleases(ctx, part(clusters.PartZooKeeper))
+	stopZK, err := c.zk.ObserveReleases(ctx, part(PartZooKeeper))
 	if err != nil {
 		stopRedis()
 		return nil, err

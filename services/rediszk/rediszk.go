@@ -28,6 +28,14 @@ type Config struct {
 	ClockShim bool
 }
 
+// Part names of the combined topology (clusters.Parted): the Redis lock
+// node and the ZooKeeper ensemble. Its observers' reports name the part
+// they came from.
+const (
+	PartRedis     = "redis"
+	PartZooKeeper = "zookeeper"
+)
+
 // Cluster is the topology of the seed article's combined lock: one Redis
 // lock node (a Redis topology with its storage node, which keeps the
 // protected resource) and a ZooKeeper ensemble (a ZooKeeper topology with
@@ -63,7 +71,7 @@ func New(cfg Config) *Cluster {
 	return &Cluster{
 		redis: redisnode.NewRedis(redisnode.RedisConfig{LockNodes: 1, Workers: cfg.Workers, LogDir: cfg.LogDir,
 			Persist: true, ClockShim: cfg.ClockShim}),
-		zk: zookeeper.New(zookeeper.Config{Nodes: cfg.Nodes, Workers: cfg.Workers, LogDir: filepath.Join(cfg.LogDir, clusters.PartZooKeeper),
+		zk: zookeeper.New(zookeeper.Config{Nodes: cfg.Nodes, Workers: cfg.Workers, LogDir: filepath.Join(cfg.LogDir, PartZooKeeper),
 			ClockShim: cfg.ClockShim, NoStorage: true}),
 	}
 }
@@ -115,9 +123,9 @@ func (c *Cluster) StorageAddr() string { return c.redis.StorageAddr() }
 func (c *Cluster) PartNodes(part string) []string {
 	var nodes []clusters.Node
 	switch part {
-	case clusters.PartRedis:
+	case PartRedis:
 		nodes = c.redis.Nodes()
-	case clusters.PartZooKeeper:
+	case PartZooKeeper:
 		nodes = c.zk.Nodes()
 	}
 	var names []string

@@ -50,10 +50,10 @@ func TestRedisZK(t *testing.T) {
 	if len(pids) != 3 {
 		t.Errorf("want 3 server pids, got %v", pids)
 	}
-	if got := c.PartNodes(clusters.PartRedis); !reflect.DeepEqual(got, []string{"lock0"}) {
+	if got := c.PartNodes(PartRedis); !reflect.DeepEqual(got, []string{"lock0"}) {
 		t.Errorf("redis part %v", got)
 	}
-	if got := c.PartNodes(clusters.PartZooKeeper); !reflect.DeepEqual(got, []string{"zk1"}) {
+	if got := c.PartNodes(PartZooKeeper); !reflect.DeepEqual(got, []string{"zk1"}) {
 		t.Errorf("zookeeper part %v", got)
 	}
 	if l, err := c.Leader(ctx); err != nil || l != "zk1" {
@@ -123,7 +123,7 @@ func TestRedisZKFailedSetup(t *testing.T) {
 		t.Skip(err)
 	}
 	logDir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(logDir, clusters.PartZooKeeper), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(logDir, PartZooKeeper), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c := New(Config{Nodes: 1, Workers: 1, LogDir: logDir})

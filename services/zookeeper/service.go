@@ -5,9 +5,10 @@ import "github.com/lockcheck/lockcheck/clusters"
 func init() {
 	clusters.RegisterService(clusters.Service{
 		Name: "zookeeper", Packages: "zookeeper, default-jre-headless, libslf4j-java, redis-server (storage)",
-		Summary:  "a ZooKeeper ensemble (--nodes 3 by default, 1 standalone), every client and peer link behind a proxy",
-		Look:     clusters.LookAll(Look, clusters.LookStorageServer),
-		External: &clusters.ExternalForm{Ensemble: true},
+		Summary:   "a ZooKeeper ensemble (--nodes 3 by default, 1 standalone), every client and peer link behind a proxy",
+		Look:      clusters.LookAll(Look, clusters.LookStorageServer),
+		External:  &clusters.ExternalForm{Ensemble: true},
+		Container: containerForm,
 		New: func(cfg clusters.TopologyConfig) clusters.Topology {
 			return New(Config{Nodes: cfg.Nodes, Workers: cfg.Workers, LogDir: cfg.LogDir, ClockShim: cfg.ClockShim})
 		},
