@@ -185,7 +185,7 @@ type WorkerLinks struct {
 	// a topology whose workers find the master through them (the worker
 	// protocol's sentinel_addrs and master_name).
 	DiscoveryAddrs []string
-	MasterName    string
+	MasterName     string
 	// AddrMap maps every address the service announces to the slot's own
 	// proxy for it (Sentinel, Redis Cluster); nil for a service that
 	// announces none.
