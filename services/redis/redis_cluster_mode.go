@@ -13,19 +13,6 @@ import (
 	"github.com/lockcheck/lockcheck/clusters"
 )
 
-func init() {
-	clusters.RegisterService(clusters.Service{
-		Name: "redis-cluster", Packages: "redis-server",
-		Summary: "Redis Cluster: six cluster-enabled redis-servers (three masters, three replicas), every client and " +
-			"cluster-bus link through Toxiproxy; workers use go-redis's cluster client",
-		Look: clusters.LookAll(LookRedis),
-		New: func(cfg clusters.TopologyConfig) clusters.Topology {
-			return NewRedisCluster(RedisClusterConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true,
-				ClockShim: cfg.ClockShim})
-		},
-	})
-}
-
 // RedisClusterConfig describes a Redis clusters.Cluster topology: three masters,
 // three replicas, plus the storage node.
 type RedisClusterConfig struct {

@@ -26,6 +26,16 @@ func init() {
 			return NewSentinel(SentinelConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true, ClockShim: cfg.ClockShim})
 		},
 	})
+	clusters.RegisterService(clusters.Service{
+		Name: "redis-cluster", Packages: "redis-server",
+		Summary: "Redis Cluster: six cluster-enabled redis-servers (three masters, three replicas), every client and " +
+			"cluster-bus link through Toxiproxy; workers use go-redis's cluster client",
+		Look: clusters.LookAll(LookRedis),
+		New: func(cfg clusters.TopologyConfig) clusters.Topology {
+			return NewRedisCluster(RedisClusterConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true,
+				ClockShim: cfg.ClockShim})
+		},
+	})
 }
 
 // newRedisTopology builds plain redis lock nodes, or the Sentinel topology

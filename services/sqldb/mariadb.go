@@ -17,18 +17,6 @@ import (
 	"github.com/lockcheck/lockcheck/clusters"
 )
 
-func init() {
-	clusters.RegisterService(clusters.Service{
-		Name: "mariadb", Packages: "mariadb-server, redis-server (storage)",
-		Summary:         "one MariaDB server (mariadb-install-db into the run's temp dir, InnoDB flushed at every commit, wait_timeout and idle_transaction_timeout from the lease), run as the mysql user when lockcheck runs as root",
-		Look:            clusters.LookAll(LookMariaDB, clusters.LookStorageServer),
-		New:             newSQLTopology(NewMariaDB),
-		Server:          "MariaDB",
-		SessionSettings: "wait_timeout and idle_transaction_timeout",
-		SessionTimeout:  func(lease time.Duration) time.Duration { return wholeSeconds(sessionTimeout(lease)) },
-	})
-}
-
 // wholeSeconds rounds d to whole seconds, at least one: MariaDB's
 // timeouts are set in seconds.
 func wholeSeconds(d time.Duration) time.Duration {

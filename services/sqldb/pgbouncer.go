@@ -21,27 +21,6 @@ import (
 // mode each. The PostgreSQL designs run on either unchanged (--service);
 // PgBouncer's documentation lists session advisory locks among the
 // features transaction pooling breaks.
-func init() {
-	for _, mode := range []struct{ mode, summary string }{
-		{"transaction", "a server session is lent to a client for one transaction and then to any other, so session state (a session advisory lock) stays behind on a session the client no longer has"},
-		{"session", "a client keeps its server session until it disconnects, as with no pooler"},
-	} {
-		clusters.RegisterService(clusters.Service{
-			Name: "pgbouncer-" + mode.mode, Fronts: "postgres",
-			Packages: "pgbouncer, postgresql-15, redis-server (storage)",
-			Summary:  "PgBouncer (pool_mode = " + mode.mode + ") in front of one PostgreSQL server, every worker's link to PgBouncer behind its own proxy; a lock-node fault (kill) strikes PgBouncer, the lock node the workers see: " + mode.summary,
-			Look:     clusters.LookAll(LookPgBouncer, LookPostgres, clusters.LookStorageServer),
-			New: newSQLTopology(func(cfg Config) *DB {
-				return NewPgBouncer(cfg, mode.mode)
-			}),
-			Server:          "PostgreSQL",
-			SessionSettings: "PostgreSQL's idle_in_transaction_session_timeout, idle_session_timeout and tcp_user_timeout (on PgBouncer's server sessions)",
-			SessionTimeout:  sessionTimeout,
-			Version:         PgBouncerVersion,
-		})
-	}
-}
-
 // pgbouncerPaths are where Debian's pgbouncer package puts the binary,
 // tried after PATH.
 var pgbouncerPaths = []string{"/usr/sbin/pgbouncer"}

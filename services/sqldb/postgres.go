@@ -18,18 +18,6 @@ import (
 	"github.com/lockcheck/lockcheck/clusters"
 )
 
-func init() {
-	clusters.RegisterService(clusters.Service{
-		Name: "postgres", Packages: "postgresql-15, redis-server (storage)",
-		Summary:         "one PostgreSQL server (initdb into the run's temp dir, fsync on, session timeouts 2 x lease), run as the postgres user when lockcheck runs as root",
-		Look:            clusters.LookAll(LookPostgres, clusters.LookStorageServer),
-		New:             newSQLTopology(NewPostgres),
-		Server:          "PostgreSQL",
-		SessionSettings: "idle_in_transaction_session_timeout, idle_session_timeout and tcp_user_timeout",
-		SessionTimeout:  sessionTimeout,
-	})
-}
-
 // PostgresUser is the database role the cluster creates; it owns every
 // database object and needs no password (trust on 127.0.0.1).
 const PostgresUser = "lockcheck"
