@@ -56,7 +56,10 @@ exit codes: 0 valid, 1 invalid, 2 unknown or not exercised, 3 error, 130 interru
 `
 
 func main() {
-	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	stop := startProfile(os.Args[1:])
+	code := Main(os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // Main runs the command line args and returns the exit code. A panic of
