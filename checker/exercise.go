@@ -73,15 +73,41 @@ type exerciseRule struct {
 	Missed func(x *exerciseRun) string
 }
 
-// exerciseRules returns the registered rules, in registration order.
-func exerciseRules() []exerciseRule { return registeredRules }
+// exerciseRules returns every rule: the ones registered here with a judge
+// of their own (RegisterExercise), in registration order, then the ones
+// the nemesis kinds declared with their records
+// (history.RegisterExerciseRule), each with its shape's judge.
+func exerciseRules() []exerciseRule {
+	out := append([]exerciseRule(nil), registeredRules...)
+	for _, d := range history.ExerciseRules() {
+		if r, ok := declaredRule(d); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
 
 // registeredRules holds the rules registered from init; read-only after.
 var registeredRules []exerciseRule
 
-// registerExercise adds the rule of one nemesis kind; each rule's file calls
-// it from init, so a new nemesis adds its rule without touching a switch.
+// registerExercise adds the rule of one nemesis kind with a judge of its own.
 func registerExercise(r exerciseRule) { registeredRules = append(registeredRules, r) }
+
+// declaredRule makes the rule a nemesis kind declared: its shape's judge,
+// its sentence with the run's lease in words; false for a shape the
+// checker does not know.
+func declaredRule(d history.ExerciseRule) (exerciseRule, bool) {
+	judge, ok := shapes[d.Shape]
+	if !ok {
+		return exerciseRule{}, false
+	}
+	missed := d.Missed
+	if missed == "" {
+		missed = "no " + d.Nemesis + " fault could have produced an anomaly"
+	}
+	return exerciseRule{Nemesis: d.Nemesis, F: d.F, Matches: d.Matches, Judge: judge,
+		Missed: func(x *exerciseRun) string { return strings.ReplaceAll(missed, "{lease}", x.leaseWords()) }}, true
+}
 
 // HasExerciseRule reports whether the nemesis kind name has a registered
 // exercise rule (a kind without one makes every faulted run not exercised).
@@ -382,19 +408,6 @@ func ruleFor(name string) (exerciseRule, bool) {
 		}
 	}
 	return exerciseRule{}, false
-}
-
-// claimedByAnother reports whether the rule of a kind other than name,
-// for the same start op f and with a Matches of its own, matches hf: a
-// fault of a narrower kind (kill-follower's of kill's), which name's rule
-// leaves to it.
-func claimedByAnother(name, f string, hf history.Fault) bool {
-	for _, r := range exerciseRules() {
-		if r.Nemesis != name && r.F == f && r.Matches != nil && r.Matches(hf) {
-			return true
-		}
-	}
-	return false
 }
 
 // kindOf returns the nemesis kind of a fault: what its start op recorded,

@@ -42,17 +42,6 @@ type FaultOps struct {
 	Exercise string
 }
 
-// The exercise shapes a fault may declare (FaultOps.Exercise).
-const (
-	// ExerciseHolder: the fault strikes one worker (its start op's
-	// Targets); it was exercised when that worker held a lock as it struck
-	// and it lasted longer than the lease.
-	ExerciseHolder = "holder"
-	// ExerciseNode: the fault strikes a lock node (Nodes); it was
-	// exercised when a lock was held as it struck.
-	ExerciseNode = "node"
-)
-
 var (
 	faultMu  sync.RWMutex
 	faultOps = make(map[string]FaultOps) // by start op

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
@@ -13,9 +14,11 @@ import (
 )
 
 func init() {
-	register(Kind{Name: "clock", ClockShim: true, New: newClockForward,
+	register(Kind{Name: "clock",
+		Exercise: &history.ExerciseRule{F: history.FClock, Shape: history.ExerciseClock, Matches: func(f history.Fault) bool { return !strings.Contains(f.Detail, " back") }, Missed: "no clock jump landed on a node while a lock was held there"}, ClockShim: true, New: newClockForward,
 		Summary: "step a lock server's wall clock forward by 3 x the lease, and again every lease/2 while the fault lasts (clock shim: CLOCK_REALTIME, gettimeofday, time; monotonic untouched): Redis expires a held key early; put it back after the fault duration"})
-	register(Kind{Name: "clock-back", ClockShim: true, New: newClockBack,
+	register(Kind{Name: "clock-back",
+		Exercise: &history.ExerciseRule{F: history.FClock, Shape: history.ExerciseClock, Matches: func(f history.Fault) bool { return strings.Contains(f.Detail, " back") }, Missed: "no clock-back jump landed on a node while a lock was held there"}, ClockShim: true, New: newClockBack,
 		Summary: "step a lock server's wall clock back by 3 x the lease and to real time again, alternately every lease/2: each return is a forward jump that expires the keys set meanwhile early"})
 }
 

@@ -15,7 +15,8 @@ import (
 )
 
 func init() {
-	register(Kind{Name: "clock-client", ClientClocks: true, New: newClockClient,
+	register(Kind{Name: "clock-client",
+		Exercise: &history.ExerciseRule{F: history.FSkew, Shape: history.ExerciseClockClient, Missed: "no worker with a skewed clock tried to take a lock while another worker held it"}, ClientClocks: true, New: newClockClient,
 		Summary: "set the client clock of every worker that does not hold the lock 3 x the lease ahead (the holders keep the real clock), put them back after the fault duration: a lock client that judges expiry by its own clock takes a live lock (M5)"})
 }
 

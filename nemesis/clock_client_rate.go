@@ -10,7 +10,8 @@ import (
 )
 
 func init() {
-	Register(Kind{Name: "clock-client-rate", ClientClocks: true, New: newClockClientRate,
+	Register(Kind{Name: "clock-client-rate",
+		Exercise: &history.ExerciseRule{F: history.FSkew, Shape: history.ExerciseClockClient, Matches: byHitOnly, Missed: "no worker whose clock ran fast tried to take a lock while another worker held it"}, ClientClocks: true, New: newClockClientRate,
 		Summary: "run the client clock of every worker that does not hold the lock (the holders keep the real clock) twice as fast as real time from the fault's start " +
 			"(its offset advanced every 10 ms); real time again after: a lock client that judges expiry by its own clock sees a live lock's expiry pass early, with no jump (M5)"})
 }

@@ -9,7 +9,8 @@ import (
 )
 
 func init() {
-	Register(Kind{Name: "clock-client-strobe", ClientClocks: true, New: newClockClientStrobe,
+	Register(Kind{Name: "clock-client-strobe",
+		Exercise: &history.ExerciseRule{F: history.FSkew, Shape: history.ExerciseClockClient, Matches: byHitOnly, Missed: "no worker with a strobing clock tried to take a lock while another worker held it"}, ClientClocks: true, New: newClockClientStrobe,
 		Summary: "strobe the client clock of every worker that does not hold the lock (the holders keep the real clock): 3 x the lease ahead and real time in turn, " +
 			"every 25 ms while the fault lasts; real time again after: a lock client that judges expiry by its own clock takes a live lock in a high phase (M5)"})
 }

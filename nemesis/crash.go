@@ -12,7 +12,8 @@ import (
 )
 
 func init() {
-	register(Kind{Name: "crash", New: newCrash,
+	register(Kind{Name: "crash",
+		Exercise: &history.ExerciseRule{F: history.FKillWorker, Shape: history.ExerciseCrash, Missed: "no crash killed a worker that held a lock or was stopped at a failpoint"}, New: newCrash,
 		Summary: "SIGKILL a worker's process group: one stopped at the armed --failpoint if any (waits up to 2 s for one), " +
 			"else a lock holder, else any live worker; the controller records its op in flight as info and replaces it"})
 }

@@ -16,12 +16,14 @@ import (
 )
 
 func init() {
-	register(Kind{Name: "failover", Replicated: true, New: newFailover,
+	register(Kind{Name: "failover",
+		Exercise: &history.ExerciseRule{F: history.FFailover, Shape: history.ExerciseFailover, Matches: func(f history.Fault) bool { return !isKillFailover(f) }, Missed: "no failover promoted a replica while a lock was held or the old master still granted locks"}, Replicated: true, New: newFailover,
 		Summary: "split brain: cut the master off from its replicas and sentinels (Redis Cluster: the master of the held key " +
 			"off from every other node, its replica then takes over with CLUSTER FAILOVER TAKEOVER) while the holder and about half " +
 			"the workers still reach it (and only it), wait for a replica to be promoted, heal after the fault " +
 			"duration and wait until the old master is a replica again (its writes since the cut are lost)"})
-	register(Kind{Name: "failover-kill", Replicated: true, New: newFailoverKill,
+	register(Kind{Name: "failover-kill",
+		Exercise: &history.ExerciseRule{F: history.FFailover, Shape: history.ExerciseFailoverKill, Matches: isKillFailover, Missed: "no failover-kill promoted a replica after the killed master had acknowledged a grant it had not replicated"}, Replicated: true, New: newFailoverKill,
 		Summary: "delay the Sentinel master's replication by 500 ms, SIGKILL it (its last grants were never replicated), " +
 			"wait for the sentinels to promote a replica, restart the old master after the fault duration (it rejoins as a replica)"})
 }
@@ -308,3 +310,7 @@ func processWords(ps []int) string {
 	}
 	return "processes " + strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
+
+// isKillFailover tells failover-kill's faults from failover's in a history
+// without Hit: its start op says it SIGKILLed the master.
+func isKillFailover(f history.Fault) bool { return strings.Contains(f.Detail, "SIGKILL") }

@@ -5,11 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 )
+
+func init() {
+	register(Kind{Name: "kill", Summary: "SIGKILL a lock node's server (connections refused; the leader, where there is one) and restart it after the fault duration", New: newKill,
+		Exercise: &history.ExerciseRule{F: history.FKill, Shape: history.ExerciseNode,
+			Matches: func(f history.Fault) bool { return !history.ClaimedByAnother("kill", history.FKill, f) },
+			Missed:  "no kill struck a lock node while a lock was held and grants flowed"}})
+	register(Kind{Name: "kill-follower", Summary: "SIGKILL a ZooKeeper follower and restart it after the fault duration", New: newKillFollower,
+		Exercise: &history.ExerciseRule{F: history.FKill, Shape: history.ExerciseNode,
+			Matches: func(f history.Fault) bool { return strings.Contains(f.Detail, "follower") },
+			Missed:  "no kill-follower struck a lock node while a lock was held and grants flowed"}})
+}
 
 // Kill crashes a lock node with SIGKILL (its proxies refuse connections while
 // it is down) and restarts it on the end op.

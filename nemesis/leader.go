@@ -10,6 +10,15 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
+func init() {
+	register(Kind{Name: "partition-leader", Summary: "experimental: cut the current leader off from its peers (quorum and election links, both ways); clients still reach it", New: newPartitionLeader,
+		Exercise: &history.ExerciseRule{F: history.FPartition, Shape: history.ExerciseNode, Matches: onNodes,
+			Missed: "no partition-leader struck a lock node while a lock was held and grants flowed"}})
+	register(Kind{Name: "pause-leader", Summary: "SIGSTOP the current leader's server process (a JVM GC pause), SIGCONT after the fault duration", New: newPauseLeader,
+		Exercise: &history.ExerciseRule{F: history.FPause, Shape: history.ExerciseNode, Matches: onNodes,
+			Missed: "no pause-leader struck a lock node while a lock was held and grants flowed"}})
+}
+
 // Leader faults act on whichever node leads when the fault starts: the
 // nemesis finds it itself. partition-leader cuts the leader off from its
 // peers (clients still reach it); pause-leader stops its process.

@@ -81,18 +81,18 @@ type Kind struct {
 	// kind that uses the ops of lockcheck's own faults (pause, kill, ...)
 	// leaves it zero.
 	Ops history.FaultOps
+	// Exercise, when set, is how the exercise checker judges the kind's
+	// faults (history.ExerciseRule: a shape of the checker's, the faults
+	// of its start op that are the kind's, the sentence when none was
+	// exercised); Register registers it, with the kind's name and, when F
+	// is empty, Ops.Start. A kind without one is judged by Ops.Exercise's
+	// shape, or not at all.
+	Exercise *history.ExerciseRule
 }
 
 // Kinds returns every known nemesis kind, sorted by name.
 func Kinds() []Kind {
-	ks := []Kind{
-		{Name: "pause", Summary: "SIGSTOP the worker process that holds the lock (every goroutine stops, as in a GC pause), SIGCONT it after the fault duration", New: newPause},
-		{Name: "partition", Summary: "cut the holding worker's links to the lock nodes (Toxiproxy timeout toxic both ways: packets vanish, connections hang), heal after the fault duration", New: newPartition},
-		{Name: "kill", Summary: "SIGKILL a lock node's server (connections refused; the leader, where there is one) and restart it after the fault duration", New: newKill},
-		{Name: "kill-follower", Summary: "SIGKILL a ZooKeeper follower and restart it after the fault duration", New: newKillFollower},
-		{Name: "partition-leader", Summary: "experimental: cut the current leader off from its peers (quorum and election links, both ways); clients still reach it", New: newPartitionLeader},
-		{Name: "pause-leader", Summary: "SIGSTOP the current leader's server process (a JVM GC pause), SIGCONT after the fault duration", New: newPauseLeader},
-	}
+	var ks []Kind
 	ks = append(ks, registered...)
 	sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
 	return ks
@@ -116,6 +116,14 @@ func Register(k Kind) {
 	}
 	if k.Ops.Start != "" {
 		history.RegisterFaultOps(k.Ops)
+	}
+	if k.Exercise != nil {
+		r := *k.Exercise
+		r.Nemesis = k.Name
+		if r.F == "" {
+			r.F = k.Ops.Start
+		}
+		history.RegisterExerciseRule(r)
 	}
 	registered = append(registered, k)
 }
@@ -399,3 +407,15 @@ func (s *undoSet[K, V]) undoAll(ctx context.Context, undo func(ctx context.Conte
 
 // nodeSet is the set of nodes a nemesis has faulted and must undo.
 type nodeSet = undoSet[string, string]
+
+// onWorkers matches a fault that struck workers (no lock node): a pause
+// or partition of a worker, not of a server.
+func onWorkers(f history.Fault) bool { return len(f.Nodes) == 0 }
+
+// onNodes matches a fault that struck a lock node.
+func onNodes(f history.Fault) bool { return len(f.Nodes) > 0 }
+
+// byHitOnly matches no fault: a kind whose faults share another kind's ops
+// and are told from them only by their Hit (Hit.Nemesis), as
+// clock-client-rate's are from clock-client's.
+func byHitOnly(history.Fault) bool { return false }

@@ -10,6 +10,12 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
+func init() {
+	register(Kind{Name: "partition", Summary: "cut the holding worker's links to the lock nodes (Toxiproxy timeout toxic both ways: packets vanish, connections hang), heal after the fault duration", New: newPartition,
+		Exercise: &history.ExerciseRule{F: history.FPartition, Shape: history.ExercisePartition, Matches: onWorkers,
+			Missed: "no partition cut a lock holder off for longer than {lease}"}})
+}
+
 // Partition cuts the holding worker off from every lock node: its proxies
 // drop all traffic both ways, so its connections hang (a grudge against one
 // client). Heal restores the links.

@@ -15,6 +15,12 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
+func init() {
+	register(Kind{Name: "pause", Summary: "SIGSTOP the worker process that holds the lock (every goroutine stops, as in a GC pause), SIGCONT it after the fault duration", New: newPause,
+		Exercise: &history.ExerciseRule{F: history.FPause, Shape: history.ExercisePause, Matches: onWorkers,
+			Missed: "no pause lasted longer than {lease} while its process held the lock"}})
+}
+
 // Pause stops the worker process that holds a lock with SIGSTOP, as a long
 // stop-the-world GC pause would: every goroutine stops, timers and renewal
 // watchdogs included. Resume continues it with SIGCONT.

@@ -15,7 +15,8 @@ import (
 )
 
 func init() {
-	register(Kind{Name: "redlock-clock-jump", ClockShim: true, New: newRedlockClockJump,
+	register(Kind{Name: "redlock-clock-jump",
+		Exercise: &history.ExerciseRule{F: history.FClockJump, Shape: history.ExerciseRedlockJump, Missed: "no redlock-clock-jump landed while a worker held the lock on the jumped node and another tried to take it"}, ClockShim: true, New: newRedlockClockJump,
 		Summary: "Kleppmann's RedLock timeline: cut all workers but one off from lock3 and lock4 and the last one off from lock0..lock2, " +
 			"wait until one of the first group is granted the lock on lock0..lock2, give the last worker lock2 back, jump lock2's wall clock a minute forward (its key " +
 			"expires), let the last worker lock lock2..lock4; the end op puts the clock back and heals"})

@@ -12,7 +12,8 @@ import (
 )
 
 func init() {
-	register(Kind{Name: "session-kill", New: newSessionKill,
+	register(Kind{Name: "session-kill",
+		Exercise: &history.ExerciseRule{F: history.FSessionKill, Shape: history.ExerciseSessionKill, Missed: "no session-kill ended the database session of a worker that held a lock"}, New: newSessionKill,
 		Summary: "the database server ends a lock holder's session while it works (pg_terminate_backend / KILL CONNECTION of the sessions named by the worker's application name): the server releases its locks, the client goes on (M8)"})
 }
 

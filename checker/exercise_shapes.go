@@ -8,71 +8,22 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// The exercise rules of the built-in nemesis kinds. A new nemesis registers
-// its own rule from its own file the same way.
-func init() {
-	onNodes := func(f history.Fault) bool { return len(f.Nodes) > 0 }
-	onWorkers := func(f history.Fault) bool { return len(f.Nodes) == 0 }
-	registerExercise(exerciseRule{Nemesis: "pause", F: history.FPause, Matches: onWorkers, Judge: judgePause,
-		Missed: func(x *exerciseRun) string {
-			return "no pause lasted longer than " + x.leaseWords() + " while its process held the lock"
-		}})
-	registerExercise(exerciseRule{Nemesis: "partition", F: history.FPartition, Matches: onWorkers, Judge: judgePartition,
-		Missed: func(x *exerciseRun) string {
-			return "no partition cut a lock holder off for longer than " + x.leaseWords()
-		}})
-	registerExercise(exerciseRule{Nemesis: "crash", F: history.FKillWorker, Judge: judgeCrash,
-		Missed: func(*exerciseRun) string {
-			return "no crash killed a worker that held a lock or was stopped at a failpoint"
-		}})
-	for _, k := range []struct{ name, f string }{
-		{"kill", history.FKill}, {"kill-follower", history.FKill},
-		{"pause-leader", history.FPause}, {"partition-leader", history.FPartition},
-	} {
-		matches := onNodes
-		switch k.name {
-		case "kill":
-			matches = func(f history.Fault) bool { return !claimedByAnother("kill", history.FKill, f) }
-		case "kill-follower":
-			matches = func(f history.Fault) bool { return strings.Contains(f.Detail, "follower") }
-		}
-		name := k.name
-		registerExercise(exerciseRule{Nemesis: name, F: k.f, Matches: matches, Judge: judgeNode,
-			Missed: func(*exerciseRun) string {
-				return "no " + name + " struck a lock node while a lock was held and grants flowed"
-			}})
-	}
-	for _, name := range []string{"clock", "clock-back"} {
-		back := name == "clock-back"
-		registerExercise(exerciseRule{Nemesis: name, F: history.FClock, Judge: judgeClock,
-			Matches: func(f history.Fault) bool { return strings.Contains(f.Detail, " back") == back },
-			Missed: func(*exerciseRun) string {
-				return "no " + name + " jump landed on a node while a lock was held there"
-			}})
-	}
-	registerExercise(exerciseRule{Nemesis: "clock-client", F: history.FSkew, Judge: judgeClockClient,
-		Missed: func(*exerciseRun) string {
-			return "no worker with a skewed clock tried to take a lock while another worker held it"
-		}})
-	registerExercise(exerciseRule{Nemesis: "failover", F: history.FFailover, Judge: judgeFailover,
-		Matches: func(f history.Fault) bool { return !isKillFailover(f) },
-		Missed: func(*exerciseRun) string {
-			return "no failover promoted a replica while a lock was held or the old master still granted locks"
-		}})
-	registerExercise(exerciseRule{Nemesis: "failover-kill", F: history.FFailover, Judge: judgeFailoverKill,
-		Matches: isKillFailover,
-		Missed: func(*exerciseRun) string {
-			return "no failover-kill promoted a replica after the killed master had acknowledged a grant it had not replicated"
-		}})
-	registerExercise(exerciseRule{Nemesis: "redlock-clock-jump", F: history.FClockJump, Judge: judgeRedlockJump,
-		Missed: func(*exerciseRun) string {
-			return "no redlock-clock-jump landed while a worker held the lock on the jumped node and another tried to take it"
-		}})
-}
-
-// isKillFailover tells failover-kill's faults in a history without Hit.
-func isKillFailover(f history.Fault) bool {
-	return strings.Contains(f.Detail, "SIGKILL")
+// shapes are the judgements a nemesis kind's rule may name
+// (history.ExerciseRule.Shape): the checker's mechanisms. The rules
+// themselves (which kind, which faults, the sentence when none was
+// exercised) are declared with each nemesis kind's record.
+var shapes = map[string]func(x *exerciseRun, f *fault) string{
+	history.ExerciseHolder:       JudgeHolderFault,
+	history.ExerciseNode:         judgeNode,
+	history.ExercisePause:        judgePause,
+	history.ExercisePartition:    judgePartition,
+	history.ExerciseCrash:        judgeCrash,
+	history.ExerciseClock:        judgeClock,
+	history.ExerciseClockClient:  judgeClockClient,
+	history.ExerciseFailover:     judgeFailover,
+	history.ExerciseFailoverKill: judgeFailoverKill,
+	history.ExerciseRedlockJump:  judgeRedlockJump,
+	history.ExerciseSessionKill:  judgeSessionKill,
 }
 
 // target returns a worker fault's one target process, false when it has none.
@@ -261,4 +212,22 @@ func judgeRedlockJump(x *exerciseRun, f *fault) string {
 		}
 	}
 	return fmt.Sprintf("saw no worker but process %d try to take the lock", h.proc)
+}
+
+// judgeSessionKill: the struck process held a lock when its session ended.
+func judgeSessionKill(x *exerciseRun, f *fault) string {
+	if f.Hit != nil {
+		if f.Hit.Holder {
+			return ""
+		}
+		return "ended the session of a worker that held no lock"
+	}
+	p, ok := target(f)
+	if !ok {
+		return "ended no worker's session"
+	}
+	if x.holdOf(p, f.Start) != nil || x.holdOf(p, f.Invoked) != nil {
+		return ""
+	}
+	return "ended the session of a worker that held no lock"
 }
