@@ -195,12 +195,7 @@ func (x *exerciseRun) leaseWords() string {
 }
 
 // secsShort renders a duration as "1 s", "1.5 s" or "300 ms".
-func secsShort(d time.Duration) string {
-	if d < time.Second {
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	}
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", d.Seconds()), "0"), ".") + " s"
-}
+func secsShort(d time.Duration) string { return history.SecsShort(d) }
 
 // outlasts reports whether f lasted longer than its lease; a fault with no
 // known lease is not judged on its length.

@@ -11,9 +11,7 @@ import (
 )
 
 // secs renders a time since the test started as seconds with two decimals.
-func secs(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + " s"
-}
+func secs(d time.Duration) string { return history.Secs(d) }
 
 // span renders an interval of time, e.g. "2.31 s–5.41 s", or "from 2.31 s
 // on" when it never ended.
@@ -28,27 +26,10 @@ func span(from, to time.Duration) string {
 const forever = time.Duration(1<<63 - 1)
 
 // joinAnd joins words as English: "a", "a and b", "a, b and c".
-func joinAnd(words []string) string {
-	switch len(words) {
-	case 0:
-		return ""
-	case 1:
-		return words[0]
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
-}
+func joinAnd(words []string) string { return history.JoinAnd(words) }
 
 // procs renders process numbers: "process 3", "processes 3 and 1".
-func procs(ps []int) string {
-	words := make([]string, len(ps))
-	for i, p := range ps {
-		words[i] = strconv.Itoa(p)
-	}
-	if len(ps) == 1 {
-		return "process " + words[0]
-	}
-	return "processes " + joinAnd(words)
-}
+func procs(ps []int) string { return history.Procs(ps) }
 
 // plural renders a count with the singular or plural noun.
 func plural(n int, one, many string) string {
@@ -90,14 +71,11 @@ func (k TokenKind) with(token int64) string {
 // describeFault renders a fault for Anomaly.Nemesis, e.g. "pause of process
 // 3 from 2.40 s to 5.40 s".
 func describeFault(f history.Fault) string {
-	if f.F == history.FFailover && len(f.Nodes) == 1 {
-		// The nemesis's detail tells the failover: how the master was
-		// lost, who was promoted, who stayed with the old master.
-		s := "failover of master " + f.Nodes[0]
-		if f.Detail != "" {
-			s += " (" + f.Detail + ")"
+	w := history.FaultWordsOf(f.F)
+	if w.Describe != nil {
+		if d := w.Describe(f); d != "" {
+			return d + " from " + secs(f.Start) + " to " + secs(f.End)
 		}
-		return s + " from " + secs(f.Start) + " to " + secs(f.End)
 	}
 	var what []string
 	if len(f.Targets) > 0 {
@@ -110,13 +88,7 @@ func describeFault(f history.Fault) string {
 	default:
 		what = append(what, "nodes "+joinAnd(f.Nodes))
 	}
-	s := f.F
-	switch f.F {
-	case history.FClock:
-		s = "clock jump"
-	case history.FSkew:
-		s = "client clock skew"
-	}
+	s := cmp.Or(w.Noun, f.F)
 	if len(what) > 0 {
 		s += " of " + joinAnd(what)
 	} else if f.Detail != "" {
@@ -169,9 +141,11 @@ func faultSentence(faults []history.Fault, stale int, lost string) string {
 	}
 	why := ""
 	for _, f := range faults {
-		if f.F == history.FFailover {
-			why = failoverWhy(f)
-			break
+		if w := history.FaultWordsOf(f.F); w.First && w.Why != nil {
+			if s := w.Why(f); s != "" {
+				why = ": " + s
+				break
+			}
 		}
 		if f.F == history.FPause && targets(f, stale) {
 			why = ": its lease ran out while it was stopped"
@@ -187,7 +161,7 @@ func faultSentence(faults []history.Fault, stale int, lost string) string {
 	}
 	if why == "" {
 		for _, f := range faults {
-			if w := cmp.Or(clockWhy(f), lostDataWhy(f)); w != "" {
+			if w := faultWhy(f); w != "" {
 				why = ": " + w
 				break
 			}
@@ -197,6 +171,29 @@ func faultSentence(faults []history.Fault, stale int, lost string) string {
 		return "A " + describeFault(faults[0]) + " was in force" + why + "."
 	}
 	return fmt.Sprintf("%d faults were in force: %s", len(faults), strings.Join(describeFaults(faults), "; ")) + why + "."
+}
+
+// faultWhy says how fault f let a second holder in, as its kind's words
+// tell it (history.FaultWords.Why), or "" when they do not.
+func faultWhy(f history.Fault) string {
+	if w := history.FaultWordsOf(f.F); w.Why != nil {
+		return w.Why(f)
+	}
+	return ""
+}
+
+// aftermath tells in a sentence of its own what the first of faults whose
+// kind has words for it (history.FaultWords.Aftermath) did to process
+// stale, which held the lock until heldUntil; "" when none did.
+func aftermath(faults []history.Fault, stale int, heldUntil time.Duration) string {
+	for _, f := range faults {
+		if w := history.FaultWordsOf(f.F); w.Aftermath != nil {
+			if s := w.Aftermath(f, stale, heldUntil); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
 }
 
 // sessionEnded says how a database server ended process p's silent
@@ -227,61 +224,6 @@ func sessionEnded(s *SessionTimeout, faults []history.Fault, p int) string {
 		timeout += ": " + s.Settings
 	}
 	return fmt.Sprintf("%s ended its silent database session after %s (%s) and released its lock", server, secs(s.Timeout), timeout)
-}
-
-// clockWhy says how a clock fault lets a second client in, or "" for
-// another fault. A server clock jump (clock) expires the lock key early,
-// since Redis judges PX expiry by its wall clock; a skewed client clock
-// (skew) makes a client judge a live lock expired.
-func clockWhy(f history.Fault) string {
-	switch f.F {
-	case history.FClock:
-		node := "the lock server"
-		if len(f.Nodes) > 0 {
-			node = f.Nodes[0]
-		}
-		if strobes(f) {
-			return node + "'s wall clock was jumping back and forth, and each return to real time passed the PX expiry of keys set meanwhile early (Redis judges expiry by its wall clock)"
-		}
-		amount := jumpAmount(f)
-		return node + "'s wall clock jumped " + amount + "forward, so the lock key's PX expiry passed early (Redis judges expiry by its wall clock)"
-	case history.FClockJump:
-		node := "the shared node"
-		if len(f.Nodes) > 0 {
-			node = f.Nodes[0]
-		}
-		why := node + "'s wall clock jumped forward, so the first holder's key on " + node +
-			" expired early and " + node + " counted towards a second majority"
-		if f.Detail != "" {
-			why += " (" + f.Detail + ")"
-		}
-		return why
-	case history.FSkew:
-		what := "clocks of " + procs(f.Targets)
-		if len(f.Targets) == 0 {
-			what = "client clocks"
-		}
-		return "the " + what + " were skewed, so a client judged a live lock expired by its own clock and took it over"
-	}
-	return ""
-}
-
-// failoverWhy says how a failover breaks a single-master lock: with
-// processes left on the old master's side (Targets), a split brain; with
-// none (the master was killed), the grants it had not yet replicated.
-func failoverWhy(f history.Fault) string {
-	promoted := "the sentinels promoted a replica"
-	if takeover(f) {
-		// Redis Cluster: the master's replica took its slots over.
-		promoted = "the master's replica was promoted and took over its slots"
-	}
-	if len(f.Targets) > 0 {
-		return ": " + promoted + " while the old master still granted locks to " + procs(f.Targets) +
-			" (split brain); grants acknowledged by the old master after the cut were never replicated, " +
-			"so the new master granted the same locks again"
-	}
-	return ": " + promoted + " after the master was lost; grants the master had acknowledged " +
-		"but not yet replicated were lost, so the new master granted the same locks again"
 }
 
 // maxEvents bounds the client events one story quotes.

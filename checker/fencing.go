@@ -697,3 +697,22 @@ func (l lateFence) anomaly(key string, retired map[int]*history.Op, faults []his
 		s, seen.proc, k.Token(seen.token), span(seen.call, seen.ret), b.proc, span(b.call, b.ret), a.read, a.proc, a.wrote, only, key)
 	return an
 }
+
+// tokenResetWhy says how a lock node restarted with its data gone between
+// two grants (a restart-lose that struck after from and by to) sent the
+// fencing tokens back: a token counter kept on the node (INCR) started
+// over with its keys. It returns the sentence and the fault, and false
+// when no such fault struck.
+func tokenResetWhy(faults []history.Fault, from, to time.Duration) (string, history.Fault, bool) {
+	for _, f := range faults {
+		if f.Hit == nil || f.Hit.Node == "" || f.Start <= from || f.Start > to {
+			continue
+		}
+		s := "In between, " + f.Hit.Node + " was killed and restarted with its data gone at " + secs(f.Start)
+		if len(f.Hit.Lost) > 0 {
+			s += " (it lost " + joinAnd(f.Hit.Lost) + ")"
+		}
+		return s + ", so a token counter kept on it started over.", f, true
+	}
+	return "", history.Fault{}, false
+}

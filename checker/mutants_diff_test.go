@@ -203,7 +203,7 @@ func TestSessionKillWhen(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := []history.Fault{{F: history.FSessionKill, Start: tc.start, Done: tc.done, End: 40 * time.Second, Targets: []int{2}}}
-			got := sessionKillSentence(f, 2, 30*time.Second)
+			got := aftermath(f, 2, 30*time.Second)
 			if !strings.HasPrefix(got, "Process 2's database session was "+tc.want) {
 				t.Errorf("got %q, want it to start with %q", got, "Process 2's database session was "+tc.want)
 			}

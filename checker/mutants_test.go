@@ -1593,10 +1593,10 @@ func TestDirectConflictsInOrder(t *testing.T) {
 }
 
 func TestExplainEventsAndClocks(t *testing.T) {
-	if got := clockWhy(history.Fault{F: history.FClock, Detail: "wall clock jumped 3 s forward"}); !strings.HasPrefix(got, "the lock server's wall clock jumped 3 s forward") {
+	if got := faultWhy(history.Fault{F: history.FClock, Detail: "wall clock jumped 3 s forward"}); !strings.HasPrefix(got, "the lock server's wall clock jumped 3 s forward") {
 		t.Errorf("clockWhy: %q", got)
 	}
-	if got := clockWhy(history.Fault{F: history.FClockJump}); !strings.HasPrefix(got, "the shared node's wall clock jumped forward") {
+	if got := faultWhy(history.Fault{F: history.FClockJump}); !strings.HasPrefix(got, "the shared node's wall clock jumped forward") {
 		t.Errorf("clockWhy: %q", got)
 	}
 	ev := func(at float64, detail string) *history.Op {
@@ -1758,10 +1758,10 @@ func TestExerciseJudgesWithHistories(t *testing.T) {
 
 func TestSessionKillAtTheLastWrite(t *testing.T) {
 	f := []history.Fault{{F: history.FSessionKill, Start: sec(3), End: sec(3.1), Targets: []int{2}}}
-	if s := sessionKillSentence(f, 2, sec(3)); !strings.HasPrefix(s, "Process 2's database session was terminated at 3.00 s") {
+	if s := aftermath(f, 2, sec(3)); !strings.HasPrefix(s, "Process 2's database session was terminated at 3.00 s") {
 		t.Fatalf("%q", s)
 	}
-	if s := sessionKillSentence(f, 2, sec(2.9)); s != "" {
+	if s := aftermath(f, 2, sec(2.9)); s != "" {
 		t.Fatalf("%q", s)
 	}
 }

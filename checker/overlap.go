@@ -260,7 +260,7 @@ func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []hist
 		// lease.
 		lost = sessionEnded(c.opts.Session, in, e.proc)
 	}
-	an.Explanation = sentences(story, more, faultSentence(in, e.proc, lost), both, sessionKillSentence(in, e.proc, e.end), said, fenced)
+	an.Explanation = sentences(story, more, faultSentence(in, e.proc, lost), both, aftermath(in, e.proc, e.end), said, fenced)
 	return an
 }
 

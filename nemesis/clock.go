@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(Kind{Name: "clock",
+	register(Kind{Name: "clock", Words: &history.FaultWords{F: history.FClock, Noun: "clock jump", Why: clockWhy},
 		Exercise: &history.ExerciseRule{F: history.FClock, Shape: history.ExerciseClock, Matches: func(f history.Fault) bool { return !strings.Contains(f.Detail, " back") }, Missed: "no clock jump landed on a node while a lock was held there"}, ClockShim: true, New: newClockForward,
 		Summary: "step a lock server's wall clock forward by 3 x the lease, and again every lease/2 while the fault lasts (clock shim: CLOCK_REALTIME, gettimeofday, time; monotonic untouched): Redis expires a held key early; put it back after the fault duration"})
 	register(Kind{Name: "clock-back",
@@ -179,4 +179,47 @@ func seconds(d time.Duration) string {
 		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
 	}
 	return strconv.FormatFloat(d.Seconds(), 'g', 4, 64) + " s"
+}
+
+// clockWhy says how a jump of a lock server's wall clock lets a second
+// client in: it expires the lock key early, since Redis judges PX expiry
+// by its wall clock.
+func clockWhy(f history.Fault) string {
+	node := "the lock server"
+	if len(f.Nodes) > 0 {
+		node = f.Nodes[0]
+	}
+	if strobes(f) {
+		return node + "'s wall clock was jumping back and forth, and each return to real time passed the PX expiry of keys set meanwhile early (Redis judges expiry by its wall clock)"
+	}
+	amount := jumpAmount(f)
+	return node + "'s wall clock jumped " + amount + "forward, so the lock key's PX expiry passed early (Redis judges expiry by its wall clock)"
+}
+
+// What the stories read of a fault comes from its start op's Hit. A
+// history recorded before faults carried those fields has only the
+// nemesis's words (Detail), which strobes, jumpAmount and takeover fall
+// back to, so that an old stored run is told as it was.
+
+// strobes reports whether a clock fault kept moving the clock back and
+// forth (clock-back) rather than forward.
+func strobes(f history.Fault) bool {
+	if f.Hit != nil && (f.Hit.Offset != 0 || f.Hit.Strobe) {
+		return f.Hit.Strobe
+	}
+	return strings.Contains(f.Detail, " back")
+}
+
+// jumpAmount returns how far a forward clock fault moved the clock, as
+// "2 s " (with its trailing space), or "" when unknown.
+func jumpAmount(f history.Fault) string {
+	if f.Hit != nil && f.Hit.Offset > 0 {
+		return history.SecsShort(f.Hit.Offset) + " "
+	}
+	if _, rest, ok := strings.Cut(f.Detail, "jumped "); ok {
+		if a, _, ok := strings.Cut(rest, " forward"); ok {
+			return a + " "
+		}
+	}
+	return ""
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register(Kind{Name: "clock-client",
+	register(Kind{Name: "clock-client", Words: &history.FaultWords{F: history.FSkew, Noun: "client clock skew", Why: skewWhy},
 		Exercise: &history.ExerciseRule{F: history.FSkew, Shape: history.ExerciseClockClient, Missed: "no worker with a skewed clock tried to take a lock while another worker held it"}, ClientClocks: true, New: newClockClient,
 		Summary: "set the client clock of every worker that does not hold the lock 3 x the lease ahead (the holders keep the real clock), put them back after the fault duration: a lock client that judges expiry by its own clock takes a live lock (M5)"})
 }
@@ -149,4 +149,14 @@ func skewTargets(ws []Target, rng *rand.Rand) (skew []Target, holders int) {
 		skew = append(skew, w)
 	}
 	return skew, holders
+}
+
+// skewWhy says how skewed client clocks let a second client in: a client
+// judged a live lock expired by its own clock.
+func skewWhy(f history.Fault) string {
+	what := "clocks of " + history.Procs(f.Targets)
+	if len(f.Targets) == 0 {
+		what = "client clocks"
+	}
+	return "the " + what + " were skewed, so a client judged a live lock expired by its own clock and took it over"
 }

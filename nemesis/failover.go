@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register(Kind{Name: "failover",
+	register(Kind{Name: "failover", Words: &history.FaultWords{F: history.FFailover, Describe: describeFailover, Why: failoverWhy, First: true},
 		Exercise: &history.ExerciseRule{F: history.FFailover, Shape: history.ExerciseFailover, Matches: func(f history.Fault) bool { return !isKillFailover(f) }, Missed: "no failover promoted a replica while a lock was held or the old master still granted locks"}, Replicated: true, New: newFailover,
 		Summary: "split brain: cut the master off from its replicas and sentinels (Redis Cluster: the master of the held key " +
 			"off from every other node, its replica then takes over with CLUSTER FAILOVER TAKEOVER) while the holder and about half " +
@@ -314,3 +314,44 @@ func processWords(ps []int) string {
 // isKillFailover tells failover-kill's faults from failover's in a history
 // without Hit: its start op says it SIGKILLed the master.
 func isKillFailover(f history.Fault) bool { return strings.Contains(f.Detail, "SIGKILL") }
+
+// describeFailover tells a failover in a story: the master lost, and the
+// nemesis's detail (how it was lost, who was promoted, who stayed with the
+// old master).
+func describeFailover(f history.Fault) string {
+	if len(f.Nodes) != 1 {
+		return ""
+	}
+	s := "failover of master " + f.Nodes[0]
+	if f.Detail != "" {
+		s += " (" + f.Detail + ")"
+	}
+	return s
+}
+
+// failoverWhy says how a failover breaks a single-master lock: with
+// processes left on the old master's side (Targets), a split brain; with
+// none (the master was killed), the grants it had not yet replicated.
+func failoverWhy(f history.Fault) string {
+	promoted := "the sentinels promoted a replica"
+	if takeover(f) {
+		// Redis Cluster: the master's replica took its slots over.
+		promoted = "the master's replica was promoted and took over its slots"
+	}
+	if len(f.Targets) > 0 {
+		return promoted + " while the old master still granted locks to " + history.Procs(f.Targets) +
+			" (split brain); grants acknowledged by the old master after the cut were never replicated, " +
+			"so the new master granted the same locks again"
+	}
+	return promoted + " after the master was lost; grants the master had acknowledged " +
+		"but not yet replicated were lost, so the new master granted the same locks again"
+}
+
+// takeover reports whether a failover's replica took its master's slots
+// over (Redis Cluster) rather than being promoted by Sentinels.
+func takeover(f history.Fault) bool {
+	if f.Hit != nil && f.Hit.Promoted {
+		return f.Hit.Takeover
+	}
+	return strings.Contains(f.Detail, "TAKEOVER")
+}

@@ -88,6 +88,11 @@ type Kind struct {
 	// is empty, Ops.Start. A kind without one is judged by Ops.Exercise's
 	// shape, or not at all.
 	Exercise *history.ExerciseRule
+	// Words, when set, are what the stories say of the kind's faults
+	// (history.FaultWords: its noun, how it let a second holder in);
+	// Register registers them, under Ops.Start when F is empty. Kinds
+	// that share a start op give them once.
+	Words *history.FaultWords
 }
 
 // Kinds returns every known nemesis kind, sorted by name.
@@ -124,6 +129,13 @@ func Register(k Kind) {
 			r.F = k.Ops.Start
 		}
 		history.RegisterExerciseRule(r)
+	}
+	if k.Words != nil {
+		w := *k.Words
+		if w.F == "" {
+			w.F = k.Ops.Start
+		}
+		history.RegisterFaultWords(w)
 	}
 	registered = append(registered, k)
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register(Kind{Name: "redlock-clock-jump",
+	register(Kind{Name: "redlock-clock-jump", Words: &history.FaultWords{F: history.FClockJump, Why: jumpWhy},
 		Exercise: &history.ExerciseRule{F: history.FClockJump, Shape: history.ExerciseRedlockJump, Missed: "no redlock-clock-jump landed while a worker held the lock on the jumped node and another tried to take it"}, ClockShim: true, New: newRedlockClockJump,
 		Summary: "Kleppmann's RedLock timeline: cut all workers but one off from lock3 and lock4 and the last one off from lock0..lock2, " +
 			"wait until one of the first group is granted the lock on lock0..lock2, give the last worker lock2 back, jump lock2's wall clock a minute forward (its key " +
@@ -301,4 +301,20 @@ func joinNames(names []string) string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// jumpWhy says how RedLock's clock jump lets a second client in: the
+// first holder's key on the jumped node expired early, and that node
+// counted towards a second majority.
+func jumpWhy(f history.Fault) string {
+	node := "the shared node"
+	if len(f.Nodes) > 0 {
+		node = f.Nodes[0]
+	}
+	why := node + "'s wall clock jumped forward, so the first holder's key on " + node +
+		" expired early and " + node + " counted towards a second majority"
+	if f.Detail != "" {
+		why += " (" + f.Detail + ")"
+	}
+	return why
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ const (
 )
 
 func init() {
-	register(Kind{Name: "restart-lose", New: newRestartLose,
+	register(Kind{Name: "restart-lose", Words: &history.FaultWords{F: fRestartLose, Why: lostDataWhy}, New: newRestartLose,
 		Summary: "SIGKILL a lock node (for RedLock one that holds the holder's key, preferring a grant on a bare majority) and start it again at once " +
 			"with its data deleted, as a Redis master with no fsync comes back: without the keys it granted (antirez's \"delayed restarts\" caveat, " +
 			"redsync#186); a ZooKeeper or etcd member comes back with an empty data directory. The end op has nothing to undo",
@@ -288,4 +289,38 @@ func (n *RestartLose) Heal(ctx context.Context) error {
 	}
 	_, err := n.down.undoAll(ctx, k.Restart)
 	return err
+}
+
+// lostDataWhy says how a lock node restarted with its data gone (the
+// restart-lose nemesis: Hit.Node) lets a second client in, or "" for
+// another fault: the node came back without the keys it had granted, so a
+// holder's key that was on it is on fewer nodes, and a rival can be
+// granted it where it needs only the nodes that are free. It reads the
+// start op's Hit alone: the node, the keys it lost, and the nodes the
+// struck holder's key was on.
+func lostDataWhy(f history.Fault) string {
+	if f.Hit == nil || f.Hit.Node == "" {
+		return ""
+	}
+	node := f.Hit.Node
+	s := node + " was killed and restarted with its data gone"
+	switch len(f.Hit.Lost) {
+	case 0:
+		return s + ", and came back empty"
+	case 1:
+		s += " and lost key " + f.Hit.Lost[0]
+	default:
+		s += " and lost keys " + history.JoinAnd(f.Hit.Lost)
+	}
+	key := f.Hit.Key
+	if key == "" || !slices.Contains(f.Hit.Lost, key) || len(f.Hit.HeldOn) == 0 {
+		return s + ", so it could grant them again while their holders still held them"
+	}
+	left := slices.DeleteFunc(slices.Clone(f.Hit.HeldOn), func(n string) bool { return n == node })
+	s += ", which its holder had on " + history.JoinAnd(f.Hit.HeldOn) + "; "
+	if len(left) == 0 {
+		return s + "so " + key + " was free everywhere while it was still held"
+	}
+	return s + "with " + node + "'s copy gone it was left on " + history.JoinAnd(left) +
+		" only, so the other nodes could grant " + key + " again while it was still held"
 }

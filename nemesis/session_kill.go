@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 )
 
 func init() {
-	register(Kind{Name: "session-kill",
+	register(Kind{Name: "session-kill", Words: &history.FaultWords{F: history.FSessionKill, Aftermath: sessionKillSentence},
 		Exercise: &history.ExerciseRule{F: history.FSessionKill, Shape: history.ExerciseSessionKill, Missed: "no session-kill ended the database session of a worker that held a lock"}, New: newSessionKill,
 		Summary: "the database server ends a lock holder's session while it works (pg_terminate_backend / KILL CONNECTION of the sessions named by the worker's application name): the server releases its locks, the client goes on (M8)"})
 }
@@ -137,3 +138,24 @@ func waitGranted(ctx context.Context, env Env, t Target, deadline time.Time) int
 
 // Heal has nothing to undo.
 func (n *SessionKill) Heal(context.Context) error { return nil }
+
+// sessionKillSentence tells, for a double holder whose earlier holder
+// (process stale) had its database session ended by the server while it
+// held the lock, what happened (mechanism M8): when the session was
+// terminated, that the server released the lock with it, and that the
+// client, which noticed nothing, went on and finished its critical
+// section at heldUntil. It returns "" when f did not end one of stale's
+// sessions before then.
+func sessionKillSentence(f history.Fault, stale int, heldUntil time.Duration) string {
+	if !slices.Contains(f.Targets, stale) || f.Start > heldUntil {
+		return ""
+	}
+	// The kill came between the op's invocation and its completion.
+	when := "at " + history.Secs(f.Start)
+	if history.Secs(f.Done) != history.Secs(f.Start) && f.Done > f.Start { // apart in the words, not only in time
+		when = fmt.Sprintf("between %s and %s", history.Secs(f.Start), history.Secs(f.Done))
+	}
+	return fmt.Sprintf("Process %d's database session was terminated %s; the server released its lock with the session; "+
+		"the client noticed nothing, went on and wrote by %s, after another process had been granted the lock.",
+		stale, when, history.Secs(heldUntil))
+}
