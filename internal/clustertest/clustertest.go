@@ -3,8 +3,8 @@
 // under services/): starting one and tearing it down, where its servers
 // log, and a nemesis environment that strikes at once.
 //
-// It imports clusters, history, nemesis and the storage node's service
-// (services/redis), and is imported by tests only.
+// It imports clusters, history and nemesis, and is imported by tests only;
+// a test of a topology links in the storage node's service itself.
 package clustertest
 
 import (
@@ -20,8 +20,6 @@ import (
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/nemesis"
-	// The storage node every topology starts beside its lock nodes.
-	_ "github.com/lockcheck/lockcheck/services/redis"
 )
 
 // Env is a nemesis Env with one worker that holds a lock (so a fault

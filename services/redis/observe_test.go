@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -46,9 +47,9 @@ func TestOnHistoryClock(t *testing.T) {
 func TestRedisObserver(t *testing.T) {
 	ctx := context.Background()
 	r := oneRedis(t)
-	got, _, now := watchReleases(t, r, "k0", "k1")
+	got, _, now := clustertest.WatchReleases(t, r, "k0", "k1")
 	probes := 0
-	next := func(want string) observation { return nextRelease(t, got, want, &probes) }
+	next := func(want string) clustertest.Observation { return clustertest.NextRelease(t, got, want, &probes) }
 	c := redis.NewClient(&redis.Options{Addr: r.lock[0].Addr(), Protocol: 2, DisableIdentity: true})
 	defer c.Close()
 	// Another key, with a TTL, is not reported when it expires.
@@ -63,11 +64,11 @@ func TestRedisObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := next("k0")
-	rel := o.v.Ext().Release
-	if rel.How != history.ReleaseExpired || o.v.Owner != "owner-a" || len(o.v.Ext().Nodes) != 1 || o.v.Ext().Nodes[0] != "lock0" {
-		t.Fatalf("expiry observed as %+v %+v", *o.v, *rel)
+	rel := o.V.Ext().Release
+	if rel.How != history.ReleaseExpired || o.V.Owner != "owner-a" || len(o.V.Ext().Nodes) != 1 || o.V.Ext().Nodes[0] != "lock0" {
+		t.Fatalf("expiry observed as %+v %+v", *o.V, *rel)
 	}
-	if lo, hi := set+1990*time.Millisecond, o.at; rel.At < lo || rel.At > hi {
+	if lo, hi := set+1990*time.Millisecond, o.At; rel.At < lo || rel.At > hi {
 		t.Fatalf("expiry placed at %v, want within [%v, %v] (the renewed TTL, before it was heard)", rel.At, lo, hi)
 	}
 	if rel.ServerTime.IsZero() {
@@ -81,8 +82,8 @@ func TestRedisObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	o = next("k1")
-	if o.v.Ext().Release.How != history.ReleaseExpired || o.v.Owner != "owner-b" || o.v.Ext().Release.At == 0 {
-		t.Fatalf("hash expiry observed as %+v %+v", *o.v, *o.v.Ext().Release)
+	if o.V.Ext().Release.How != history.ReleaseExpired || o.V.Owner != "owner-b" || o.V.Ext().Release.At == 0 {
+		t.Fatalf("hash expiry observed as %+v %+v", *o.V, *o.V.Ext().Release)
 	}
 	// A delete, with no server time; the owner is known when the observer
 	// read the key before the delete came.
@@ -93,13 +94,13 @@ func TestRedisObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	o = next("k0")
-	if o.v.Ext().Release.How != history.ReleaseDeleted || (o.v.Owner != "" && o.v.Owner != "owner-c") || o.v.Ext().Release.At != 0 || !o.v.Ext().Release.ServerTime.IsZero() {
-		t.Fatalf("delete observed as %+v %+v", *o.v, *o.v.Ext().Release)
+	if o.V.Ext().Release.How != history.ReleaseDeleted || (o.V.Owner != "" && o.V.Owner != "owner-c") || o.V.Ext().Release.At != 0 || !o.V.Ext().Release.ServerTime.IsZero() {
+		t.Fatalf("delete observed as %+v %+v", *o.V, *o.V.Ext().Release)
 	}
 	select {
 	case o := <-got:
-		if !o.v.Ext().Release.Probe {
-			t.Fatalf("observed %q after the release of k0: %+v", o.key, *o.v.Ext().Release)
+		if !o.V.Ext().Release.Probe {
+			t.Fatalf("observed %q after the release of k0: %+v", o.Key, *o.V.Ext().Release)
 		}
 	default:
 	}
@@ -115,7 +116,7 @@ func TestRedisObserverWrites(t *testing.T) {
 	r := oneRedis(t)
 	// A value takes over the one it names after ">".
 	took := func(old, next string) bool { _, over, ok := strings.Cut(next, ">"); return ok && over == old }
-	got, reads, now := watchWith(t, r, clusters.ObserveConfig{Keys: []string{"k0"}, TookOver: took})
+	got, reads, now := clustertest.WatchWith(t, r, clusters.ObserveConfig{Keys: []string{"k0"}, TookOver: took})
 	probes := 0
 	c := redis.NewClient(&redis.Options{Addr: r.lock[0].Addr(), Protocol: 2, DisableIdentity: true})
 	defer c.Close()
@@ -130,23 +131,23 @@ func TestRedisObserverWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		waitRead(t, reads, "k0")
+		clustertest.WaitRead(t, reads, "k0")
 		return at
 	}
 	write("a")
 	at := write("b>a") // takes a's lock
-	o := nextRelease(t, got, "k0", &probes)
-	rel := o.v.Ext().Release
-	if rel.How != history.ReleaseOverwritten || o.v.Owner != "a" || rel.At < at || rel.At > o.at {
-		t.Fatalf("takeover observed as %+v %+v (written at %v, reported at %v)", *o.v, *rel, at, o.at)
+	o := clustertest.NextRelease(t, got, "k0", &probes)
+	rel := o.V.Ext().Release
+	if rel.How != history.ReleaseOverwritten || o.V.Owner != "a" || rel.At < at || rel.At > o.At {
+		t.Fatalf("takeover observed as %+v %+v (written at %v, reported at %v)", *o.V, *rel, at, o.At)
 	}
 	write("c>a") // a write that lost the race: b keeps the lock
 	if err := c.Del(ctx, "k0").Err(); err != nil {
 		t.Fatal(err)
 	}
-	o = nextRelease(t, got, "k0", &probes)
-	if rel := o.v.Ext().Release; rel.How != history.ReleaseDeleted || o.v.Owner != "c>a" {
-		t.Fatalf("after a write that took nothing, observed %+v %+v, want the delete of c>a", *o.v, *rel)
+	o = clustertest.NextRelease(t, got, "k0", &probes)
+	if rel := o.V.Ext().Release; rel.How != history.ReleaseDeleted || o.V.Owner != "c>a" {
+		t.Fatalf("after a write that took nothing, observed %+v %+v, want the delete of c>a", *o.V, *rel)
 	}
 }
 
@@ -180,14 +181,6 @@ func TestTouchAt(t *testing.T) {
 	}
 }
 
-// observation is one report a test's observer made: the key, the value,
-// and when (on the test's clock) it came.
-type observation struct {
-	key string
-	v   *history.Value
-	at  time.Duration
-}
-
 // oneRedis starts a one-node Redis topology until the test ends.
 func oneRedis(t *testing.T) *Redis {
 	t.Helper()
@@ -200,89 +193,4 @@ func oneRedis(t *testing.T) *Redis {
 	}
 	t.Cleanup(func() { r.Teardown(context.Background()) })
 	return r
-}
-
-// watchReleases starts o's observer on keys with a 50 ms probe until the
-// test ends: every report goes to got, every key the observer read to
-// reads, and now is the clock the observer was given.
-func watchReleases(t *testing.T, o clusters.ReleaseObserver, keys ...string) (got chan observation, reads chan string, now func() time.Duration) {
-	t.Helper()
-	return watchWith(t, o, clusters.ObserveConfig{Keys: keys})
-}
-
-// watchWith is watchReleases with cfg's other fields (TookOver).
-func watchWith(t *testing.T, o clusters.ReleaseObserver, cfg clusters.ObserveConfig) (got chan observation, reads chan string, now func() time.Duration) {
-	t.Helper()
-	start := time.Now()
-	now = func() time.Duration { return time.Since(start) }
-	got, reads = make(chan observation, 1000), make(chan string, 1000)
-	cfg.Now, cfg.Probe = now, 50*time.Millisecond
-	cfg.Report = func(key string, v *history.Value) { got <- observation{key, v, now()} }
-	cfg.Read = func(key string) { reads <- key }
-	stop, err := o.ObserveReleases(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	return got, reads, now
-}
-
-// awaitProbe waits for the next observation in got, which must be a probe
-// (no release comes after the test's last).
-func awaitProbe(t *testing.T, got chan observation) {
-	t.Helper()
-	select {
-	case o := <-got:
-		if o.v.Ext().Release == nil || !o.v.Ext().Release.Probe {
-			t.Fatalf("observed %q %+v after the last release", o.key, *o.v)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no probe in 10 s")
-	}
-}
-
-// nextRelease returns the next observation in got that is not a probe,
-// which must be of key want; it counts the probes on the way (each with
-// a lag) in probes, and fails the test after 15 s.
-func nextRelease(t *testing.T, got chan observation, want string, probes *int) observation {
-	t.Helper()
-	deadline := time.After(15 * time.Second)
-	for {
-		select {
-		case o := <-got:
-			r := o.v.Ext().Release
-			if r == nil {
-				t.Fatalf("observation of %q without a release", o.key)
-			}
-			if r.Probe {
-				if o.key != "" || r.At <= 0 || r.Lag < 0 || r.Lag > 5*time.Second {
-					t.Fatalf("probe %q %+v", o.key, *r)
-				}
-				*probes++
-				continue
-			}
-			if o.key != want {
-				t.Fatalf("observed %q %+v, want %q", o.key, *r, want)
-			}
-			return o
-		case <-deadline:
-			t.Fatalf("no release of %s observed in 15 s", want)
-		}
-	}
-}
-
-// waitRead waits until the observer has seen a new holder of key.
-func waitRead(t *testing.T, reads chan string, key string) {
-	t.Helper()
-	deadline := time.After(15 * time.Second)
-	for {
-		select {
-		case k := <-reads:
-			if k == key {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("the observer never saw %s held", key)
-		}
-	}
 }

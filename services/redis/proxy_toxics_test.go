@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 )
 
 // TestLinkToxicsCompose: two faults on one slot's links take off only
@@ -27,7 +28,7 @@ func TestLinkToxicsCompose(t *testing.T) {
 	defer r.Teardown(ctx)
 	addr := r.LockAddrs(0)[0]
 	hung := func() bool {
-		_, err := roundTrip(addr, "PING", 300*time.Millisecond)
+		_, err := clustertest.RoundTrip(addr, "PING", 300*time.Millisecond)
 		var ne net.Error
 		return errors.As(err, &ne) && ne.Timeout()
 	}
@@ -52,14 +53,14 @@ func TestLinkToxicsCompose(t *testing.T) {
 	if err := r.SetLinkToxics(ctx, 0, "lost", nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := roundTrip(addr, "PING", okWait); err != nil || got != "+PONG" {
+	if got, err := clustertest.RoundTrip(addr, "PING", clustertest.OKWait); err != nil || got != "+PONG" {
 		t.Fatalf("cleared link: %q %v", got, err)
 	}
 
 	if err := r.SetLinkToxics(ctx, 0, "refuse", []clusters.Toxic{{Type: clusters.ToxicRefuse}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := roundTrip(addr, "PING", okWait); !errors.Is(err, syscall.ECONNREFUSED) {
+	if _, err := clustertest.RoundTrip(addr, "PING", clustertest.OKWait); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("refused link: %v, want the dial refused", err)
 	}
 	if err := r.Kill(ctx, "lock0"); err != nil {
@@ -68,13 +69,13 @@ func TestLinkToxicsCompose(t *testing.T) {
 	if err := r.Restart(ctx, "lock0"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := roundTrip(addr, "PING", okWait); err == nil {
+	if got, err := clustertest.RoundTrip(addr, "PING", clustertest.OKWait); err == nil {
 		t.Errorf("refused link after its node's restart: %q, want the connection reset", got)
 	}
 	if err := r.SetLinkToxics(ctx, 0, "refuse", nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := roundTrip(addr, "PING", okWait); err != nil || got != "+PONG" {
+	if got, err := clustertest.RoundTrip(addr, "PING", clustertest.OKWait); err != nil || got != "+PONG" {
 		t.Errorf("link no longer refused: %q %v", got, err)
 	}
 }

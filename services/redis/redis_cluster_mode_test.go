@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 )
 
 // TestRedisClusterFailover sets up the six-node Redis clusters.Cluster (every slot
@@ -50,7 +51,7 @@ func TestRedisClusterFailover(t *testing.T) {
 		t.Fatalf("want 7 processes (6 cluster nodes, storage), got %v", pids)
 	}
 	for j := range c.nodes {
-		got, err := roundTrip(c.LockAddrs(1)[j], "CLUSTER INFO", okWait)
+		got, err := clustertest.RoundTrip(c.LockAddrs(1)[j], "CLUSTER INFO", clustertest.OKWait)
 		if err != nil || !strings.Contains(got, "cluster_state:ok") || !strings.Contains(got, "cluster_slots_ok:16384") {
 			t.Fatalf("CLUSTER INFO of redis%d through slot 1: %q %v", j, got, err)
 		}
@@ -67,13 +68,13 @@ func TestRedisClusterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	cut := time.Now()
-	if got, err := roundTrip(c.LockAddrs(0)[oj], "SET lock0 lost", okWait); err != nil || got != "+OK" {
+	if got, err := clustertest.RoundTrip(c.LockAddrs(0)[oj], "SET lock0 lost", clustertest.OKWait); err != nil || got != "+OK" {
 		t.Fatalf("slot 0 must still reach the old master %s: %q %v", old, got, err)
 	}
-	if _, err := roundTrip(c.LockAddrs(1)[oj], "PING", 300*time.Millisecond); !isTimeout(err) {
+	if _, err := clustertest.RoundTrip(c.LockAddrs(1)[oj], "PING", 300*time.Millisecond); !isTimeout(err) {
 		t.Errorf("slot 1 reached the old master during the cut: %v", err)
 	}
-	promoted, err := c.WaitPromotion(ctx, old, patientWait)
+	promoted, err := c.WaitPromotion(ctx, old, clustertest.PatientWait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,13 +88,13 @@ func TestRedisClusterFailover(t *testing.T) {
 	if ne <= oe {
 		t.Errorf("%s took over at config epoch %d, not above %s's %d", promoted, ne, old, oe)
 	}
-	if got, err := roundTrip(c.LockAddrs(1)[pj], "GET lock0", okWait); err != nil || got != "$-1" {
+	if got, err := clustertest.RoundTrip(c.LockAddrs(1)[pj], "GET lock0", clustertest.OKWait); err != nil || got != "$-1" {
 		t.Errorf("the new master has the write made after the cut: %q %v", got, err)
 	}
-	if got, err := roundTrip(c.LockAddrs(1)[pj], "SET lock0 new", okWait); err != nil || got != "+OK" {
+	if got, err := clustertest.RoundTrip(c.LockAddrs(1)[pj], "SET lock0 new", clustertest.OKWait); err != nil || got != "+OK" {
 		t.Errorf("the new master refuses writes: %q %v", got, err)
 	}
-	if got, err := roundTrip(c.LockAddrs(0)[oj], "SET lock0 still", okWait); err != nil || got != "+OK" {
+	if got, err := clustertest.RoundTrip(c.LockAddrs(0)[oj], "SET lock0 still", clustertest.OKWait); err != nil || got != "+OK" {
 		t.Errorf("the old master refuses writes during the cut (no split brain): %q %v", got, err)
 	}
 	if err := c.HealMaster(ctx); err != nil {
@@ -104,8 +105,8 @@ func TestRedisClusterFailover(t *testing.T) {
 	// means). Its resynchronisation from the new master is Redis's own
 	// business: it is logged, and a slow one (once, in a CI run with the
 	// database tests' fsyncs beside it) does not fail the test.
-	if err := clusters.Poll(ctx, patientWait, func() error {
-		info, err := roundTrip(oldServer.Addr(), "INFO replication", okWait)
+	if err := clusters.Poll(ctx, clustertest.PatientWait, func() error {
+		info, err := clustertest.RoundTrip(oldServer.Addr(), "INFO replication", clustertest.OKWait)
 		if err != nil {
 			return err
 		}
@@ -116,7 +117,7 @@ func TestRedisClusterFailover(t *testing.T) {
 	}, old+" demoted"); err != nil {
 		for _, n := range []string{old, promoted} {
 			_, r, _ := c.node(n)
-			info, ierr := roundTrip(r.Addr(), "INFO replication", okWait)
+			info, ierr := clustertest.RoundTrip(r.Addr(), "INFO replication", clustertest.OKWait)
 			t.Logf("%s: INFO replication %q %v", n, info, ierr)
 			if b, rerr := os.ReadFile(filepath.Join(logDir, n+".log")); rerr == nil {
 				lines := strings.Split(strings.TrimSpace(string(b)), "\n")
@@ -125,11 +126,11 @@ func TestRedisClusterFailover(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	if err := c.WaitReplica(ctx, old, okWait); err != nil {
+	if err := c.WaitReplica(ctx, old, clustertest.OKWait); err != nil {
 		t.Logf("demoted, but not yet in sync with %s: %v", promoted, err)
 	}
 	t.Logf("%s a replica again %s after the heal", old, time.Since(healed).Round(time.Millisecond))
-	if got, err := roundTrip(c.LockAddrs(0)[pj], "GET lock0", okWait); err != nil || got != "$3\r\nnew" {
+	if got, err := clustertest.RoundTrip(c.LockAddrs(0)[pj], "GET lock0", clustertest.OKWait); err != nil || got != "$3\r\nnew" {
 		t.Errorf("after the heal lock0 on %s is %q %v, want new", promoted, got, err)
 	}
 }
@@ -137,7 +138,7 @@ func TestRedisClusterFailover(t *testing.T) {
 // myEpoch reads cluster_my_epoch from the node at addr.
 func myEpoch(t *testing.T, addr string) int {
 	t.Helper()
-	info, err := roundTrip(addr, "CLUSTER INFO", okWait)
+	info, err := clustertest.RoundTrip(addr, "CLUSTER INFO", clustertest.OKWait)
 	if err != nil {
 		t.Fatalf("CLUSTER INFO of %s: %v", addr, err)
 	}

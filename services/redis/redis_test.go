@@ -4,30 +4,12 @@ import (
 	"context"
 	"errors"
 	"net"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// roundTrip sends one inline command and returns the first reply line.
-func roundTrip(addr, cmd string, timeout time.Duration) (string, error) {
-	c, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(timeout))
-	if _, err := c.Write([]byte(cmd + "\r\n")); err != nil {
-		return "", err
-	}
-	buf := make([]byte, 256)
-	n, err := c.Read(buf)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(buf[:n])), nil
-}
+	"github.com/lockcheck/lockcheck/internal/clustertest"
+)
 
 func TestRedisClusterFaults(t *testing.T) {
 	if _, err := LookRedis(); err != nil {
@@ -53,7 +35,7 @@ func TestRedisClusterFaults(t *testing.T) {
 		t.Fatalf("want 2 server pids, got %v", pids)
 	}
 	a0, a1 := r.LockAddrs(0)[0], r.LockAddrs(1)[0]
-	if got, err := roundTrip(a0, "SET k v", okWait); err != nil || got != "+OK" {
+	if got, err := clustertest.RoundTrip(a0, "SET k v", clustertest.OKWait); err != nil || got != "+OK" {
 		t.Fatalf("SET through proxy: %q %v", got, err)
 	}
 
@@ -61,18 +43,18 @@ func TestRedisClusterFaults(t *testing.T) {
 		if err := r.Partition(ctx, 0); err != nil {
 			t.Fatal(err)
 		}
-		_, err := roundTrip(a0, "PING", 300*time.Millisecond)
+		_, err := clustertest.RoundTrip(a0, "PING", 300*time.Millisecond)
 		var ne net.Error
 		if !errors.As(err, &ne) || !ne.Timeout() {
 			t.Errorf("partitioned link: got %v, want a timeout", err)
 		}
-		if got, err := roundTrip(a1, "PING", okWait); err != nil || got != "+PONG" {
+		if got, err := clustertest.RoundTrip(a1, "PING", clustertest.OKWait); err != nil || got != "+PONG" {
 			t.Errorf("other slot: %q %v", got, err)
 		}
 		if err := r.Heal(ctx, 0); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := roundTrip(a0, "PING", okWait); err != nil || got != "+PONG" {
+		if got, err := clustertest.RoundTrip(a0, "PING", clustertest.OKWait); err != nil || got != "+PONG" {
 			t.Errorf("healed link: %q %v", got, err)
 		}
 	})
@@ -81,7 +63,7 @@ func TestRedisClusterFaults(t *testing.T) {
 		if err := r.Kill(ctx, "lock0"); err != nil {
 			t.Fatal(err)
 		}
-		_, err := roundTrip(a0, "PING", okWait)
+		_, err := clustertest.RoundTrip(a0, "PING", clustertest.OKWait)
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Errorf("killed node: got %v, want connection refused", err)
 		}
@@ -89,16 +71,11 @@ func TestRedisClusterFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		pids = r.Pids()
-		if got, err := roundTrip(a0, "GET k", okWait); err != nil || got != "$1\r\nv" {
+		if got, err := clustertest.RoundTrip(a0, "GET k", clustertest.OKWait); err != nil || got != "$1\r\nv" {
 			t.Errorf("GET after restart: %q %v (want the persisted key)", got, err)
 		}
 	})
 }
 
-// Waits in the cluster tests: for a reply that must come (okWait) and for
-// an event the servers must bring about (patientWait). They bound a wait
-// for an event, not a speed, so they are generous for a loaded machine.
-const (
-	okWait      = 5 * time.Second
-	patientWait = 60 * time.Second
-)
+// Waits in the cluster tests: for a reply that must come (clustertest.OKWait) and for
+// an event the servers must bring about (clustertest.PatientWait). They bound a wait

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/internal/clustertest"
 )
 
 // TestSentinelFailover sets up the Sentinel topology, cuts the master off
@@ -53,7 +54,7 @@ func TestSentinelFailover(t *testing.T) {
 	if len(links0.Addrs) != 3 || len(links0.AddrMap) != 9 {
 		t.Fatalf("slot links %+v: want 3 sentinels and 9 mapped addresses (3 redis nodes, 3 sentinels at their own address and at their front)", links0)
 	}
-	if got, err := roundTrip(s.LockAddrs(1)[0], "SET k v", okWait); err != nil || got != "+OK" {
+	if got, err := clustertest.RoundTrip(s.LockAddrs(1)[0], "SET k v", clustertest.OKWait); err != nil || got != "+OK" {
 		t.Fatalf("SET on the master through slot 1: %q %v", got, err)
 	}
 
@@ -62,16 +63,16 @@ func TestSentinelFailover(t *testing.T) {
 	}
 	cut := time.Now()
 	// Written on the old master after the cut: never replicated.
-	if got, err := roundTrip(s.LockAddrs(0)[0], "SET lost yes", okWait); err != nil || got != "+OK" {
+	if got, err := clustertest.RoundTrip(s.LockAddrs(0)[0], "SET lost yes", clustertest.OKWait); err != nil || got != "+OK" {
 		t.Fatalf("slot 0 must still reach the old master: %q %v", got, err)
 	}
-	if _, err := roundTrip(links0.Addrs[0], "PING", 300*time.Millisecond); !isTimeout(err) {
+	if _, err := clustertest.RoundTrip(links0.Addrs[0], "PING", 300*time.Millisecond); !isTimeout(err) {
 		t.Errorf("slot 0 reached a sentinel during the cut: %v", err)
 	}
-	if _, err := roundTrip(s.LockAddrs(1)[0], "PING", 300*time.Millisecond); !isTimeout(err) {
+	if _, err := clustertest.RoundTrip(s.LockAddrs(1)[0], "PING", 300*time.Millisecond); !isTimeout(err) {
 		t.Errorf("slot 1 reached the old master during the cut: %v", err)
 	}
-	promoted, err := s.WaitPromotion(ctx, old, patientWait)
+	promoted, err := s.WaitPromotion(ctx, old, clustertest.PatientWait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,23 +81,23 @@ func TestSentinelFailover(t *testing.T) {
 	if mapped := links1.AddrMap[s.peer[j]]; mapped != s.LockAddrs(1)[j] {
 		t.Errorf("AddrMap sends %s to %s, want slot 1's proxy %s", s.peer[j], mapped, s.LockAddrs(1)[j])
 	}
-	if got, err := roundTrip(s.LockAddrs(1)[j], "GET lost", okWait); err != nil || got != "$-1" {
+	if got, err := clustertest.RoundTrip(s.LockAddrs(1)[j], "GET lost", clustertest.OKWait); err != nil || got != "$-1" {
 		t.Errorf("the new master has the write made after the cut: %q %v", got, err)
 	}
-	if got, err := roundTrip(s.LockAddrs(1)[j], "SET k2 v", okWait); err != nil || got != "+OK" {
+	if got, err := clustertest.RoundTrip(s.LockAddrs(1)[j], "SET k2 v", clustertest.OKWait); err != nil || got != "+OK" {
 		t.Errorf("the new master refuses writes: %q %v", got, err)
 	}
 	if err := s.HealMaster(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := roundTrip(links0.Addrs[0], "PING", okWait); err != nil || got != "+PONG" {
+	if got, err := clustertest.RoundTrip(links0.Addrs[0], "PING", clustertest.OKWait); err != nil || got != "+PONG" {
 		t.Errorf("slot 0 after heal: %q %v", got, err)
 	}
 	// The sentinels demote the old master (after seeing it for about 8 s),
 	// and its resync drops the write made after the cut.
 	healed := time.Now()
-	err = clusters.Poll(ctx, patientWait, func() error {
-		got, err := roundTrip(s.LockAddrs(0)[0], "GET lost", okWait)
+	err = clusters.Poll(ctx, clustertest.PatientWait, func() error {
+		got, err := clustertest.RoundTrip(s.LockAddrs(0)[0], "GET lost", clustertest.OKWait)
 		if err != nil || got != "$-1" {
 			return fmt.Errorf("old master still has the lost write: %q %v", got, err)
 		}
@@ -106,7 +107,7 @@ func TestSentinelFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("old master demoted and resynced %s after the heal", time.Since(healed).Round(time.Millisecond))
-	if err := s.WaitReplica(ctx, old, patientWait); err != nil {
+	if err := s.WaitReplica(ctx, old, clustertest.PatientWait); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,0 +1,5 @@
+package zookeeper
+
+// The topologies under test start the storage node beside their lock
+// nodes; its service registers it.
+import _ "github.com/lockcheck/lockcheck/services/redis"
