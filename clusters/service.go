@@ -3,6 +3,7 @@ package clusters
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/internal/lookups"
@@ -166,4 +167,33 @@ func LookAll(looks ...func() (string, error)) func() error {
 		}
 		return nil
 	}
+}
+
+// ServicesWhere returns the names of the registered services whose
+// topology, built (unstarted) for a test of one worker on one lock node,
+// with replicas to fail over to when replicated, has is true of: the
+// services that have a capability, for an error that says where a fault
+// applies. A service's New builds a topology without starting anything.
+func ServicesWhere(replicated bool, has func(Topology) bool) []string {
+	var names []string
+	for _, s := range Services() {
+		if has(s.New(TopologyConfig{Workers: 1, LockNodes: 1, Nodes: 3, Replicated: replicated})) {
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}
+
+// Where says in a clause which services a fault applies to:
+// "(it applies to the redis-cluster and zookeeper services)", or "" when
+// none is registered.
+func Where(replicated bool, has func(Topology) bool) string {
+	names := ServicesWhere(replicated, has)
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return "(it applies to the " + names[0] + " service)"
+	}
+	return "(it applies to the " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " services)"
 }

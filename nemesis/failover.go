@@ -96,7 +96,8 @@ func newFailover(env Env, rng *rand.Rand) (Nemesis, error) {
 	pr, ok1 := env.Cluster().(clusters.Primary)
 	p, ok2 := env.Cluster().(clusters.Promoter)
 	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("failover nemesis (needs a topology with replicas to promote: Sentinel, Redis Cluster): %w", clusters.ErrUnsupported)
+		return nil, fmt.Errorf("failover nemesis: needs a topology with replicas to promote %s: %w",
+			clusters.Where(true, isA[clusters.Promoter]), clusters.ErrUnsupported)
 	}
 	return &Failover{env: env, rng: rng, pr: pr, p: p}, nil
 }

@@ -17,7 +17,7 @@ func init() {
 		Exercise: &history.ExerciseRule{F: history.FKill, Shape: history.ExerciseNode,
 			Matches: func(f history.Fault) bool { return !history.ClaimedByAnother("kill", history.FKill, f) },
 			Missed:  "no kill struck a lock node while a lock was held and grants flowed"}})
-	register(Kind{Name: "kill-follower", Summary: "SIGKILL a ZooKeeper follower and restart it after the fault duration", New: newKillFollower,
+	register(Kind{Name: "kill-follower", Summary: "SIGKILL a follower (a lock server that is not the leader, in a service that has one) and restart it after the fault duration", New: newKillFollower,
 		Exercise: &history.ExerciseRule{F: history.FKill, Shape: history.ExerciseNode,
 			Matches: func(f history.Fault) bool { return strings.Contains(f.Detail, "follower") },
 			Missed:  "no kill-follower struck a lock node while a lock was held and grants flowed"}})

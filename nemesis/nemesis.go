@@ -431,3 +431,10 @@ func onNodes(f history.Fault) bool { return len(f.Nodes) > 0 }
 // and are told from them only by their Hit (Hit.Nemesis), as
 // clock-client-rate's are from clock-client's.
 func byHitOnly(history.Fault) bool { return false }
+
+// isA reports whether a topology has the capability C (an interface of
+// clusters), for clusters.Where.
+func isA[C any](t clusters.Topology) bool {
+	_, ok := t.(C)
+	return ok
+}

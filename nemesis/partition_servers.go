@@ -79,12 +79,12 @@ var _ Nemesis = (*ServerPartition)(nil)
 func newServerPartition(env Env, rng *rand.Rand, kind string, least int, shape peerShape) (Nemesis, error) {
 	pc, ok := env.Cluster().(clusters.PeerCutter)
 	if !ok {
-		return nil, fmt.Errorf("%s nemesis: needs lock servers whose links to one another can be cut pair by pair "+
-			"(the zookeeper, etcd, redis-zk, redis-cluster and Sentinel topologies): %w", kind, clusters.ErrUnsupported)
+		return nil, fmt.Errorf("%s nemesis: needs lock servers whose links to one another can be cut pair by pair %s: %w",
+			kind, clusters.Where(true, isA[clusters.PeerCutter]), clusters.ErrUnsupported)
 	}
 	nodes := pc.PeerNodes()
 	if len(nodes) < least {
-		return nil, fmt.Errorf("%s nemesis: its shape needs at least %d servers, the cluster has %d (ZooKeeper or etcd: give --nodes 5): %w",
+		return nil, fmt.Errorf("%s nemesis: its shape needs at least %d servers, the cluster has %d (a replicated service: give --nodes 5): %w",
 			kind, least, len(nodes), clusters.ErrUnsupported)
 	}
 	return &ServerPartition{env: env, rng: rng, pc: pc, kind: kind, shape: shape, nodes: nodes}, nil

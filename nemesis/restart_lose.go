@@ -26,7 +26,7 @@ func init() {
 	register(Kind{Name: "restart-lose", Words: &history.FaultWords{F: fRestartLose, Why: lostDataWhy}, New: newRestartLose,
 		Summary: "SIGKILL a lock node (for RedLock one that holds the holder's key, preferring a grant on a bare majority) and start it again at once " +
 			"with its data deleted, as a Redis master with no fsync comes back: without the keys it granted (antirez's \"delayed restarts\" caveat, " +
-			"redsync#186); a ZooKeeper or etcd member comes back with an empty data directory. The end op has nothing to undo",
+			"redsync#186); a member of a replicated service comes back with an empty data directory. The end op has nothing to undo",
 		Ops: history.FaultOps{Start: fRestartLose, End: fRestartLoseEnd, Class: history.ClassNode, Exercise: history.ExerciseNode}})
 }
 
@@ -68,8 +68,8 @@ var _ Nemesis = (*RestartLose)(nil)
 func newRestartLose(env Env, rng *rand.Rand) (Nemesis, error) {
 	w, ok := env.Cluster().(clusters.Wiper)
 	if !ok {
-		return nil, fmt.Errorf("restart-lose nemesis: the cluster cannot restart a lock node with its data gone (no clusters.Wiper: "+
-			"the Redis, Redis Sentinel, ZooKeeper and etcd topologies can): %w", clusters.ErrUnsupported)
+		return nil, fmt.Errorf("restart-lose nemesis: the cluster cannot restart a lock node with its data gone %s: %w",
+			clusters.Where(false, isA[clusters.Wiper]), clusters.ErrUnsupported)
 	}
 	if _, ok := env.Cluster().(clusters.Killer); !ok {
 		return nil, fmt.Errorf("restart-lose nemesis: the cluster cannot restart a lock node (no clusters.Killer): %w", clusters.ErrUnsupported)

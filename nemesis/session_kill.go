@@ -36,7 +36,8 @@ var _ Nemesis = (*SessionKill)(nil)
 func newSessionKill(env Env, rng *rand.Rand) (Nemesis, error) {
 	k, ok := env.Cluster().(clusters.SessionKiller)
 	if !ok {
-		return nil, fmt.Errorf("session-kill nemesis: needs a database lock service (postgres, mariadb): %w", clusters.ErrUnsupported)
+		return nil, fmt.Errorf("session-kill nemesis: needs a lock service whose server can end a client's sessions %s: %w",
+			clusters.Where(false, isA[clusters.SessionKiller]), clusters.ErrUnsupported)
 	}
 	return &SessionKill{env: env, rng: rng, k: k}, nil
 }
