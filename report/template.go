@@ -244,9 +244,9 @@ const pageHTML = `<!doctype html>
 <dl class="glossary">
 <dt>process</dt><dd>One client of the lock (a worker); a worker slot's process that was retired is replaced by process + workers.</dd>
 <dt>grant, hold</dt><dd>A grant is an acquire that succeeded; the hold lasts from it until the holder starts its release, crashes, or the run ends: the time the holder believes it holds the lock.</dd>
-<dt>token</dt><dd>A number the lock service hands out with each grant, larger for each later grant (a fencing token). A resource that checks it can refuse a holder whose token is older than one it has seen. ZooKeeper's are zxids, written epoch:counter.</dd>
+<dt>token</dt><dd>A number the lock service hands out with each grant, larger for each later grant (a fencing token). A resource that checks it can refuse a holder whose token is older than one it has seen. Some services write them in a form of their own: a zxid as epoch:counter.</dd>
 <dt>fencing</dt><dd>The resource refuses accesses with an older token than it has seen. "fencing: not used" means the resource took no tokens in this run.</dd>
-<dt>lease, session</dt><dd>How long the server keeps a lock for a holder it does not hear from (Redis PX, an etcd lease, a ZooKeeper session).</dd>
+<dt>lease, session</dt><dd>How long the server keeps a lock for a holder it does not hear from (a key's expiry, a lease, a session).</dd>
 <dt>server release, expiry</dt><dd>The moment the lock service itself let the holder's lock go (a key expired, a session or lease ended), as an observer on its own connection saw it; "inferred" when none was observed and it is worked out from the lease.</dd>
 <dt>lost-lock window</dt><dd>The time from the server's release to when the holder learned it had lost the lock (or let it go): in it the holder believes it holds a lock that the server no longer keeps for it.</dd>
 <dt>incident</dt><dd>One overlap of holders and everything it caused, counted once.</dd>

@@ -95,7 +95,7 @@ func Events() []Event {
 		{EventAcquire, "an acquire was invoked; the target is the process that asks (with no offset the fault is in force before the request leaves)"},
 		{EventRival, "an acquire was invoked on a lock another process holds; the target is the holder"},
 		{EventServerRelease, "the lock service let a lock go while its holder still held it and had not begun its release (its observer saw the key expire, the lease or session end, another client delete it); the target is that holder"},
-		{EventRenewal, "a lease renewal of a worker's lock client, as the worker reported it (redis-watchdog's and redis-reentrant's watchdog sent one, an etcd session's keepalive was answered) while the worker held a lock; the target is that holder"},
+		{EventRenewal, "a lease renewal of a worker's lock client, as the worker reported it (a watchdog sent one, a session's keepalive was answered) while the worker held a lock; the target is that holder"},
 		{EventFailpoint, "a worker reported it stopped at the run's armed failpoint (--failpoint: between SETNX and PEXPIRE); the target is that worker"},
 		{EventPromotion, "a failover (failover, failover-kill) saw a replica promoted; the target is a holder left with the old master (the unreplicated grant's, for failover-kill), else the nemesis picks"},
 		{EventLeaseLeft + "<D", "a holder's lease has less than D left, counted from its acquire's invocation; the target is that holder"},

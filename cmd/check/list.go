@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"embed"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -464,7 +466,7 @@ func nemesesTables() (map[string]string, error) {
 		also := named(
 			flagName{k.ClockShim, "lock nodes under the clock shim"},
 			flagName{k.ClientClocks, "a client clock file for every worker"},
-			flagName{k.Replicated, "the Sentinel topology for a single-master Redis design"})
+			flagName{k.Replicated, "a topology with replicas to fail over to, for a single-master design"})
 		rows = append(rows, []string{code(k.Name), text(k.Summary), strings.Join(also, "; ")})
 	}
 	nemeses := table([]string{"nemesis", "the fault", "what the run sets up for it"}, rows)
@@ -480,13 +482,25 @@ func nemesesTables() (map[string]string, error) {
 
 // The services page.
 
+// serverNames names the servers of the first n registered services, by
+// the name their stories give them, each once.
+func serverNames(n int) string {
+	var names []string
+	for _, s := range clusters.Services() {
+		name := cmp.Or(s.Server, s.Name)
+		if !slices.Contains(names, name) && len(names) < n {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 func servicesIntro() string {
-	return fmt.Sprintf("A lock service is the server software a design takes its lock from (Redis, ZooKeeper, "+
-		"etcd, PostgreSQL ...); its topology is the set of server processes a run starts for it, with a "+
+	return fmt.Sprintf("A lock service is the server software a design takes its lock from (%s ...); its topology is the set of server processes a run starts for it, with a "+
 		"Toxiproxy proxy in front of every link a fault may cut. lockcheck has %s. Each lock design names "+
 		"its service ([designs.md](designs.md)), and each service registers how its topology is built from "+
 		"its own folder under `services/`; `check list` prints one line for each, with its Debian packages, and "+
-		"the table below is made from the same registry.", count(len(clusters.Services()), "lock service", "lock services"))
+		"the table below is made from the same registry.", serverNames(4), count(len(clusters.Services()), "lock service", "lock services"))
 }
 
 func servicesTables() (map[string]string, error) {

@@ -17,5 +17,5 @@ var mechanisms = []mechanism{
 	{"M6", "a crash between SETNX and EXPIRE left a key that never expires (a stuck lock)"},
 	{"M7", "the renewal watchdog stopped or fell behind while the work it protects went on"},
 	{"M8", "the database ended the holder's session, and with it the lock, while the holder worked on"},
-	{"M10", "sessions timed on a monotonic clock: a wall-clock jump expires nothing (why ZooKeeper and etcd stay safe)"},
+	{"M10", "sessions timed on a monotonic clock: a wall-clock jump expires nothing (why the services whose sessions run on the server stay safe)"},
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
 	"github.com/lockcheck/lockcheck/schedule"
@@ -39,8 +40,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&t.Workload, "workload", "register", "what the critical section does: "+workloadNames()+" (see check list)")
 	fs.Int64Var(&t.Stock, "stock", 0, "inventory workload: initial stock per key (default 100)")
 	fs.StringVar(&t.Failpoint, "failpoint", "", "stop workers at a named place in the lock client, for the crash nemesis (see check list)")
-	fs.IntVar(&t.Nodes, "nodes", 3, "ZooKeeper or etcd ensemble size: 1 (a standalone server), 3 or 5")
-	fs.StringVar(&t.Service, "service", "", "lock service to run the design on instead of its own: one that fronts it (pgbouncer-transaction or pgbouncer-session for a PostgreSQL design; see check list)")
+	fs.IntVar(&t.Nodes, "nodes", 3, "ensemble size of a replicated service: 1 (a standalone server), 3 or 5")
+	fs.StringVar(&t.Service, "service", "", "lock service to run the design on instead of its own: one that fronts it ("+frontingServices()+"; see check list)")
 	fs.StringVar(&t.ServiceVersion, "service-version", "", "version of the lock service's server: one check list shows for it (default: the installed one; a version built from its Go module is built on first use and cached)")
 	fs.StringVar(&t.Cluster, "cluster", "local", "where the lock service runs: local (server processes on this machine), docker (containers of the images make images builds; needs a Docker engine) or external (servers you run: --external)")
 	fs.Func("external", "lock servers you run, `HOST:PORT,...`, reached through lockcheck's proxies (implies --cluster external; docs/your-lock.md)", func(v string) error {
@@ -127,4 +128,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	fmt.Fprintf(stdout, "%s: %s; report %s\n", verdictText(out.Result), anomalyCounts(out.Result), filepath.Join(out.Dir, "report.html"))
 	return verdictExit(out.Result)
+}
+
+// frontingServices names the services that front another, with the one
+// each fronts: "pgbouncer-session for postgres designs, ...".
+func frontingServices() string {
+	var out []string
+	for _, s := range clusters.Services() {
+		if s.Fronts != "" {
+			out = append(out, s.Name+" for "+s.Fronts+" designs")
+		}
+	}
+	return strings.Join(out, ", ")
 }
