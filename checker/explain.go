@@ -285,15 +285,6 @@ func sessionBefore(events []*history.Op, t time.Duration) string {
 	return s
 }
 
-// sessionService names the lock service whose client reported sess (see
-// sessionBefore): an etcd lease or a ZooKeeper session.
-func sessionService(sess string) string {
-	if strings.HasPrefix(sess, "lease ") {
-		return "etcd"
-	}
-	return "ZooKeeper"
-}
-
 // pausedLonger reports whether a pause of process p in faults lasted longer
 // than d.
 func pausedLonger(faults []history.Fault, p int, d time.Duration) (time.Duration, bool) {

@@ -317,3 +317,22 @@ func TestFaultSentenceFirstWhy(t *testing.T) {
 		t.Errorf("a pause alone: %q", got)
 	}
 }
+
+// TestSessionNamedByServer: a paused holder whose client reported a
+// session is told to have lost that session, named with the service's
+// server when the options give it, and plainly when they do not.
+func TestSessionNamedByServer(t *testing.T) {
+	b := pausedHolder(false, func(b *builder) { b.cs(3, 2.35, 5.41, 41, 0) })
+	b.add(1.0, 3, history.Info, history.FEvent, "", &history.Value{Extra: &history.Extra{Detail: "session 0x1f connected"}})
+	h := b.build()
+	for _, c := range []struct{ server, want string }{
+		{"ZooKeeper", "its ZooKeeper session 0x1f (timeout 1.00 s, paused 3.00 s) expired while it was stopped"},
+		{"", "its session 0x1f (timeout 1.00 s, paused 3.00 s) expired while it was stopped"},
+	} {
+		r := NewOverlap(Options{Lease: time.Second, Server: c.server}).Check(context.Background(), h)
+		a := find(t, r, "double-holder")
+		if !strings.Contains(a.Explanation, c.want) {
+			t.Errorf("server %q: %s\nwant it to say %q", c.server, a.Explanation, c.want)
+		}
+	}
+}

@@ -234,7 +234,10 @@ func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []hist
 		// longer than the session timeout (lease TTL) expires it on the
 		// servers even when the client, retired first, never heard of it.
 		if d, ok := pausedLonger(in, e.proc, c.opts.Lease); ok || expired {
-			lost = "its " + sessionService(sess) + " " + sess
+			lost = "its " + sess
+			if c.opts.Server != "" {
+				lost = "its " + c.opts.Server + " " + sess
+			}
 			switch {
 			case ok && strings.HasPrefix(sess, "lease "):
 				lost += fmt.Sprintf(" (TTL %s, paused %s)", secs(c.opts.Lease), secs(d))

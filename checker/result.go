@@ -218,6 +218,10 @@ type Options struct {
 	// server's session timeout lost it when the server ended its session,
 	// and a story says so instead of blaming a lease.
 	Session *SessionTimeout
+	// Server names the lock service's server as a story names it
+	// ("ZooKeeper", "etcd"), for the session or lease its clients report;
+	// "" leaves the story to say "its session".
+	Server string
 	// Tokens says what the design's fencing tokens are, so that a story
 	// prints them in the form the lock's users know (a ZooKeeper zxid as
 	// "zxid 1:797"); the zero value prints them as plain numbers.

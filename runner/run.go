@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -540,7 +541,7 @@ func (p *Plan) CheckOptions() checker.Options {
 		tokens = checker.ZxidTokens
 	}
 	return checker.Options{Fenced: fenced, Timeout: t.CheckTimeout, StuckBound: stuck, Lease: d.EffectiveLease(t.Lease), NoLock: d.NoLock,
-		Faulted: p.faulted(), Session: p.sessionTimeout(), Tokens: tokens}
+		Faulted: p.faulted(), Session: p.sessionTimeout(), Tokens: tokens, Server: cmp.Or(p.Service.Server, p.Service.Name)}
 }
 
 // sessionTimeout tells the checkers how the server of a lock that lives as

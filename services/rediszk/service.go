@@ -8,7 +8,7 @@ import (
 
 func init() {
 	clusters.RegisterService(clusters.Service{
-		Name: "redis-zk", Packages: "redis-server, zookeeper, default-jre-headless, libslf4j-java",
+		Name: "redis-zk", Server: "ZooKeeper", Packages: "redis-server, zookeeper, default-jre-headless, libslf4j-java",
 		Summary: "the seed's combined lock: one redis-server lock node (fsync always) and a ZooKeeper ensemble (--nodes, 3 by default) side by side, every worker and peer link behind a proxy; LockAddrs lists the Redis node first",
 		Look:    clusters.LookAll(redisnode.LookRedis, zookeeper.Look),
 		New: func(cfg clusters.TopologyConfig) clusters.Topology {

@@ -4,7 +4,7 @@ import "github.com/lockcheck/lockcheck/clusters"
 
 func init() {
 	clusters.RegisterService(clusters.Service{
-		Name: "zookeeper", Packages: "zookeeper, default-jre-headless, libslf4j-java, redis-server (storage)",
+		Name: "zookeeper", Server: "ZooKeeper", Packages: "zookeeper, default-jre-headless, libslf4j-java, redis-server (storage)",
 		Summary:   "a ZooKeeper ensemble (--nodes 3 by default, 1 standalone), every client and peer link behind a proxy",
 		Look:      clusters.LookAll(Look, clusters.LookStorageServer),
 		External:  &clusters.ExternalForm{Ensemble: true},
