@@ -214,11 +214,8 @@ func (e *Ensemble) Launch(ctx context.Context, workers int, noStorage bool, star
 		return err
 	}
 	if !noStorage {
-		s, err := StartStorage(ctx, e.DataDir, e.logDir)
-		if s != nil {
-			e.storage = s
-		}
-		if err != nil {
+		var err error
+		if e.storage, err = StartStorage(ctx, e.DataDir, e.logDir); err != nil {
 			return err
 		}
 	}

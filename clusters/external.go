@@ -86,11 +86,8 @@ func (e *External) Setup(ctx context.Context) error {
 		if err := os.MkdirAll(e.cfg.LogDir, 0o755); err != nil {
 			return fmt.Errorf("create log dir: %w", err)
 		}
-		s, err := StartStorage(ctx, e.DataDir, e.cfg.LogDir)
-		if s != nil {
-			e.storage = s
-		}
-		if err != nil {
+		var err error
+		if e.storage, err = StartStorage(ctx, e.DataDir, e.cfg.LogDir); err != nil {
 			return err
 		}
 		if err := e.OpenProxies(e.cfg.LogDir); err != nil {

@@ -3,9 +3,9 @@ package clusters
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/lookups"
 	"github.com/lockcheck/lockcheck/internal/suggest"
 )
@@ -61,7 +61,8 @@ type Service struct {
 	// Packages names the Debian packages the service needs.
 	Packages string
 	// Look checks that the service's binaries are installed; its error
-	// names the package to install.
+	// names the package to install. RegisterService makes it check the
+	// storage node's server too, which every topology starts.
 	Look func() error
 	// New returns the unstarted topology for cfg.
 	New func(cfg TopologyConfig) Topology
@@ -129,6 +130,14 @@ func RegisterService(s Service) {
 			panic(fmt.Sprintf("clusters: service %q registered twice", s.Name))
 		}
 	}
+	own := s.Look
+	s.Look = func() error {
+		if err := own(); err != nil {
+			return err
+		}
+		// Every topology starts the storage node beside its lock nodes.
+		return LookStorage()
+	}
 	services = append(services, s)
 }
 
@@ -195,5 +204,5 @@ func Where(replicated bool, has func(Topology) bool) string {
 	case 1:
 		return "(it applies to the " + names[0] + " service)"
 	}
-	return "(it applies to the " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " services)"
+	return "(it applies to the " + history.JoinAnd(names) + " services)"
 }

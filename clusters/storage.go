@@ -75,7 +75,8 @@ func NewStorage(dataDir, logDir string) (StorageNode, error) {
 	return storageKind.New(dataDir, logDir), nil
 }
 
-// StartStorage makes the storage node and starts it.
+// StartStorage makes the storage node and starts it. The node it returns
+// with an error may have started part way: stop it (StopStorage).
 func StartStorage(ctx context.Context, dataDir, logDir string) (StorageNode, error) {
 	s, err := NewStorage(dataDir, logDir)
 	if err != nil {
@@ -92,10 +93,6 @@ func StorageNodeOf(s StorageNode) []Node {
 	}
 	return []Node{{Name: StorageName, Role: "storage", Addr: s.Addr()}}
 }
-
-// LookStorageServer is LookStorage in the form LookAll takes, for a
-// service's Look: its topologies start a storage node too.
-func LookStorageServer() (string, error) { return "", LookStorage() }
 
 // StopStorage stops s; nil is no error.
 func StopStorage(ctx context.Context, s StorageNode) error {

@@ -97,8 +97,7 @@ type Kind struct {
 
 // Kinds returns every known nemesis kind, sorted by name.
 func Kinds() []Kind {
-	var ks []Kind
-	ks = append(ks, registered...)
+	ks := append([]Kind(nil), registered...)
 	sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
 	return ks
 }

@@ -6,7 +6,7 @@ func init() {
 	clusters.RegisterService(clusters.Service{
 		Name: "etcd", Packages: "etcd-server, redis-server (storage)",
 		Summary:  "etcd members (three, or --nodes), every client link and every member-to-member link behind its own proxy",
-		Look:     clusters.LookAll(Look, clusters.LookStorageServer),
+		Look:     clusters.LookAll(Look),
 		Version:  Version,
 		Versions: Versions,
 		External: &clusters.ExternalForm{Ensemble: true},

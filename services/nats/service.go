@@ -6,7 +6,7 @@ func init() {
 	clusters.RegisterService(clusters.Service{
 		Name: "nats", Packages: "nats-server, redis-server (storage)", Server: "NATS",
 		Summary:  "nats-server with JetStream: one server for a design on one lock node, else a JetStream cluster of --nodes servers (three by default), every client link and every route between two servers behind its own proxy",
-		Look:     clusters.LookAll(Look, clusters.LookStorageServer),
+		Look:     clusters.LookAll(Look),
 		Version:  Version,
 		Versions: Versions,
 		New: func(cfg clusters.TopologyConfig) clusters.Topology {

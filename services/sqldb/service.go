@@ -13,7 +13,7 @@ func init() {
 	clusters.RegisterService(clusters.Service{
 		Name: "postgres", Packages: "postgresql-15, redis-server (storage)",
 		Summary:         "one PostgreSQL server (initdb into the run's temp dir, fsync on, session timeouts 2 x lease), run as the postgres user when lockcheck runs as root",
-		Look:            clusters.LookAll(LookPostgres, clusters.LookStorageServer),
+		Look:            clusters.LookAll(LookPostgres),
 		New:             newSQLTopology(NewPostgres),
 		Server:          "PostgreSQL",
 		SessionSettings: "idle_in_transaction_session_timeout, idle_session_timeout and tcp_user_timeout",
@@ -22,7 +22,7 @@ func init() {
 	clusters.RegisterService(clusters.Service{
 		Name: "mariadb", Packages: "mariadb-server, redis-server (storage)",
 		Summary:         "one MariaDB server (mariadb-install-db into the run's temp dir, InnoDB flushed at every commit, wait_timeout and idle_transaction_timeout from the lease), run as the mysql user when lockcheck runs as root",
-		Look:            clusters.LookAll(LookMariaDB, clusters.LookStorageServer),
+		Look:            clusters.LookAll(LookMariaDB),
 		New:             newSQLTopology(NewMariaDB),
 		Server:          "MariaDB",
 		SessionSettings: "wait_timeout and idle_transaction_timeout",
@@ -36,7 +36,7 @@ func init() {
 			Name: "pgbouncer-" + mode.mode, Fronts: "postgres",
 			Packages: "pgbouncer, postgresql-15, redis-server (storage)",
 			Summary:  "PgBouncer (pool_mode = " + mode.mode + ") in front of one PostgreSQL server, every worker's link to PgBouncer behind its own proxy; a lock-node fault (kill) strikes PgBouncer, the lock node the workers see: " + mode.summary,
-			Look:     clusters.LookAll(LookPgBouncer, LookPostgres, clusters.LookStorageServer),
+			Look:     clusters.LookAll(LookPgBouncer, LookPostgres),
 			New: newSQLTopology(func(cfg Config) *DB {
 				return NewPgBouncer(cfg, mode.mode)
 			}),

@@ -168,11 +168,7 @@ func (c *DB) Setup(ctx context.Context) (err error) {
 		}, "the session-kill connection to "+c.node); err != nil {
 			return fmt.Errorf("connect to %s for session kills: %w", c.node, err)
 		}
-		st, err := clusters.StartStorage(ctx, c.DataDir, c.cfg.LogDir)
-		if st != nil {
-			c.storage = st
-		}
-		if err != nil {
+		if c.storage, err = clusters.StartStorage(ctx, c.DataDir, c.cfg.LogDir); err != nil {
 			return err
 		}
 		if err := c.OpenProxies(c.cfg.LogDir); err != nil {

@@ -6,7 +6,7 @@ func init() {
 	clusters.RegisterService(clusters.Service{
 		Name: "zookeeper", Server: "ZooKeeper", Packages: "zookeeper, default-jre-headless, libslf4j-java, redis-server (storage)",
 		Summary:   "a ZooKeeper ensemble (--nodes 3 by default, 1 standalone), every client and peer link behind a proxy",
-		Look:      clusters.LookAll(Look, clusters.LookStorageServer),
+		Look:      clusters.LookAll(Look),
 		External:  &clusters.ExternalForm{Ensemble: true},
 		Container: containerForm,
 		New: func(cfg clusters.TopologyConfig) clusters.Topology {
