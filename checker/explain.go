@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -69,33 +68,8 @@ func (k TokenKind) with(token int64) string {
 }
 
 // describeFault renders a fault for Anomaly.Nemesis, e.g. "pause of process
-// 3 from 2.40 s to 5.40 s".
-func describeFault(f history.Fault) string {
-	w := history.FaultWordsOf(f.F)
-	if w.Describe != nil {
-		if d := w.Describe(f); d != "" {
-			return d + " from " + secs(f.Start) + " to " + secs(f.End)
-		}
-	}
-	var what []string
-	if len(f.Targets) > 0 {
-		what = append(what, procs(f.Targets))
-	}
-	switch len(f.Nodes) {
-	case 0:
-	case 1:
-		what = append(what, "node "+f.Nodes[0])
-	default:
-		what = append(what, "nodes "+joinAnd(f.Nodes))
-	}
-	s := cmp.Or(w.Noun, f.F)
-	if len(what) > 0 {
-		s += " of " + joinAnd(what)
-	} else if f.Detail != "" {
-		s += " (" + f.Detail + ")"
-	}
-	return s + " from " + secs(f.Start) + " to " + secs(f.End)
-}
+// 3 from 2.40 s to 5.40 s" (history.DescribeFault).
+func describeFault(f history.Fault) string { return history.DescribeFault(f) }
 
 // faultsDuring returns the faults whose window intersects [from, to].
 func faultsDuring(faults []history.Fault, from, to time.Duration) []history.Fault {

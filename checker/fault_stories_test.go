@@ -307,10 +307,10 @@ func TestFaultSentenceFirstWhy(t *testing.T) {
 	failover := history.Fault{F: history.FFailover, Nodes: []string{"redis0"}, Start: time.Second, End: 3 * time.Second,
 		Detail: "cut master redis0 off from replicas and sentinels; sentinels promoted redis1 after 2.0 s"}
 	pause := history.Fault{F: history.FPause, Targets: []int{2}, Start: 2 * time.Second, End: 4 * time.Second}
-	if got := faultSentence([]history.Fault{failover, pause}, 2, ""); !strings.Contains(got, "promoted a replica") || strings.Contains(got, "its lease ran out") {
+	if got := faultSentence([]history.Fault{failover, pause}, 2, ""); !strings.Contains(got, "a replica was promoted") || strings.Contains(got, "its lease ran out") {
 		t.Errorf("failover first: %q, want the failover's words", got)
 	}
-	if got := faultSentence([]history.Fault{pause, failover}, 2, ""); strings.Contains(got, "promoted a replica") || !strings.Contains(got, "its lease ran out") {
+	if got := faultSentence([]history.Fault{pause, failover}, 2, ""); strings.Contains(got, "a replica was promoted") || !strings.Contains(got, "its lease ran out") {
 		t.Errorf("pause first: %q, want the pause's words", got)
 	}
 	if got := faultSentence([]history.Fault{pause}, 2, ""); !strings.Contains(got, "its lease ran out while it was stopped") {

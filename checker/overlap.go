@@ -248,15 +248,15 @@ func (c *overlap) double(holds []hold, j int, pairs []overlapPair, faults []hist
 		}
 	}
 	both := ""
-	if e.combined() {
-		// A combined Redis + ZooKeeper lock: say what became of each half.
+	if cl, ok := history.CombinedLockOf(e.nodes); ok {
+		// A lock granted on two services at once: its service says what
+		// became of each half.
 		rel := ""
 		if e.endKind == endRelease {
 			rel = releaseOf(e.endOp)
 		}
-		hv := combinedHalves(e, h.start, c.opts.Lease, in, events, rel)
-		both = hv.sentence(e, h.proc, h.start)
-		lost = hv.lostWords(sessionBefore(events, e.start))
+		both, lost = cl.Tell(history.CombinedHold{Process: e.proc, Later: h.proc, Granted: e.start, Taken: h.start,
+			Lease: c.opts.Lease, Faults: in, Events: events, Grace: eventGrace, Release: rel, Session: sessionBefore(events, e.start)})
 	}
 	if lost == "" {
 		// A database lock: the server ended the silent session, not a
@@ -393,4 +393,25 @@ func (c *overlap) foreign(a *analysis, holds []hold, r *Result) int {
 		r.Anomalies = append(r.Anomalies, an)
 	}
 	return n
+}
+
+// releaseDetails returns, by the index of a release invoke, the detail its
+// ok completion carried.
+func releaseDetails(a *analysis) map[int]string {
+	out := make(map[int]string)
+	for _, pr := range a.pairs {
+		if pr.Invoke.F == history.FRelease && pr.Type() == history.OK {
+			if v := pr.Value(); v != nil && v.Ext().Detail != "" {
+				out[pr.Invoke.Index] = v.Ext().Detail
+			}
+		}
+	}
+	return out
+}
+
+// combined reports whether hold e was granted on every half of a combined
+// lock (history.CombinedLock), whose grants name halves, not nodes.
+func (e hold) combined() bool {
+	_, ok := history.CombinedLockOf(e.nodes)
+	return ok
 }

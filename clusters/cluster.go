@@ -162,6 +162,23 @@ type Promoter interface {
 	// WaitReplica waits at most timeout until node is a replica in sync
 	// with a master (an old master has been demoted and resynced).
 	WaitReplica(ctx context.Context, node string, timeout time.Duration) error
+	// FailoverWords says in the service's own words what its failover
+	// did, for the details of the failover's ops in the history.
+	FailoverWords() FailoverWords
+}
+
+// FailoverWords are a Promoter's words for what its failover did.
+type FailoverWords struct {
+	// Cut says what CutMaster did to master: "cut master redis0 off from
+	// replicas and sentinels".
+	Cut func(master string) string
+	// Promoted says which replica replaced old, by whom and after how
+	// long: "sentinels promoted redis1 after 0.4 s".
+	Promoted func(old, promoted string, after time.Duration) string
+	// Rejoined says how old, healed of a cut, became a replica after how
+	// long: "the sentinels demoted redis0 to a replica after 1.2 s, and
+	// its resync dropped its writes since the cut".
+	Rejoined func(old string, after time.Duration) string
 }
 
 // KeyPrimary is a cluster whose keys live on different masters: the
@@ -183,7 +200,7 @@ type WorkerLinks struct {
 	// DiscoveryAddrs and MasterName: the slot's links to the servers that
 	// name the current master (Redis Sentinels) and the master's name, for
 	// a topology whose workers find the master through them (the worker
-	// protocol's sentinel_addrs and master_name).
+	// protocol's discovery_addrs and master_name).
 	DiscoveryAddrs []string
 	MasterName     string
 	// AddrMap maps every address the service announces to the slot's own

@@ -187,7 +187,7 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 		AcquireTimeoutMS: 2 * o.Lease.Milliseconds(), RetryMS: 10, ThinkMS: 10, OpTimeoutMS: opTimeout.Milliseconds()}
 	l := clusters.LinksOf(top, 0)
 	c.cfg.User, c.cfg.Password, c.cfg.Database = l.Login.User, l.Login.Password, l.Login.Database
-	c.cfg.SentinelAddrs, c.cfg.MasterName, c.cfg.AddrMap = l.DiscoveryAddrs, l.MasterName, l.AddrMap
+	c.cfg.DiscoveryAddrs, c.cfg.MasterName, c.cfg.AddrMap = l.DiscoveryAddrs, l.MasterName, l.AddrMap
 	if err := c.unknownVersion(); err != nil {
 		return c.rep, err
 	}

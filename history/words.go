@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -101,4 +102,33 @@ func FaultWordsOf(f string) FaultWords {
 	wordsMu.RLock()
 	defer wordsMu.RUnlock()
 	return faultWords[f]
+}
+
+// DescribeFault renders a fault for a story or an anomaly's list of
+// faults: "pause of process 3 from 2.40 s to 5.40 s".
+func DescribeFault(f Fault) string {
+	w := FaultWordsOf(f.F)
+	if w.Describe != nil {
+		if d := w.Describe(f); d != "" {
+			return d + " from " + Secs(f.Start) + " to " + Secs(f.End)
+		}
+	}
+	var what []string
+	if len(f.Targets) > 0 {
+		what = append(what, Procs(f.Targets))
+	}
+	switch len(f.Nodes) {
+	case 0:
+	case 1:
+		what = append(what, "node "+f.Nodes[0])
+	default:
+		what = append(what, "nodes "+JoinAnd(f.Nodes))
+	}
+	s := cmp.Or(w.Noun, f.F)
+	if len(what) > 0 {
+		s += " of " + JoinAnd(what)
+	} else if f.Detail != "" {
+		s += " (" + f.Detail + ")"
+	}
+	return s + " from " + Secs(f.Start) + " to " + Secs(f.End)
 }

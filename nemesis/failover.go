@@ -18,14 +18,14 @@ import (
 func init() {
 	register(Kind{Name: "failover", Words: &history.FaultWords{F: history.FFailover, Describe: describeFailover, Why: failoverWhy, First: true},
 		Exercise: &history.ExerciseRule{F: history.FFailover, Shape: history.ExerciseFailover, Matches: func(f history.Fault) bool { return !isKillFailover(f) }, Missed: "no failover promoted a replica while a lock was held or the old master still granted locks"}, Replicated: true, New: newFailover,
-		Summary: "split brain: cut the master off from its replicas and sentinels (Redis Cluster: the master of the held key " +
-			"off from every other node, its replica then takes over with CLUSTER FAILOVER TAKEOVER) while the holder and about half " +
+		Summary: "split brain: cut the master off from its replicas and its failover managers (where keys have masters of " +
+			"their own: the master of the held key off from every other node, its replica then takes over) while the holder and about half " +
 			"the workers still reach it (and only it), wait for a replica to be promoted, heal after the fault " +
 			"duration and wait until the old master is a replica again (its writes since the cut are lost)"})
 	register(Kind{Name: "failover-kill",
 		Exercise: &history.ExerciseRule{F: history.FFailover, Shape: history.ExerciseFailoverKill, Matches: isKillFailover, Missed: "no failover-kill promoted a replica after the killed master had acknowledged a grant it had not replicated"}, Replicated: true, New: newFailoverKill,
-		Summary: "delay the Sentinel master's replication by 500 ms, SIGKILL it (its last grants were never replicated), " +
-			"wait for the sentinels to promote a replica, restart the old master after the fault duration (it rejoins as a replica)"})
+		Summary: "delay the master's replication by 500 ms, SIGKILL it (its last grants were never replicated), " +
+			"wait for the failover managers to promote a replica, restart the old master after the fault duration (it rejoins as a replica)"})
 }
 
 // promotionWait bounds how long a failover waits for the sentinels to
@@ -192,10 +192,7 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 			_ = n.p.HealMaster(context.WithoutCancel(ctx))
 			return completed(op, nil, err)
 		}
-		what = "cut master " + old + " off from replicas and sentinels"
-		if keyed {
-			what = "cut master " + old + " off from every other cluster node (cluster bus and replication)"
-		}
+		what = n.p.FailoverWords().Cut(old)
 	}
 	n.mu.Lock()
 	n.old = old
@@ -206,12 +203,7 @@ func (n *Failover) start(ctx context.Context, op history.Op) history.Op {
 	if err != nil {
 		parts = append(parts, fmt.Sprintf("no promotion within %s (%v)", promotionWait, err))
 	} else {
-		if keyed {
-			parts = append(parts, fmt.Sprintf("promoted replica %s, which took over %s's slots (CLUSTER FAILOVER TAKEOVER), after %.1f s",
-				promoted, old, time.Since(began).Seconds()))
-		} else {
-			parts = append(parts, fmt.Sprintf("sentinels promoted %s after %.1f s", promoted, time.Since(began).Seconds()))
-		}
+		parts = append(parts, n.p.FailoverWords().Promoted(old, promoted, time.Since(began)))
 		v.Hit.Promoted, v.Hit.Takeover = true, keyed
 	}
 	// The wait for the promotion is the fault's own, not a trigger's
@@ -277,12 +269,8 @@ func (n *Failover) heal(ctx context.Context) (*history.Value, error) {
 			v.Mut().Detail += fmt.Sprintf("; %s was not a replica in sync within %s (%v)", old, demotionWait, werr)
 		} else if n.kill {
 			v.Mut().Detail += fmt.Sprintf("; it rejoined as a replica in %.1f s", time.Since(began).Seconds())
-		} else if _, keyed := n.env.Cluster().(clusters.KeyPrimary); keyed {
-			v.Mut().Detail += fmt.Sprintf("; %s learned of the takeover and rejoined as a replica after %.1f s, and its resync dropped its writes since the cut",
-				old, time.Since(began).Seconds())
 		} else {
-			v.Mut().Detail += fmt.Sprintf("; the sentinels demoted %s to a replica after %.1f s, and its resync dropped its writes since the cut",
-				old, time.Since(began).Seconds())
+			v.Mut().Detail += "; " + n.p.FailoverWords().Rejoined(old, time.Since(began))
 		}
 	}
 	if err == nil {
@@ -334,7 +322,7 @@ func describeFailover(f history.Fault) string {
 // processes left on the old master's side (Targets), a split brain; with
 // none (the master was killed), the grants it had not yet replicated.
 func failoverWhy(f history.Fault) string {
-	promoted := "the sentinels promoted a replica"
+	promoted := "a replica was promoted"
 	if takeover(f) {
 		// Redis Cluster: the master's replica took its slots over.
 		promoted = "the master's replica was promoted and took over its slots"

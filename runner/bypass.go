@@ -27,7 +27,7 @@ func (e *BypassedProxies) Error() string {
 	for i, s := range e.Slots {
 		slots[i] = fmt.Sprint(s)
 	}
-	return fmt.Sprintf("worker slot %s: %d grants, but none of its commands crossed its proxies to the lock nodes: the worker dials around them (use the addresses in lock_addrs, addr_map and sentinel_addrs as given), so no partition could cut it",
+	return fmt.Sprintf("worker slot %s: %d grants, but none of its commands crossed its proxies to the lock nodes: the worker dials around them (use the addresses in lock_addrs, addr_map and discovery_addrs as given), so no partition could cut it",
 		strings.Join(slots, ", "), e.Grants)
 }
 
@@ -50,7 +50,7 @@ func (r *run) checkProxies() error {
 	e := &BypassedProxies{}
 	for slot, n := range grants {
 		cfg := withLinks(r.test.workerConfig(slot, r.cluster.LockAddrs(slot), ""), r.cluster, slot)
-		addrs := append(append([]string(nil), cfg.LockAddrs...), cfg.SentinelAddrs...)
+		addrs := append(append([]string(nil), cfg.LockAddrs...), cfg.DiscoveryAddrs...)
 		for _, a := range cfg.AddrMap {
 			addrs = append(addrs, a)
 		}

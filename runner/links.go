@@ -11,6 +11,6 @@ import (
 func withLinks(cfg workloads.Config, c topology, slot int) workloads.Config {
 	l := clusters.LinksOf(c, slot)
 	cfg.User, cfg.Password, cfg.Database, cfg.Pooled = l.Login.User, l.Login.Password, l.Login.Database, l.Login.Pooled
-	cfg.SentinelAddrs, cfg.MasterName, cfg.AddrMap = l.DiscoveryAddrs, l.MasterName, l.AddrMap
+	cfg.DiscoveryAddrs, cfg.MasterName, cfg.AddrMap = l.DiscoveryAddrs, l.MasterName, l.AddrMap
 	return cfg
 }

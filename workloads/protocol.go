@@ -77,11 +77,12 @@ type Config struct {
 	// resource, which refuses tokens older than the newest it has seen.
 	Fencing bool `json:"fencing"`
 
-	// SentinelAddrs, when set, are the Sentinels through which the worker
-	// finds the lock master (go-redis's failover client), MasterName the
-	// monitored master's name; LockAddrs is then unused.
-	SentinelAddrs []string `json:"sentinel_addrs,omitempty"`
-	MasterName    string   `json:"master_name,omitempty"`
+	// DiscoveryAddrs, when set, are the servers through which the worker
+	// finds the current lock master (Redis Sentinels, for go-redis's
+	// failover client), MasterName the monitored master's name; LockAddrs
+	// is then unused.
+	DiscoveryAddrs []string `json:"discovery_addrs,omitempty"`
+	MasterName     string   `json:"master_name,omitempty"`
 	// AddrMap maps an address a lock service announces (a Sentinel's
 	// master or replica address) to this worker's own proxy for it, so
 	// every link of the worker can be cut on its own.

@@ -39,7 +39,7 @@ func strictOptions(addrs []string, timeout time.Duration) *redis.UniversalOption
 // one lock node, or (when the config names Sentinels) to whichever master
 // the Sentinels name.
 func newLockClient(cfg Config, design string) (*redis.Client, error) {
-	if len(cfg.SentinelAddrs) > 0 {
+	if len(cfg.DiscoveryAddrs) > 0 {
 		return newFailoverClient(cfg), nil
 	}
 	if len(cfg.LockAddrs) < 1 {
@@ -78,7 +78,7 @@ func releaseByDel(ctx context.Context, c redis.Scripter, key string, g Grant) (*
 // around the proxies.
 func newFailoverClient(cfg Config) *redis.Client {
 	timeout := cfg.OpTimeout()
-	o := strictOptions(cfg.SentinelAddrs, timeout)
+	o := strictOptions(cfg.DiscoveryAddrs, timeout)
 	o.MasterName = cfg.MasterName
 	o.Dialer = mappedDialer(cfg.AddrMap, timeout)
 	c := redis.NewFailoverClient(o.Failover())

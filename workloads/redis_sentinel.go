@@ -14,7 +14,7 @@ func init() {
 // newSentinelLock is redis-set-px on the master the Sentinels name: the
 // same scripts, a failover client.
 func newSentinelLock(cfg Config, rng *rand.Rand, events func(string)) (Lock, error) {
-	if len(cfg.SentinelAddrs) == 0 {
+	if len(cfg.DiscoveryAddrs) == 0 {
 		return nil, fmt.Errorf("redis-sentinel needs Sentinel addresses (the Sentinel topology)")
 	}
 	return newSetPX(cfg, rng, events)

@@ -33,7 +33,7 @@ func TestSentinelLockSplitBrain(t *testing.T) {
 		l := s.SentinelLinks(slot)
 		return Config{Protocol: ProtocolVersion, Lock: "redis-sentinel", Process: slot, Seed: 1,
 			LockAddrs: s.LockAddrs(slot), StorageAddr: s.StorageAddr(),
-			SentinelAddrs: l.Addrs, MasterName: l.MasterName, AddrMap: l.AddrMap,
+			DiscoveryAddrs: l.Addrs, MasterName: l.MasterName, AddrMap: l.AddrMap,
 			LeaseMS: 10000, AcquireTimeoutMS: 100, RetryMS: 10, ThinkMS: 1, OpTimeoutMS: 300}
 	}
 	a, b := newClient(t, cfg(0)), newClient(t, cfg(1))

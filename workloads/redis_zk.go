@@ -59,7 +59,7 @@ func newRedisZK(cfg Config, rng *rand.Rand, events func(string)) (Lock, error) {
 		return nil, fmt.Errorf("redis-zk needs the Redis lock node's address and at least one ZooKeeper server's, got %d addresses", len(cfg.LockAddrs))
 	}
 	rcfg, zcfg := cfg, cfg
-	rcfg.LockAddrs, rcfg.SentinelAddrs = cfg.LockAddrs[:1], nil
+	rcfg.LockAddrs, rcfg.DiscoveryAddrs = cfg.LockAddrs[:1], nil
 	zcfg.LockAddrs = cfg.LockAddrs[1:]
 	r, err := newSetPX(rcfg, rng, nil)
 	if err != nil {

@@ -57,7 +57,7 @@ func newRedsync(cfg Config, rng *rand.Rand, _ func(string)) (Lock, error) {
 	}
 	l := &redsyncLock{cfg: cfg, rng: rng}
 	var pools []redsyncredis.Pool
-	if len(cfg.SentinelAddrs) > 0 {
+	if len(cfg.DiscoveryAddrs) > 0 {
 		c := newFailoverClient(cfg)
 		l.clients = append(l.clients, c)
 		pools = append(pools, goredis.NewPool(c))

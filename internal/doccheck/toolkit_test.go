@@ -119,3 +119,63 @@ func TestCodeLines(t *testing.T) {
 		t.Errorf("codeLines = %q, want %q", got, want)
 	}
 }
+
+// serviceHomes are the folders whose code may name a service: the
+// services' own folders (and services/services.go, which imports them
+// all), the designs (workloads), the scenarios, the reproduced bug
+// reports (bugs) and the lessons (learn).
+var serviceHomes = []string{"services", "workloads", "scenarios", "bugs", "learn"}
+
+// TestSharedCodeNamesNoService: outside the services' homes, the code
+// (comments aside) names no service but Redis, whose server also keeps the
+// protected resource: what checker, report, nemesis, runner, conformance
+// and cmd/check need from a service comes through a capability or a
+// registered record.
+func TestSharedCodeNamesNoService(t *testing.T) {
+	top := root(t)
+	var words []string
+	for _, w := range serviceWords() {
+		if !strings.Contains(w, "redis") {
+			words = append(words, w)
+		}
+	}
+	for _, w := range []string{"zookeeper", "etcd", "sentinel", "postgres", "mariadb", "pgbouncer", "nats"} {
+		if !slices.Contains(words, w) {
+			t.Fatalf("service words %v lack %q: the services are not registered", words, w)
+		}
+	}
+	named := regexp.MustCompile(`(?i)\b(` + strings.Join(words, "|") + `)`)
+	checked := 0
+	err := filepath.WalkDir(top, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(top, path)
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") && rel != "." || slices.Contains(serviceHomes, rel) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		checked++
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, l := range codeLines(string(src)) {
+			if m := named.FindString(l); m != "" {
+				t.Errorf("%s:%d names the service %q outside its folder: %s", rel, i+1, m, strings.TrimSpace(l))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Errorf("only %d files checked: the walk missed the tree", checked)
+	}
+}

@@ -692,6 +692,23 @@ func (c *RedisCluster) WaitPromotion(ctx context.Context, old string, timeout ti
 }
 
 // WaitReplica polls node (directly) until it is a replica with its master
+
+// FailoverWords says what a failover did in Redis Cluster's words: the
+// master is cut from every other node, its replica takes its slots over.
+func (c *RedisCluster) FailoverWords() clusters.FailoverWords {
+	return clusters.FailoverWords{
+		Cut: func(master string) string {
+			return "cut master " + master + " off from every other cluster node (cluster bus and replication)"
+		},
+		Promoted: func(old, promoted string, after time.Duration) string {
+			return fmt.Sprintf("promoted replica %s, which took over %s's slots (CLUSTER FAILOVER TAKEOVER), after %.1f s", promoted, old, after.Seconds())
+		},
+		Rejoined: func(old string, after time.Duration) string {
+			return fmt.Sprintf("%s learned of the takeover and rejoined as a replica after %.1f s, and its resync dropped its writes since the cut", old, after.Seconds())
+		},
+	}
+}
+
 // link up: a healed old master has learned of the takeover and resynced.
 func (c *RedisCluster) WaitReplica(ctx context.Context, node string, timeout time.Duration) error {
 	_, r, err := c.node(node)

@@ -525,6 +525,21 @@ func (s *Sentinel) LagReplication(ctx context.Context, node string, d time.Durat
 }
 
 // WaitReplica polls node (directly, not through a proxy) until it reports
+
+// FailoverWords says what a failover did in Sentinel's words: the sentinels
+// promote a replica and demote the old master.
+func (s *Sentinel) FailoverWords() clusters.FailoverWords {
+	return clusters.FailoverWords{
+		Cut: func(master string) string { return "cut master " + master + " off from replicas and sentinels" },
+		Promoted: func(_, promoted string, after time.Duration) string {
+			return fmt.Sprintf("sentinels promoted %s after %.1f s", promoted, after.Seconds())
+		},
+		Rejoined: func(old string, after time.Duration) string {
+			return fmt.Sprintf("the sentinels demoted %s to a replica after %.1f s, and its resync dropped its writes since the cut", old, after.Seconds())
+		},
+	}
+}
+
 // role slave with its master link up.
 func (s *Sentinel) WaitReplica(ctx context.Context, node string, timeout time.Duration) error {
 	_, r, err := s.redisNode(node)
