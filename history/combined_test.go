@@ -1,12 +1,21 @@
 package history
 
-import "testing"
+import (
+	"sync"
+	"testing"
+)
+
+// toyCombined registers the toy combined lock once, however often the
+// test runs (go test -count).
+var toyCombined sync.Once
 
 // TestCombinedLockOf checks that a grant is of a combined lock only when
 // its nodes name every half, and that a bad registration panics.
 func TestCombinedLockOf(t *testing.T) {
-	RegisterCombinedLock(CombinedLock{Halves: []string{"toy-left", "toy-right"},
-		Tell: func(CombinedHold) (string, string) { return "told", "lost" }})
+	toyCombined.Do(func() {
+		RegisterCombinedLock(CombinedLock{Halves: []string{"toy-left", "toy-right"},
+			Tell: func(CombinedHold) (string, string) { return "told", "lost" }})
+	})
 	cases := []struct {
 		nodes []string
 		want  bool
