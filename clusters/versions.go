@@ -1,15 +1,13 @@
 package clusters
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lockcheck/lockcheck/internal/cachedir"
@@ -113,117 +111,17 @@ func (g GoModuleServer) Path() string { return filepath.Join(g.Dir(), g.Binary) 
 // proxy. Two runs that need it at once build it once: the second waits on
 // the first's lock file.
 func (g GoModuleServer) Server(ctx context.Context, w io.Writer) (string, error) {
-	out := g.Path()
-	if _, err := os.Stat(out); err == nil {
-		return out, nil
+	pkg := cmp.Or(g.Package, g.Module)
+	b := cachedir.GoBuild{Dir: g.Dir(), Binary: g.Binary, What: g.Module + "@" + g.Version, Timeout: g.Timeout,
+		Env: []string{"CGO_ENABLED=0"},
+		Steps: [][]string{
+			{"mod", "init", "lockcheck.invalid/server-build"},
+			{"get", g.Module + "@" + g.Version},
+			{"build", "-trimpath", "-o", "{out}", pkg},
+		}}
+	path, err := b.Build(ctx, w)
+	if errors.Is(err, cachedir.ErrNoGo) {
+		return "", fmt.Errorf("%w: building %s needs the go command in PATH", ErrMissingBinary, b.What)
 	}
-	what := g.Module + "@" + g.Version
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("%w: building %s needs the go command in PATH", ErrMissingBinary, what)
-	}
-	if err := os.MkdirAll(g.Dir(), 0o755); err != nil {
-		return "", fmt.Errorf("build %s: %w", what, err)
-	}
-	unlock, err := lockFile(ctx, filepath.Join(g.Dir(), ".lock"))
-	if err != nil {
-		return "", fmt.Errorf("build %s: %w", what, err)
-	}
-	defer unlock()
-	if _, err := os.Stat(out); err == nil { // built while we waited
-		return out, nil
-	}
-	timeout := g.Timeout
-	if timeout == 0 {
-		timeout = 30 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	fmt.Fprintf(w, "building %s from %s (first use; a few minutes; kept in %s)\n", g.Binary, what, g.Dir())
-	start := time.Now()
-	if err := g.build(ctx, gobin, out); err != nil {
-		return "", fmt.Errorf("build %s: %w", what, err)
-	}
-	fmt.Fprintf(w, "built %s from %s in %.0f s\n", g.Binary, what, time.Since(start).Seconds())
-	return out, nil
-}
-
-// build runs go mod init, go get and go build in a fresh module directory,
-// writing to a temporary name that is renamed to out at the end; the go
-// command's output goes to build.log beside it.
-func (g GoModuleServer) build(ctx context.Context, gobin, out string) error {
-	mod, err := os.MkdirTemp(g.Dir(), "module-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(mod)
-	logPath := filepath.Join(g.Dir(), "build.log")
-	lg, err := os.Create(logPath)
-	if err != nil {
-		return err
-	}
-	defer lg.Close()
-	pkg := g.Package
-	if pkg == "" {
-		pkg = g.Module
-	}
-	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
-	defer os.Remove(tmp)
-	steps := [][]string{
-		{"mod", "init", "lockcheck.invalid/server-build"},
-		{"get", g.Module + "@" + g.Version},
-		{"build", "-trimpath", "-o", tmp, pkg},
-	}
-	for _, args := range steps {
-		cmd := exec.CommandContext(ctx, gobin, args...)
-		cmd.Dir = mod
-		// Outside lockcheck's module and workspace, with this go command
-		// (no toolchain download), the build's own flags only.
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-buildvcs=false -mod=mod", "CGO_ENABLED=0")
-		cmd.Stdout, cmd.Stderr = lg, lg
-		fmt.Fprintf(lg, "$ go %s\n", strings.Join(args, " "))
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go %s: %w (log: %s%s)", args[0], err, logPath, lastLine(logPath))
-		}
-	}
-	return os.Rename(tmp, out)
-}
-
-// lastLine returns ": " and the last non-blank line of the file at path,
-// or "".
-func lastLine(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if l := strings.TrimSpace(lines[len(lines)-1]); l != "" {
-		return ": " + l
-	}
-	return ""
-}
-
-// lockFile takes an exclusive flock on path, waiting (and giving up when
-// ctx ends), and returns its release.
-func lockFile(ctx context.Context, path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, err
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("wait for another build's lock %s: %w", path, ctx.Err())
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+	return path, err
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestFindVersion(t *testing.T) {
@@ -66,25 +65,4 @@ func TestGoModuleServerCached(t *testing.T) {
 	if err != nil || got != g.Path() || progress.Len() != 0 {
 		t.Fatalf("cached: got %q, %v, progress %q; want %s at once", got, err, progress.String(), g.Path())
 	}
-}
-
-// TestLockFileWaits: a second taker waits for the first, and gives up when
-// its context ends.
-func TestLockFileWaits(t *testing.T) {
-	path := filepath.Join(t.TempDir(), ".lock")
-	unlock, err := lockFile(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	if _, err := lockFile(ctx, path); err == nil {
-		t.Fatal("a second lockFile took a held lock")
-	}
-	unlock()
-	unlock2, err := lockFile(context.Background(), path)
-	if err != nil {
-		t.Fatalf("after unlock: %v", err)
-	}
-	unlock2()
 }

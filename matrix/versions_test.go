@@ -41,3 +41,25 @@ func TestByVersions(t *testing.T) {
 		t.Fatalf("ByVersions changed its input: %v", cells[0])
 	}
 }
+
+func TestByLibraryVersions(t *testing.T) {
+	cells := []Cell{{Row: "etcd-mutex", Column: "pause", Expect: Unsafe, Args: []string{"--lock", "etcd-mutex", "--nemesis", "pause"}}}
+	got := ByLibraryVersions(ByVersions(cells, []string{"3.6.16"}), []string{"3.5.35", "3.6.16"})
+	want := []Cell{
+		{Row: "etcd-mutex@3.6.16@client-3.5.35", Column: "pause", Expect: Unsafe,
+			Args: []string{"--lock", "etcd-mutex", "--nemesis", "pause", "--service-version", "3.6.16", "--library-version", "3.5.35"}},
+		{Row: "etcd-mutex@3.6.16@client-3.6.16", Column: "pause", Expect: Unsafe,
+			Args: []string{"--lock", "etcd-mutex", "--nemesis", "pause", "--service-version", "3.6.16", "--library-version", "3.6.16"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ByLibraryVersions:\n got %v\nwant %v", got, want)
+	}
+	for _, c := range got {
+		if _, _, err := ParseCell(c.String()); err != nil {
+			t.Errorf("cell %q does not read back as a cells-file line: %v", c.Name(), err)
+		}
+	}
+	if got := ByLibraryVersions(cells, nil); !reflect.DeepEqual(got, cells) {
+		t.Fatalf("no versions: got %v", got)
+	}
+}

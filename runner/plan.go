@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/libraries"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/schedule"
+
 	// The services in folders of their own register when linked in.
 	_ "github.com/lockcheck/lockcheck/services"
 	"github.com/lockcheck/lockcheck/workloads"
@@ -44,6 +46,11 @@ type Plan struct {
 	// (--service-version), the service's default when it asked for none;
 	// zero for a service that lists no versions.
 	Version clusters.ServerVersion
+	// Library is the Go client library the design wraps (zero for none);
+	// LibraryVersion the canonical version the test asked its workers to
+	// link ("" for the pinned one).
+	Library        libraries.Library
+	LibraryVersion string
 
 	// clockShim: a nemesis moves lock servers' wall clocks.
 	clockShim bool
@@ -57,6 +64,9 @@ type Plan struct {
 	// server is the path of Version's server binary, once Run found or
 	// built it ("" until then: the service's installed server).
 	server string
+	// worker is the binary lockcheck's own workers run, once Run chose
+	// it ("" for workers of another command).
+	worker string
 }
 
 // Resolve checks t as given and resolves it into a Plan: every flag is
@@ -110,6 +120,10 @@ func Resolve(t Test) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	lib, libVersion, err := resolveLibrary(t, d)
+	if err != nil {
+		return nil, err
+	}
 	if err := workloads.CheckFailpoint(t.Failpoint, t.Lock); err != nil {
 		return nil, err
 	}
@@ -124,7 +138,7 @@ func Resolve(t Test) (*Plan, error) {
 		return nil, fmt.Errorf("test name %q: no slashes, no leading dot", t.Name)
 	}
 	p := &Plan{Test: t, Design: d, Workload: w, Service: svc, Kinds: kinds, Timed: spec.Timed, Faults: spec.Faults,
-		Version: version, cluster: cluster}
+		Version: version, Library: lib, LibraryVersion: libVersion, cluster: cluster}
 	if err := cluster.resolve(p); err != nil {
 		return nil, err
 	}

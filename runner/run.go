@@ -114,9 +114,9 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 		}
 	}
 	if len(argv) == 0 {
-		exe, err := os.Executable()
+		exe, err := p.workerBinary(ctx, log)
 		if err != nil {
-			return Outcome{}, fmt.Errorf("find this binary for the worker command: %w", err)
+			return Outcome{}, err
 		}
 		argv = []string{exe, "worker"}
 		t.WorkerEnv = append(builtinWorkerEnv(), t.WorkerEnv...)

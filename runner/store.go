@@ -65,6 +65,9 @@ func writeTestJSON(dir string, p *Plan) error {
 	} else if p.Service.Version != nil {
 		rec.Versions[p.Service.Name] = p.Service.Version()
 	}
+	if v := p.libraryLinked(); v != "" {
+		rec.Versions[p.Library.Modules[0]] = v
+	}
 	return writeJSON(filepath.Join(dir, "test.json"), rec)
 }
 
@@ -134,6 +137,9 @@ func Command(t Test) []string {
 	}
 	if t.ServiceVersion != "" {
 		args = append(args, "--service-version", t.ServiceVersion)
+	}
+	if t.LibraryVersion != "" {
+		args = append(args, "--library-version", t.LibraryVersion)
 	}
 	if t.Cluster != "" && t.Cluster != ClusterLocal {
 		args = append(args, "--cluster", t.Cluster)

@@ -41,6 +41,9 @@ type Test struct {
 	// ServiceVersion is the version of the lock service's server to run
 	// (clusters.ServerVersion; "" is the service's default).
 	ServiceVersion string `json:"service_version,omitempty"`
+	// LibraryVersion is the version of the design's Go client library its
+	// workers link (libraries.Library; "" is the one lockcheck pins).
+	LibraryVersion string `json:"library_version,omitempty"`
 	// External are the addresses of lock servers someone else runs, for
 	// Cluster "external" (clusters.External).
 	External []string `json:"external,omitempty"`

@@ -7,13 +7,16 @@ import (
 	"math/rand/v2"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/libraries"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
 func init() {
+	libraries.Register(libraries.Library{Name: "etcd-client", Summary: "etcd's Go client and its concurrency package (Session, Mutex)",
+		Modules: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.etcd.io/etcd/client/pkg/v3"}})
 	register(Design{
-		Name: "etcd-mutex", Service: "etcd", LockNodes: 3, Tokens: true, Renews: true, New: newEtcdMutex,
+		Name: "etcd-mutex", Service: "etcd", LockNodes: 3, Tokens: true, Renews: true, New: newEtcdMutex, Library: "etcd-client",
 		SessionTTL: EtcdTTL,
 		Summary:    "etcd concurrency.Mutex on a concurrency.Session (lease kept alive by the client; TTL = --lease rounded up to whole seconds, at least 2 s); token = the lock key's create revision",
 	})

@@ -12,7 +12,7 @@ import (
 
 func init() {
 	register(Design{
-		Name: "etcd-mutex-guarded", Service: "etcd", LockNodes: 3, Tokens: true, Renews: true, Guarded: true,
+		Name: "etcd-mutex-guarded", Service: "etcd", Library: "etcd-client", LockNodes: 3, Tokens: true, Renews: true, Guarded: true,
 		SessionTTL: EtcdTTL, Workloads: []string{WorkloadRegister}, New: newEtcdMutexGuarded,
 		Summary: "etcd-mutex, with the register kept in etcd and read and written only in a transaction that finds our lock key still there with our create revision (Jepsen's lock-etcd-set; etcd's guarded write)",
 	})

@@ -12,7 +12,7 @@ import (
 
 func init() {
 	register(Design{
-		Name: "etcd-mutex-unlock", Service: "etcd", LockNodes: 3, Tokens: true, Renews: true, New: newEtcdMutexUnlock,
+		Name: "etcd-mutex-unlock", Service: "etcd", Library: "etcd-client", LockNodes: 3, Tokens: true, Renews: true, New: newEtcdMutexUnlock,
 		SessionTTL: EtcdTTL,
 		Summary: "etcd-mutex released with Mutex.Unlock, as etcd's examples release it; an Unlock that gets no answer is retried " +
 			"in the background about every three seconds until it succeeds while the worker goes on (etcd-io/etcd#22082: Unlock deletes the key by its name, " +

@@ -112,6 +112,11 @@ type Design struct {
 	// the lock from old's holder; a write that lost the race for it (it
 	// only moved the time) did not.
 	WrittenOver func(old, next string) bool
+	// Library names the Go client library the design wraps
+	// (libraries.Library), which check run --library-version can link at
+	// another version; "" for a design built on lockcheck's own recipe or
+	// with its own Worker.
+	Library string
 	// New builds a client for one worker; events reports what the client
 	// notices on its own (session events) into the history. It is nil for
 	// a design with its own Worker.
@@ -141,9 +146,9 @@ func Designs() []Design {
 			Summary: "the same acquire; release by plain DEL, which can delete another holder's key"},
 		{Name: "redis-setnx-expire", Service: "redis", LockNodes: 1, Tokens: true, New: newSetNXExpire,
 			Summary: "SETNX then PEXPIRE as two commands (+ INCR token); release by plain DEL"},
-		{Name: "zk-ephemeral", Service: "zookeeper", LockNodes: 3, Tokens: true, ZxidTokens: true, New: newZKEphemeral,
+		{Name: "zk-ephemeral", Service: "zookeeper", Library: "go-zookeeper", LockNodes: 3, Tokens: true, ZxidTokens: true, New: newZKEphemeral,
 			Summary: "ZooKeeper ephemeral node per key, waiters watch it and retry (herd); token = czxid; --lease is the session timeout"},
-		{Name: "zk-sequential", Service: "zookeeper", LockNodes: 3, Tokens: true, ZxidTokens: true, New: newZKSequential,
+		{Name: "zk-sequential", Service: "zookeeper", Library: "go-zookeeper", LockNodes: 3, Tokens: true, ZxidTokens: true, New: newZKSequential,
 			Summary: "Curator InterProcessMutex recipe: protected ephemeral-sequential children, watch the predecessor; token = czxid; --lease is the session timeout"},
 	}
 	ds = append(ds, registered...)

@@ -10,18 +10,21 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/libraries"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 func init() {
+	libraries.Register(libraries.Library{Name: "nats.go", Summary: "github.com/nats-io/nats.go, the NATS Go client and its JetStream key-value store",
+		Modules: []string{"github.com/nats-io/nats.go"}})
 	register(Design{
-		Name: "nats-kv", Service: "nats", LockNodes: 1, Tokens: true, Renews: true, New: newNATSKV,
+		Name: "nats-kv", Service: "nats", Library: "nats.go", LockNodes: 1, Tokens: true, Renews: true, New: newNATSKV,
 		Summary: "NATS JetStream KV (nats.go's jetstream package) on one server: Create of the lock key in a bucket whose TTL (MaxAge) is --lease, " +
 			"renewed every lease/3 by Update with the last revision, released by Delete with the last revision; token = the Create revision",
 	})
 	register(Design{
-		Name: "nats-kv-r3", Service: "nats", LockNodes: 3, Tokens: true, Renews: true, New: newNATSKV,
+		Name: "nats-kv-r3", Service: "nats", Library: "nats.go", LockNodes: 3, Tokens: true, Renews: true, New: newNATSKV,
 		Summary: "nats-kv on a JetStream cluster of three servers (--nodes), the bucket replicated on each (R3); " +
 			"Create and the revision checks are decided by the stream's Raft leader",
 	})

@@ -19,7 +19,7 @@ const (
 )
 
 func init() {
-	register(Design{Name: "redis-zk", Service: "redis-zk", LockNodes: 1, Tokens: true, ZxidTokens: true, New: newRedisZK,
+	register(Design{Name: "redis-zk", Service: "redis-zk", Library: "go-zookeeper", LockNodes: 1, Tokens: true, ZxidTokens: true, New: newRedisZK,
 		Summary: "the seed's combined lock: SET NX PX on Redis, then a ZooKeeper ephemeral node; granted when both are taken, released znode first; token = czxid; --lease is both the PX lease and the session timeout"})
 }
 

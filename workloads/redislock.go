@@ -9,11 +9,14 @@ import (
 
 	"github.com/bsm/redislock"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/libraries"
 	"github.com/redis/go-redis/v9"
 )
 
 func init() {
-	register(Design{Name: "redislock", Service: "redis", LockNodes: 1, Tokens: false, New: newRedislock,
+	libraries.Register(libraries.Library{Name: "redislock", Summary: "github.com/bsm/redislock, a single-instance Redis lock with a TTL and Refresh",
+		Modules: []string{"github.com/bsm/redislock"}})
+	register(Design{Name: "redislock", Service: "redis", Library: "redislock", LockNodes: 1, Tokens: false, New: newRedislock,
 		Summary: "the library github.com/bsm/redislock: Obtain(key, lease) with LimitRetry(LinearBackoff(--retry)) " +
 			"up to --acquire-timeout, Release; no watchdog (Refresh), no fencing token"})
 }

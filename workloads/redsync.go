@@ -11,15 +11,18 @@ import (
 	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/libraries"
 	"github.com/redis/go-redis/v9"
 )
 
 func init() {
-	register(Design{Name: "redsync", Service: "redis", LockNodes: 1, Tokens: false, New: newRedsync,
+	libraries.Register(libraries.Library{Name: "redsync", Summary: "github.com/go-redsync/redsync, the Go Redlock implementation (one or several masters)",
+		Modules: []string{"github.com/go-redsync/redsync/v4"}})
+	register(Design{Name: "redsync", Service: "redis", Library: "redsync", LockNodes: 1, Tokens: false, New: newRedsync,
 		Summary: "the library github.com/go-redsync/redsync/v4 (goredis v9 pool) on one node: Mutex.LockContext with " +
 			"WithExpiry(lease), tries and delay from --acquire-timeout and --retry, UnlockContext; checks Until() before each " +
 			"access; no fencing token"})
-	register(Design{Name: "redsync-redlock", Service: "redis", LockNodes: 5, Tokens: false, New: newRedsync,
+	register(Design{Name: "redsync-redlock", Service: "redis", Library: "redsync", LockNodes: 5, Tokens: false, New: newRedsync,
 		Summary: "the same library in its RedLock mode: one goredis pool per node over the five redlock masters, " +
 			"granted on a majority within the validity time; no fencing token"})
 }

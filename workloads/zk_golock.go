@@ -11,10 +11,13 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/libraries"
 )
 
 func init() {
-	register(Design{Name: "go-zookeeper-lock", Service: "zookeeper", LockNodes: 3, Tokens: true, ZxidTokens: true, New: newZKGoLock,
+	libraries.Register(libraries.Library{Name: "go-zookeeper", Summary: "github.com/go-zookeeper/zk, the Go ZooKeeper client and its lock recipe",
+		Modules: []string{"github.com/go-zookeeper/zk"}})
+	register(Design{Name: "go-zookeeper-lock", Service: "zookeeper", Library: "go-zookeeper", LockNodes: 3, Tokens: true, ZxidTokens: true, New: newZKGoLock,
 		Summary: "the library recipe github.com/go-zookeeper/zk NewLock/LockWithData/Unlock (no timeout of its own, " +
 			"no session check); token = czxid of the lowest child read back after the grant; --lease is the session timeout"})
 }

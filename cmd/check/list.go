@@ -18,6 +18,7 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/libraries"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/scenarios"
@@ -87,6 +88,14 @@ func printList(stdout io.Writer) error {
 		}
 		for _, v := range svc.Versions {
 			row("", "--service-version "+strings.Join(v.Names(), " or ")+": "+v.Summary)
+		}
+	}
+	fmt.Fprintln(w, "Go client libraries (check run --library-version VERSION; docs/versions.md):")
+	for _, l := range libraries.All() {
+		row(l.Name, l.Summary+" ["+strings.Join(l.Modules, ", ")+"]")
+		row("", "pinned "+cmp.Or(l.Pinned(), "(unknown)")+"; designs: "+strings.Join(libraryDesigns(l.Name), ", "))
+		if len(l.Tried) > 0 {
+			row("", "also run: "+strings.Join(l.Tried, ", "))
 		}
 	}
 	fmt.Fprintln(w, "workloads (check run --workload NAME):")
@@ -791,4 +800,15 @@ func externalFaultTable() string {
 	return "| applies | nemeses |\n|---|---|\n" +
 		"| the workers | " + strings.Join(workers, ", ") + " |\n" +
 		"| the workers' links | " + strings.Join(links, ", ") + " |\n"
+}
+
+// libraryDesigns names the designs that wrap library name.
+func libraryDesigns(name string) []string {
+	var out []string
+	for _, d := range workloads.Designs() {
+		if d.Library == name {
+			out = append(out, d.Name)
+		}
+	}
+	return out
 }

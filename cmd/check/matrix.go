@@ -24,7 +24,7 @@ import (
 // run` flag, passed to every run.
 var matrixFlags = map[string]bool{"cells": true, "lock": true, "nemesis": true, "seeds": true, "jobs": true,
 	"junit": true, "json": true, "markdown": true, "store": true, "run-timeout": true, "h": false, "help": false,
-	"docker-host": true, "cell-image": true, "service-version": true, "shard": true, "until-covered": false, "max-seeds": true}
+	"docker-host": true, "cell-image": true, "service-version": true, "library-version": true, "shard": true, "until-covered": false, "max-seeds": true}
 
 // cmdMatrix runs `check matrix`: cells (from --cells FILE, or --lock x
 // --nemesis) over --seeds, --jobs runs at a time, each its own `check run`
@@ -47,6 +47,7 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	locks := fs.String("lock", "", "lock designs, comma-separated (cells: each lock x each --nemesis; expectations from the built-in catalog)")
 	nems := fs.String("nemesis", "none", "with --lock: nemeses, comma-separated; each is one column (for pause and partition in one run, use a cells file)")
 	svcVersions := fs.String("service-version", "", "lock-server versions, comma-separated (check list shows each service's): every cell runs once on each, its row ROW@VERSION")
+	libVersions := fs.String("library-version", "", "versions of the designs' Go client library, comma-separated (check list shows each library's): every cell runs once on each, its row ROW@client-VERSION")
 	seedList := fs.String("seeds", "1..10", "seeds: a list like 1..10, 1,3,5 or 1..3,7")
 	jobs := fs.Int("jobs", 2, "runs at a time")
 	junit := fs.String("junit", "", "write JUnit XML here")
@@ -80,7 +81,7 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return exitError, err
 	}
-	if cells, err = versionCells(cells, *svcVersions); err != nil {
+	if cells, err = versionCells(cells, *svcVersions, *libVersions); err != nil {
 		return exitError, err
 	}
 	seeds, err := matrix.ParseSeeds(*seedList)
@@ -327,7 +328,7 @@ func splitList(s string) []string {
 // checkCell checks the lock, nemesis and scenario a cell names, so that a
 // typo is exit 3 at once, not an error in every run.
 func checkCell(c matrix.Cell) error {
-	var lock, nem, sc, ver string
+	var lock, nem, sc, ver, libVer string
 	for i := 0; i < len(c.Args); i++ {
 		name, value, hasValue := strings.Cut(strings.TrimLeft(c.Args[i], "-"), "=")
 		if !hasValue && i+1 < len(c.Args) {
@@ -342,6 +343,8 @@ func checkCell(c matrix.Cell) error {
 			sc = value
 		case "service-version":
 			ver = value
+		case "library-version":
+			libVer = value
 		}
 	}
 	if sc != "" {
@@ -363,6 +366,9 @@ func checkCell(c matrix.Cell) error {
 			return err
 		}
 		if err := checkVersion(d, ver); err != nil {
+			return err
+		}
+		if err := checkLibraryVersion(d, libVer); err != nil {
 			return err
 		}
 	}

@@ -4,20 +4,22 @@ import (
 	"fmt"
 
 	"github.com/lockcheck/lockcheck/clusters"
+	"github.com/lockcheck/lockcheck/libraries"
 	"github.com/lockcheck/lockcheck/matrix"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// versionCells runs every cell once per lock-server version of list
-// (check matrix --service-version a,b), checking that each cell's service
-// has each version, so that a version a service does not know is exit 3
-// before any run.
-func versionCells(cells []matrix.Cell, list string) ([]matrix.Cell, error) {
-	versions := splitList(list)
-	if len(versions) == 0 {
+// versionCells runs every cell once per lock-server version of servers
+// (check matrix --service-version a,b) and once per client-library version
+// of libs (--library-version c,d), checking that each cell's service has
+// each server version and its design a library, so that a version a cell
+// cannot run is exit 3 before any run.
+func versionCells(cells []matrix.Cell, servers, libs string) ([]matrix.Cell, error) {
+	sv, lv := splitList(servers), splitList(libs)
+	if len(sv)+len(lv) == 0 {
 		return cells, nil
 	}
-	out := matrix.ByVersions(cells, versions)
+	out := matrix.ByLibraryVersions(matrix.ByVersions(cells, sv), lv)
 	for _, c := range out {
 		if err := checkCell(c); err != nil {
 			return nil, fmt.Errorf("cell %s: %w", c.Name(), err)
@@ -37,5 +39,23 @@ func checkVersion(d workloads.Design, ver string) error {
 		return err
 	}
 	_, err = svc.FindVersion(ver)
+	return err
+}
+
+// checkLibraryVersion refuses a client-library version ver ("" is the
+// pinned one) for a design that wraps no Go library, or one that is no
+// version of its library.
+func checkLibraryVersion(d workloads.Design, ver string) error {
+	if ver == "" {
+		return nil
+	}
+	if d.Library == "" {
+		return fmt.Errorf("--library-version %s: design %s wraps no Go client library lockcheck can link at another version", ver, d.Name)
+	}
+	lib, err := libraries.Find(d.Library)
+	if err != nil {
+		return err
+	}
+	_, err = lib.Canonical(ver)
 	return err
 }

@@ -368,6 +368,9 @@ func testArgs(t runner.Test) []string {
 	if t.ServiceVersion != "" {
 		add("service-version", t.ServiceVersion)
 	}
+	if t.LibraryVersion != "" {
+		add("library-version", t.LibraryVersion)
+	}
 	dur("time", t.Time)
 	dur("lease", t.Lease)
 	add("think", t.Think.String()) // zero is allowed and not the default

@@ -43,6 +43,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.IntVar(&t.Nodes, "nodes", 3, "ensemble size of a replicated service: 1 (a standalone server), 3 or 5")
 	fs.StringVar(&t.Service, "service", "", "lock service to run the design on instead of its own: one that fronts it ("+frontingServices()+"; see check list)")
 	fs.StringVar(&t.ServiceVersion, "service-version", "", "version of the lock service's server: one check list shows for it (default: the installed one; a version built from its Go module is built on first use and cached)")
+	fs.StringVar(&t.LibraryVersion, "library-version", "", "version of the design's Go client library its workers link: one the Go module proxy serves (default: the one lockcheck pins; check list shows each library's; another is built on first use and cached)")
 	fs.StringVar(&t.Cluster, "cluster", "local", "where the lock service runs: local (server processes on this machine), docker (containers of the images make images builds; needs a Docker engine) or external (servers you run: --external)")
 	fs.Func("external", "lock servers you run, `HOST:PORT,...`, reached through lockcheck's proxies (implies --cluster external; docs/your-lock.md)", func(v string) error {
 		t.External = strings.Split(v, ",")
