@@ -74,11 +74,12 @@ func isRoot(dir string) bool {
 	return false
 }
 
-// Worker returns a lockcheck binary whose worker links the library at
+// Worker returns a worker binary (cmd/lockcheck-worker, which serves the
+// worker protocol as `check worker` does) that links the library at
 // version (a canonical one, "v3.6.16"), building it first when the cache
 // has none for this binary: lockcheck's own go.mod and go.sum are copied
 // to the cache folder, the library's modules moved to version there (go
-// get -modfile), and cmd/check built from the source tree with that
+// get -modfile), and the worker built from the source tree with that
 // module file. Progress goes to w. The folder is keyed by the library, the
 // version and this binary's own contents, so a rebuilt lockcheck builds
 // its worker again.
@@ -97,7 +98,7 @@ func Worker(ctx context.Context, l Library, version string, w io.Writer) (string
 	for _, m := range l.Modules {
 		get = append(get, m+"@"+version)
 	}
-	b := cachedir.GoBuild{Dir: dir, Binary: "check", What: l.Modules[0] + "@" + version, WorkDir: src,
+	b := cachedir.GoBuild{Dir: dir, Binary: "lockcheck-worker", What: l.Modules[0] + "@" + version, WorkDir: src,
 		Prepare: func() error {
 			for _, name := range []string{"go.mod", "go.sum"} {
 				data, err := os.ReadFile(filepath.Join(src, name))
@@ -110,7 +111,7 @@ func Worker(ctx context.Context, l Library, version string, w io.Writer) (string
 			}
 			return nil
 		},
-		Steps: [][]string{get, {"build", "-modfile=" + modfile, "-o", "{out}", "./cmd/check"}}}
+		Steps: [][]string{get, {"build", "-modfile=" + modfile, "-o", "{out}", "./cmd/lockcheck-worker"}}}
 	return b.Build(ctx, w)
 }
 
