@@ -10,6 +10,14 @@ func init() {
 				Component: "etcd 3.4.23 (Debian), Go client 3.5.35, `etcd-mutex-unlock`",
 				Args:      []string{"--scenario", "etcd-unlock-retry"},
 				Invalid:   "10/10", FixedIn: "open ([etcd-io/etcd#22115](https://github.com/etcd-io/etcd/pull/22115) fences the delete on the create revision, as `etcd-mutex`'s release already does: valid)"},
+			{Report: "the same, on later client releases",
+				Component: "etcd 3.4.23 (Debian), Go client 3.6.16 linked with `--library-version`",
+				Args:      []string{"--scenario", "etcd-unlock-retry", "--library-version", "3.6.16"},
+				Invalid:   "10/10", FixedIn: "open: no release has the fix"},
+			{Report: "the same",
+				Component: "etcd 3.4.23 (Debian), Go client 3.7.3 (the newest the Go module proxy served on 2026-11-25)",
+				Args:      []string{"--scenario", "etcd-unlock-retry", "--library-version", "3.7.3"},
+				Invalid:   "9/10 (1 valid)", FixedIn: "open: no release has the fix"},
 		},
 		What: "`concurrency.Mutex.Unlock` deletes the lock key by its name, and the name is the session's lease: a later lock " +
 			"on the same session has the same key. When the reply to an Unlock is lost (the delete committed), the mutex " +
@@ -28,6 +36,10 @@ func init() {
 			"first anomaly came at 8.6 s (median; measured 2026-11-29, two jobs; docs/data/etcd-unlock-retry-five-losses-2026-11-29.jsonl). lockcheck's own `etcd-mutex` releases with a transaction on " +
 			"the key's create revision (the fix proposed in etcd-io/etcd#22115) and cannot delete a newer lock: with the " +
 			"replies to its releases lost (`--lock etcd-mutex --nemesis reply-loss@release:300ms*3 --think 100ms --workers " +
-			"2 --time 20s`), valid 10/10.",
+			"2 --time 20s`), valid 10/10. The client's `Unlock` is the same in 3.6.16 and 3.7.3: linked with either " +
+			"(`--library-version`), the scenario is invalid at seeds 1..10 (10/10 and 9/10; the valid run, seed 2 on 3.7.3, " +
+			"is one where every retry landed while its client waited, so no newer lock was deleted: `server-released-first` " +
+			"not reached), first anomaly 4.2 s and 4.1 s (median; measured 2026-11-29, two jobs). No fixed release exists " +
+			"yet, so `check repro --bug etcd-22082` runs the broken version alone and says so.",
 	})
 }

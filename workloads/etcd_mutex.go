@@ -14,7 +14,8 @@ import (
 
 func init() {
 	libraries.Register(libraries.Library{Name: "etcd-client", Summary: "etcd's Go client and its concurrency package (Session, Mutex)",
-		Modules: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.etcd.io/etcd/client/pkg/v3"}})
+		Modules: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.etcd.io/etcd/client/pkg/v3"},
+		Tried:   []string{"v3.6.16", "v3.7.3"}})
 	register(Design{
 		Name: "etcd-mutex", Service: "etcd", LockNodes: 3, Tokens: true, Renews: true, New: newEtcdMutex, Library: "etcd-client",
 		SessionTTL: EtcdTTL,

@@ -16,7 +16,7 @@ import (
 
 func init() {
 	libraries.Register(libraries.Library{Name: "go-zookeeper", Summary: "github.com/go-zookeeper/zk, the Go ZooKeeper client and its lock recipe",
-		Modules: []string{"github.com/go-zookeeper/zk"}})
+		Modules: []string{"github.com/go-zookeeper/zk"}, Tried: []string{"v1.0.3"}})
 	register(Design{Name: "go-zookeeper-lock", Service: "zookeeper", Library: "go-zookeeper", LockNodes: 3, Tokens: true, ZxidTokens: true, New: newZKGoLock,
 		Summary: "the library recipe github.com/go-zookeeper/zk NewLock/LockWithData/Unlock (no timeout of its own, " +
 			"no session check); token = czxid of the lowest child read back after the grant; --lease is the session timeout"})

@@ -92,3 +92,21 @@ func TestLibraryVersionRun(t *testing.T) {
 		t.Errorf("second run built the worker again:\n%s", out)
 	}
 }
+
+// TestReproRepeatKeepsRunFlags: the command a repro prints to repeat it
+// keeps the run flags it passed to every run (a library version, a
+// lease), not only the scenario and the seed.
+func TestReproRepeatKeepsRunFlags(t *testing.T) {
+	for _, tt := range []struct {
+		extra []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"--library-version", "3.6.16"}, " --library-version 3.6.16"},
+		{[]string{"--lease", "5s", "--fencing"}, " --lease 5s --fencing"},
+	} {
+		if got := runFlagsNote(tt.extra); got != tt.want {
+			t.Errorf("runFlagsNote(%q) = %q, want %q", tt.extra, got, tt.want)
+		}
+	}
+}

@@ -129,7 +129,7 @@ func repro(cmd string, args []string, stdout, stderr io.Writer, after func(runs 
 	}
 	fmt.Fprintf(stdout, "repro: %s x %d, %s (seeds %s), stop on anomaly %s; runs in %s\n",
 		what, *count, seedNote, shortSeeds(seeds), onOff(*stopOnAnomaly), dir)
-	fmt.Fprintf(stdout, "repro: `check repro %s --count %d --seed %d%s` repeats it\n", what, *count, *base, sameSeedFlag(*sameSeed))
+	fmt.Fprintf(stdout, "repro: `check repro %s --count %d --seed %d%s%s` repeats it\n", what, *count, *base, sameSeedFlag(*sameSeed), runFlagsNote(extra))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -412,4 +412,13 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// runFlagsNote renders the run flags a repro passes to every run (" --lease
+// 5s --library-version 3.6.16") for its repeat command, "" for none.
+func runFlagsNote(extra []string) string {
+	if len(extra) == 0 {
+		return ""
+	}
+	return " " + strings.Join(extra, " ")
 }
