@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/check
 SEED ?= 1
 
-.PHONY: deps deps-run build shim run test test-under-load vet fuzz mutation bench acceptance acceptance-zk acceptance-redis acceptance-db acceptance-etcd acceptance-redis-cluster acceptance-redis-zk incident-matrix windows-matrix scenarios clean
+.PHONY: deps deps-run build shim run test test-under-load vet fuzz mutation bench acceptance acceptance-zk acceptance-redis acceptance-db acceptance-etcd acceptance-redis-cluster acceptance-redis-zk incident-matrix windows-matrix hunt scenarios clean
 
 deps:
 	@bash scripts/deps.sh
@@ -180,6 +180,11 @@ acceptance-redis: deps build
 # clock-client.
 acceptance-db: deps build
 	$(MATRIX) --cells scripts/db-matrix.txt --junit store/acceptance-db.xml --markdown store/acceptance-db.md
+
+# The hunt (docs/findings.md): every wrapped Go lock library in its safe
+# configuration under the incident faults bound to its lock events.
+hunt: deps build
+	$(MATRIX) --cells scripts/hunt.txt --markdown store/hunt.md
 
 # The etcd rows (etcd-mutex unfenced, fenced and guarded) under none, pause,
 # partition, leader kill and leader isolation (docs/verdicts.md: seeds

@@ -29,13 +29,7 @@ func TestLibraryVersionRefused(t *testing.T) {
 		{"matrix", []string{"matrix", "--lock", "redsync", "--nemesis", "pause", "--library-version", "4.18.0,x"}, `cell redsync@client-x pause: --library-version "x"`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			args := append(tt.args, "--store", t.TempDir())
-			code, _, stderr := run(args...)
-			if code != exitError || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
-				t.Fatalf("exit %d, stderr %q; want exit 3 and one line with %q", code, stderr, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { refusedInOneLine(t, tt.args, tt.want) })
 	}
 }
 

@@ -26,13 +26,17 @@ func TestServiceVersionRefused(t *testing.T) {
 		{"matrix redis", []string{"matrix", "--lock", "redis-set-px", "--service-version", "7"}, "service redis has only the server installed"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			args := append(tt.args, "--store", t.TempDir())
-			code, _, stderr := run(args...)
-			if code != exitError || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
-				t.Fatalf("exit %d, stderr %q; want exit 3 and one line with %q", code, stderr, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { refusedInOneLine(t, tt.args, tt.want) })
+	}
+}
+
+// refusedInOneLine runs check with args (and a store of its own) and
+// fails unless it exits 3 with one line of stderr containing want.
+func refusedInOneLine(t *testing.T, args []string, want string) {
+	t.Helper()
+	code, _, stderr := run(append(args, "--store", t.TempDir())...)
+	if code != exitError || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, stderr %q; want exit 3 and one line with %q", code, stderr, want)
 	}
 }
 

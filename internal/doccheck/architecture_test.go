@@ -18,7 +18,7 @@ const module = "github.com/lockcheck/lockcheck/"
 
 // packageRow is a row of docs/architecture.md's package table:
 // | `pkg` | holds | imports |.
-var packageRow = regexp.MustCompile("^\\| `([a-z0-9_/]+)` \\|(.*)\\|(.*)\\|\\s*$")
+var packageRow = regexp.MustCompile("^\\| `([a-z0-9_/-]+)` \\|(.*)\\|(.*)\\|\\s*$")
 
 // packageTable returns the rows of docs/architecture.md's package table:
 // each package's "imports" cell by its path.
