@@ -5,20 +5,23 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/lockcheck/lockcheck/libraries"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
-// resolveLibrary finds the Go client library design d wraps and the
-// version t asks its workers to link (--library-version), refusing a
-// version for a design that wraps no Go library lockcheck builds, or for
-// workers someone else starts (--worker-cmd).
-func resolveLibrary(t Test, d workloads.Design) (libraries.Library, string, error) {
+// ResolveLibrary finds the Go client library design d wraps and the
+// version t asks its workers to link (--library-version, canonical: "" for
+// the pinned one), refusing a version for a design that wraps no Go
+// library lockcheck builds, one that is no version of its library, or one
+// for workers someone else starts (--worker-cmd). check matrix calls it
+// on every cell before any run.
+func ResolveLibrary(t Test, d workloads.Design) (libraries.Library, string, error) {
 	if d.Library == "" {
 		if t.LibraryVersion != "" {
 			return libraries.Library{}, "", fmt.Errorf("--library-version %s: design %s wraps no Go client library lockcheck can link at another version (designs that do: %s)",
-				t.LibraryVersion, d.Name, designsWithLibrary())
+				t.LibraryVersion, d.Name, strings.Join(workloads.LibraryDesigns(""), ", "))
 		}
 		return libraries.Library{}, "", nil
 	}
@@ -37,17 +40,6 @@ func resolveLibrary(t Test, d workloads.Design) (libraries.Library, string, erro
 		return libraries.Library{}, "", err
 	}
 	return lib, v, nil
-}
-
-// designsWithLibrary names the designs that wrap a Go client library.
-func designsWithLibrary() string {
-	var names []string
-	for _, d := range workloads.Designs() {
-		if d.Library != "" {
-			names = append(names, d.Name)
-		}
-	}
-	return fmt.Sprint(names)
 }
 
 // workerBinary returns the binary the plan's workers run `worker` from:

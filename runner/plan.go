@@ -120,7 +120,7 @@ func Resolve(t Test) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	lib, libVersion, err := resolveLibrary(t, d)
+	lib, libVersion, err := ResolveLibrary(t, d)
 	if err != nil {
 		return nil, err
 	}

@@ -232,3 +232,15 @@ func retryLoop(ctx context.Context, cfg Config, rng *rand.Rand, try func(context
 		}
 	}
 }
+
+// LibraryDesigns names the designs that wrap the Go client library called
+// name (Design.Library), or any library when name is "".
+func LibraryDesigns(name string) []string {
+	var out []string
+	for _, d := range Designs() {
+		if d.Library != "" && (name == "" || d.Library == name) {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}

@@ -93,7 +93,7 @@ func printList(stdout io.Writer) error {
 	fmt.Fprintln(w, "Go client libraries (check run --library-version VERSION; docs/versions.md):")
 	for _, l := range libraries.All() {
 		row(l.Name, l.Summary+" ["+strings.Join(l.Modules, ", ")+"]")
-		row("", "pinned "+cmp.Or(l.Pinned(), "(unknown)")+"; designs: "+strings.Join(libraryDesigns(l.Name), ", "))
+		row("", "pinned "+cmp.Or(l.Pinned(), "(unknown)")+"; designs: "+strings.Join(workloads.LibraryDesigns(l.Name), ", "))
 		if len(l.Tried) > 0 {
 			row("", "also run: "+strings.Join(l.Tried, ", "))
 		}
@@ -800,15 +800,4 @@ func externalFaultTable() string {
 	return "| applies | nemeses |\n|---|---|\n" +
 		"| the workers | " + strings.Join(workers, ", ") + " |\n" +
 		"| the workers' links | " + strings.Join(links, ", ") + " |\n"
-}
-
-// libraryDesigns names the designs that wrap library name.
-func libraryDesigns(name string) []string {
-	var out []string
-	for _, d := range workloads.Designs() {
-		if d.Library == name {
-			out = append(out, d.Name)
-		}
-	}
-	return out
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/lockcheck/lockcheck/clusters"
-	"github.com/lockcheck/lockcheck/libraries"
 	"github.com/lockcheck/lockcheck/matrix"
+	"github.com/lockcheck/lockcheck/runner"
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
@@ -43,19 +43,8 @@ func checkVersion(d workloads.Design, ver string) error {
 }
 
 // checkLibraryVersion refuses a client-library version ver ("" is the
-// pinned one) for a design that wraps no Go library, or one that is no
-// version of its library.
+// pinned one) that design d's runs could not link, as check run would.
 func checkLibraryVersion(d workloads.Design, ver string) error {
-	if ver == "" {
-		return nil
-	}
-	if d.Library == "" {
-		return fmt.Errorf("--library-version %s: design %s wraps no Go client library lockcheck can link at another version", ver, d.Name)
-	}
-	lib, err := libraries.Find(d.Library)
-	if err != nil {
-		return err
-	}
-	_, err = lib.Canonical(ver)
+	_, _, err := runner.ResolveLibrary(runner.Test{LibraryVersion: ver}, d)
 	return err
 }
