@@ -31,6 +31,10 @@ type Bug struct {
 	Runs []Run
 	// What explains what the reproducer does and shows, in markdown.
 	What string
+	// Regression marks a report fixed in every release of the component
+	// that runs here: its first run checks that the fix holds (valid
+	// expected) instead of reproducing the failure.
+	Regression bool
 }
 
 // Run is one way a report runs here.

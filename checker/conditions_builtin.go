@@ -14,6 +14,8 @@ func init() {
 	for _, c := range []Condition{
 		{Name: "holder-paused-past-lease", Aim: "grant+5ms:lease+500ms", Detect: pausedPastLease,
 			Definition: "a holder was stopped (paused or starved) for at least a whole lease while it held the lock: its lease ran out while it was stopped, renewed or not"},
+		{Name: "waiter-stopped-past-lease", Aim: "acquire+200ms:lease+1s", Detect: waiterStopped,
+			Definition: "a process waiting in line for a lock another process held was paused, starved or cut off for at least a whole lease: its own session or lease could end while it waited (a queue lock's waiter, whose own session holds its place)"},
 		{Name: "holder-cut-off", Aim: "grant+5ms", Detect: cutOff,
 			Definition: "a holder's links to the lock service were cut or faulted (a partition, a blackhole, a link fault) while it held the lock"},
 		{Name: "holder-crashed", Aim: "grant+5ms", Detect: crashedHolder,
@@ -59,6 +61,26 @@ func pausedPastLease(e *Evidence) []Reach {
 		for _, p := range f.Targets {
 			for _, h := range e.HeldAt(p, f.Start) {
 				out = append(out, reachAt(f.Start+f.Hit.Lease, p, h.Key, h.Acquire, f.Ops[0]))
+			}
+		}
+	}
+	return out
+}
+
+// waiterStopped finds the processes a process or network fault (not a kill,
+// not a failover's) struck for at least the lease its record names while
+// they waited in line for a key another process held.
+func waiterStopped(e *Evidence) []Reach {
+	var out []Reach
+	for _, f := range e.Faults() {
+		class := history.ClassOf(f.F)
+		if (class != history.ClassProcess && class != history.ClassNetwork) || f.F == history.FKillWorker || f.F == history.FFailover ||
+			f.Hit == nil || f.Hit.Lease <= 0 || f.End-f.Start < f.Hit.Lease {
+			continue
+		}
+		for _, p := range f.Targets {
+			if inv, ok := queuedBehind(e.a, e.a.getHolds(), p, f.Start); ok {
+				out = append(out, reachAt(f.Start+f.Hit.Lease, p, inv.Key, inv.Index, f.Ops[0]))
 			}
 		}
 	}

@@ -53,6 +53,21 @@ func TestConditions(t *testing.T) {
 			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 3}}, ""},
 		{"holder-paused-past-lease", held().faultHit(history.FKillWorker, 2, 3.5, oneSecond, 0), nil, ""},              // a kill is not a pause
 		{"holder-paused-past-lease", held().faultHit(history.FPartition, 2, 3.5, oneSecond, 0), nil, "holder-cut-off"}, // nor a cut
+		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 5.02).faultHit(history.FPause, 2, 3.5, oneSecond, 1),
+			[]Reach{{Ops: []int{4, 6}, Process: 1, Key: "k", At: 3}}, ""},
+		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 5.02).faultHit(history.FPartition, 2, 3.5, oneSecond, 1),
+			[]Reach{{Ops: []int{4, 6}, Process: 1, Key: "k", At: 3}}, ""},
+		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 5.02).faultHit(history.FPause, 2, 3, oneSecond, 1), // exactly a lease
+			[]Reach{{Ops: []int{4, 6}, Process: 1, Key: "k", At: 3}}, ""},
+		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 5.02).faultHit(history.FPause, 2, 2.9, oneSecond, 1), nil, ""},      // shorter than the lease
+		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 5.02).faultHit(history.FKillWorker, 2, 3.5, oneSecond, 1), nil, ""}, // a kill
+		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 5.02).faultHit(history.FFailover, 2, 3.5, oneSecond, 1), nil, ""},   // a failover's
+		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 5.02).faultHit(history.FPause, 2, 3.5, nil, 1), nil, ""},            // no lease recorded
+		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 1.9).faultHit(history.FPause, 2, 3.5, oneSecond, 1), nil, ""},       // it had stopped asking
+		{"waiter-stopped-past-lease", held().acquireFail(1, 2.5, 5.02).faultHit(history.FPause, 2, 3.5, oneSecond, 1), nil, ""},      // asked after the fault struck
+		{"waiter-stopped-past-lease", held().acquireFail(1, 5.5, 6).faultHit(history.FPause, 5.6, 7, oneSecond, 1), nil, ""},         // nobody held it
+		{"waiter-stopped-past-lease", held().faultHit(history.FPause, 2, 3.5, oneSecond, 0), nil, "holder-paused-past-lease"},        // the holder itself
+		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 5.02).faultNodes(history.FPause, 2, 3.5, "n1"), nil, ""},            // a node's
 		{"holder-cut-off", held().fault(history.FPartition, 2, 3, 0),
 			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 2}}, ""},
 		{"holder-cut-off", held().fault(history.FPartition, 5.5, 6, 0), nil, ""}, // after its release

@@ -51,7 +51,10 @@ func (x *exerciseRun) LeaseWords() string { return x.leaseWords() }
 // holder) and it lasted longer than the lease, or when an acquire or
 // release of its target in flight while it was in force got no reply (a
 // lost reply leaves a lock taken or given back unheard, however short the
-// fault: reply-loss@acquire).
+// fault: reply-loss@acquire), or when its target was waiting in line for a
+// lock another process held as it struck and it lasted longer than the
+// lease (a queued waiter's session may end while it waits:
+// etcd-io/etcd#11429).
 func JudgeHolderFault(x *ExerciseRun, f *ExerciseFault) string {
 	p, ok := target(f)
 	if !ok {
@@ -64,13 +67,38 @@ func JudgeHolderFault(x *ExerciseRun, f *ExerciseFault) string {
 	if f.Hit != nil {
 		held = held || f.Hit.Holder
 	}
-	if !held {
+	if !held && !x.queuedAt(p, f.Start) {
 		return "struck a process that held no lock"
 	}
 	if !outlasts(f) {
 		return shorter(f)
 	}
 	return ""
+}
+
+// queuedAt reports whether process p was waiting in line at t (queuedBehind).
+func (x *exerciseRun) queuedAt(p int, t time.Duration) bool {
+	_, ok := queuedBehind(x.a, x.holds, p, t)
+	return ok
+}
+
+// queuedBehind returns the acquire invocation of process p that was in
+// flight at t (invoked at or before t, not yet completed) while another
+// process held the lock on its key, and false when there was none.
+func queuedBehind(a *analysis, holds []hold, p int, t time.Duration) (*history.Op, bool) {
+	for _, pr := range a.pairs {
+		inv := pr.Invoke
+		if inv.Process != p || inv.F != history.FAcquire || inv.Time > t || (pr.Complete != nil && pr.Complete.Time <= t) {
+			continue
+		}
+		for i := range holds {
+			h := &holds[i]
+			if h.proc != p && h.key == inv.Key && h.start <= t && t < h.end {
+				return inv, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // JudgeNodeFault is the rule of a fault that strikes a lock node: it was

@@ -36,14 +36,15 @@ func target(f *fault) (int, bool) {
 
 // judgePause: the paused process held the lock when the pause struck (it was
 // in its critical section, entering it, or had not yet sent its release: a
-// pause that lands once the release is sent is harmless) and the pause
-// outlasted the lease.
+// pause that lands once the release is sent is harmless), or waited in
+// line for a lock another held (its own session may end while it waits),
+// and the pause outlasted the lease.
 func judgePause(x *exerciseRun, f *fault) string {
 	p, ok := target(f)
 	if !ok {
 		return "paused no worker"
 	}
-	if x.holdOf(p, f.Start) == nil {
+	if x.holdOf(p, f.Start) == nil && !x.queuedAt(p, f.Start) {
 		return "struck a process that held no lock"
 	}
 	if !outlasts(f) {
@@ -52,8 +53,8 @@ func judgePause(x *exerciseRun, f *fault) string {
 	return ""
 }
 
-// judgePartition: the cut-off process held the lock and stayed cut off for
-// longer than the lease.
+// judgePartition: the cut-off process held the lock, or waited in line for
+// a lock another held, and stayed cut off for longer than the lease.
 func judgePartition(x *exerciseRun, f *fault) string {
 	p, ok := target(f)
 	if !ok {
@@ -67,7 +68,7 @@ func judgePartition(x *exerciseRun, f *fault) string {
 	if f.Hit != nil {
 		held = f.Hit.Holder
 	}
-	if !held {
+	if !held && !x.queuedAt(p, f.Start) {
 		return "cut off a process that held no lock"
 	}
 	if !outlasts(f) {

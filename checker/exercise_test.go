@@ -43,9 +43,19 @@ func TestExercise(t *testing.T) {
 			nem(history.FPause, 2.05, 5.05, &history.Value{Extra: &history.Extra{Targets: []int{3}, Hit: hit("pause")}}).build(), time.Second, Valid, ""},
 		{"pause shorter than the lease", warm().held(3, 2.0, 2.4).
 			nem(history.FPause, 2.05, 2.35, &history.Value{Extra: &history.Extra{Targets: []int{3}, Hit: hit("pause")}}).build(), time.Second, Unknown,
-			"no pause lasted longer than the 1 s lease while its process held the lock (1 pause fault, the longest 300 ms: 1 lasted no longer than the 1 s lease)"},
+			"no pause lasted longer than the 1 s lease while its process held the lock or waited in line for it (1 pause fault, the longest 300 ms: 1 lasted no longer than the 1 s lease)"},
 		{"pause of a process that held no lock", warm().held(3, 2.0, 2.1).
 			nem(history.FPause, 2.5, 5.5, &history.Value{Extra: &history.Extra{Targets: []int{3}}}).build(), time.Second, Unknown, "1 struck a process that held no lock"},
+		{"pause of a waiter queued behind a holder, 3 leases", warm().held(3, 2.0, 5.2).acquireFail(4, 2.1, 5.3).
+			nem(history.FPause, 2.2, 5.2, &history.Value{Extra: &history.Extra{Targets: []int{4}}}).build(), time.Second, Valid, ""},
+		{"pause of a waiter shorter than the lease", warm().held(3, 2.0, 5.2).acquireFail(4, 2.1, 5.3).
+			nem(history.FPause, 2.2, 2.9, &history.Value{Extra: &history.Extra{Targets: []int{4}}}).build(), time.Second, Unknown, "1 lasted no longer than the 1 s lease"},
+		{"pause of an asker nobody held the lock against", warm().held(3, 2.0, 2.1).acquireFail(4, 2.5, 5.6).
+			nem(history.FPause, 2.6, 5.5, &history.Value{Extra: &history.Extra{Targets: []int{4}}}).build(), time.Second, Unknown, "1 struck a process that held no lock"},
+		{"pause of a waiter after its acquire ended", warm().held(3, 2.0, 5.2).acquireFail(4, 2.1, 2.15).
+			nem(history.FPause, 2.2, 5.2, &history.Value{Extra: &history.Extra{Targets: []int{4}}}).build(), time.Second, Unknown, "1 struck a process that held no lock"},
+		{"a partition of a waiter queued behind a holder", warm().held(3, 2.0, 5.2).acquireFail(4, 2.1, 5.3).
+			nem(history.FPartition, 2.2, 5.2, &history.Value{Extra: &history.Extra{Targets: []int{4}}}).build(), time.Second, Valid, ""},
 		{"pause once the release was sent", warm().held(3, 2.0, 2.1).
 			nem(history.FPause, 2.115, 5.5, &history.Value{Extra: &history.Extra{Targets: []int{3}}}).build(), time.Second, Unknown, "held no lock"},
 		{"lease unknown: length not judged", warm().held(3, 2.0, 2.4).

@@ -85,6 +85,16 @@ type Pauser interface {
 	ResumeNode(ctx context.Context, node string) error
 }
 
+// LogFiler is a cluster whose servers keep a write-ahead log in files of
+// their own, apart from their database: the stall-log nemesis holds only
+// the fsyncs of those files, so a raft server's log writes stop while its
+// database and its client service go on.
+type LogFiler interface {
+	// LogFiles returns the paths of node's log files and of the
+	// directories that hold them, as they are now.
+	LogFiles(node string) ([]string, error)
+}
+
 // Clocker is a cluster whose lock nodes' wall clocks can be moved at run
 // time (the clock shim, see clockshim.go): CLOCK_REALTIME, gettimeofday and
 // time move; CLOCK_MONOTONIC does not.

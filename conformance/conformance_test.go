@@ -74,6 +74,7 @@ func TestBundledWorkersConform(t *testing.T) {
 		{"redsync", "redsync", nil, false},
 		{"redislock", "redislock", nil, false},
 		{"go-zookeeper-lock", "go-zookeeper-lock", nil, true},
+		{"libkv-zk-lock", "libkv-zk-lock", nil, true},
 		{"redis-py-lock", "redis-py-lock", nil, false},
 		{"kazoo-lock", "kazoo-lock", nil, true},
 		{"curator-mutex", "curator-mutex", nil, true},

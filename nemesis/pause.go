@@ -18,7 +18,7 @@ import (
 func init() {
 	register(Kind{Name: "pause", Summary: "SIGSTOP the worker process that holds the lock (every goroutine stops, as in a GC pause), SIGCONT it after the fault duration", New: newPause,
 		Exercise: &history.ExerciseRule{F: history.FPause, Shape: history.ExercisePause, Matches: onWorkers,
-			Missed: "no pause lasted longer than {lease} while its process held the lock"}})
+			Missed: "no pause lasted longer than {lease} while its process held the lock or waited in line for it"}})
 }
 
 // Pause stops the worker process that holds a lock with SIGSTOP, as a long

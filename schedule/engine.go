@@ -212,7 +212,7 @@ func (e *Engine) events(op history.Op) []lockEvent {
 		evs := []lockEvent{{name: EventAcquire, process: p, target: p}}
 		if q, ok := e.keyOf[op.Key]; ok && q != p {
 			if _, holds := e.holds[q]; holds {
-				evs = append(evs, lockEvent{name: EventRival, process: p, target: q})
+				evs = append(evs, lockEvent{name: EventRival, process: p, target: q}, lockEvent{name: EventQueued, process: p, target: p})
 			}
 		}
 		return evs

@@ -237,6 +237,18 @@ func TestEngineEvents(t *testing.T) {
 			er.op(2, history.Invoke, history.FAcquire, "j") // another lock: no rival
 			return er.op(0, history.Invoke, history.FAcquire, "k")
 		}},
+		{name: "queued aims at the waiter", spec: "note@queued:10ms", target: 0, key: "", drive: func(er *engineRun) history.Op {
+			er.grant(1, "k")
+			er.op(2, history.Invoke, history.FAcquire, "j") // another lock: nobody waits
+			return er.op(0, history.Invoke, history.FAcquire, "k")
+		}},
+		{name: "queued behind a released lock is none", spec: "note@queued:10ms", target: 1, key: "", drive: func(er *engineRun) history.Op {
+			er.grant(1, "k")
+			er.release(1, "k")
+			er.op(0, history.Invoke, history.FAcquire, "k") // k is free: nobody waits
+			er.grant(2, "k")
+			return er.op(1, history.Invoke, history.FAcquire, "k")
+		}},
 		{name: "rival of a released lock is none", spec: "note@rival:10ms", target: 2, key: "k", drive: func(er *engineRun) history.Op {
 			er.grant(1, "k")
 			er.release(1, "k")

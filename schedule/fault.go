@@ -37,6 +37,11 @@ const (
 	// EventRival is an acquire invoked on a lock another process holds;
 	// the target is the holder, not the rival.
 	EventRival = "rival"
+	// EventQueued is the same acquire seen from the other side: the
+	// target is the process that asks, which waits in line behind the
+	// holder (a queue lock's waiter, whose own session may end while it
+	// waits).
+	EventQueued = "queued"
 	// EventServerRelease is the lock service letting a lock go while its
 	// holder, by the history, still held it and had not begun its release
 	// (an observer saw its key expire, its session or lease end, another
@@ -94,6 +99,7 @@ func Events() []Event {
 		{EventRelease, "a holder's release was invoked; the target is that holder"},
 		{EventAcquire, "an acquire was invoked; the target is the process that asks (with no offset the fault is in force before the request leaves)"},
 		{EventRival, "an acquire was invoked on a lock another process holds; the target is the holder"},
+		{EventQueued, "an acquire was invoked on a lock another process holds; the target is the process that asks, waiting in line (with no offset the fault is in force before the request leaves)"},
 		{EventServerRelease, "the lock service let a lock go while its holder still held it and had not begun its release (its observer saw the key expire, the lease or session end, another client delete it); the target is that holder"},
 		{EventRenewal, "a lease renewal of a worker's lock client, as the worker reported it (a watchdog sent one, a session's keepalive was answered) while the worker held a lock; the target is that holder"},
 		{EventFailpoint, "a worker reported it stopped at the run's armed failpoint (--failpoint: between SETNX and PEXPIRE); the target is that worker"},

@@ -15,7 +15,8 @@
 #   postgres   postgresql-15: PostgreSQL lock designs (initdb, postgres)
 #   pgbouncer  pgbouncer: PostgreSQL through PgBouncer's pools
 #   mariadb    mariadb-server: MariaDB lock designs (mariadbd, mariadb-install-db)
-#   etcd       etcd-server: etcd clusters (the etcd-mutex designs)
+#   etcd       etcd-server: etcd clusters (the etcd-mutex designs); strace: the
+#              stall-disk nemesis
 #   nats       nats-server: NATS JetStream servers (the nats-kv designs)
 #   browser    chromium: the report's and the course's browser tests
 #   lint       shellcheck: the deploy files' scripts (make test)
@@ -87,6 +88,7 @@ missing() {
   fi
   if want etcd; then
     command -v etcd >/dev/null 2>&1 || echo etcd-server
+    command -v strace >/dev/null 2>&1 || echo strace
   fi
   if want nats; then
     command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || echo nats-server

@@ -104,6 +104,8 @@ func faultWords(f schedule.Fault, lease time.Duration) string {
 		s += " of the holder " + after(off, "it began its release")
 	case schedule.EventRival:
 		s += " of the holder " + after(off, "a rival asked for its lock")
+	case schedule.EventQueued:
+		s += " of a waiter " + after(off, "it asked for a lock another held")
 	case schedule.EventServerRelease:
 		s += " of the holder " + after(off, "the server let its lock go")
 	case schedule.EventLeaseLeft:

@@ -221,8 +221,12 @@ func TestBugReproducers(t *testing.T) {
 		if _, ok := b.FixedRun(); ok {
 			want = 2
 		}
-		if len(cells) != want || len(labels) != want || !strings.HasPrefix(labels[0], "broken, ") {
-			t.Errorf("%s: %d cells %q, want %d, the broken one first", b.ID, len(cells), labels, want)
+		first := "broken, "
+		if b.Regression {
+			first = "fixed in every release that runs here, "
+		}
+		if len(cells) != want || len(labels) != want || !strings.HasPrefix(labels[0], first) {
+			t.Errorf("%s: %d cells %q, want %d, the first labelled %q", b.ID, len(cells), labels, want, first)
 		}
 		for _, c := range cells {
 			if err := checkCell(c); err != nil {

@@ -175,7 +175,11 @@ func repro(cmd string, args []string, stdout, stderr io.Writer, after func(runs 
 	}
 	if *bugID != "" && len(results) == 1 {
 		b, _ := bugs.Find(*bugID)
-		fmt.Fprintf(stdout, "repro: no fixed release of %s runs here; fixed in: %s\n", b.ID, b.Broken().FixedIn)
+		if b.Regression {
+			fmt.Fprintf(stdout, "repro: %s is fixed in every release that runs here (%s): the run checks that the fix holds\n", b.ID, b.Broken().FixedIn)
+		} else {
+			fmt.Fprintf(stdout, "repro: no fixed release of %s runs here; fixed in: %s\n", b.ID, b.Broken().FixedIn)
+		}
 	}
 	return sum.ExitCode(), nil
 }
@@ -197,6 +201,9 @@ func bugCells(id string, extra []string) ([]matrix.Cell, []string, error) {
 	}
 	runs := []bugs.Run{b.Broken()}
 	labels := []string{"broken, " + b.Broken().Component}
+	if b.Regression {
+		labels[0] = "fixed in every release that runs here, " + b.Broken().Component
+	}
 	if f, ok := b.FixedRun(); ok {
 		runs = append(runs, f)
 		labels = append(labels, "fixed, "+f.Component)

@@ -9,7 +9,9 @@
 // release(). ConnectionStateListener states (SUSPENDED, LOST, RECONNECTED)
 // are reported as events, and, as Curator's tech notes ask of a lock holder,
 // an access is refused once the connection was SUSPENDED or LOST since the
-// grant. The fencing token is the czxid of the mutex's own lock node
+// grant. With --lost-only (design curator-mutex-lost-only) only LOST ends
+// the lock, as Curator's SessionConnectionStateErrorPolicy has its leader
+// recipes decide: SUSPENDED is reported and the holder goes on. The fencing token is the czxid of the mutex's own lock node
 // (getLockPath). Every request runs on the main thread: InterProcessMutex
 // is owned by the thread that acquired it.
 //
@@ -191,7 +193,8 @@ public class CuratorMutex {
   final Random rng;
   final Map<String, Mutex> mutexes = new HashMap<>();
   final Map<String, Integer> heldAt = new HashMap<>();
-  volatile int troubles; // SUSPENDED or LOST seen so far
+  static boolean lostOnly; // --lost-only: only LOST ends a lock
+  volatile int troubles; // SUSPENDED or LOST seen so far (LOST only, with --lost-only)
   volatile boolean connected = true;
 
   CuratorMutex(JsonNode cfg) throws Exception {
@@ -218,7 +221,7 @@ public class CuratorMutex {
               } catch (Exception e) {
                 // no session to name
               }
-              if (s == ConnectionState.SUSPENDED || s == ConnectionState.LOST) {
+              if (s == ConnectionState.LOST || (s == ConnectionState.SUSPENDED && !lostOnly)) {
                 troubles++;
                 connected = false;
               } else if (s.isConnected()) {
@@ -226,7 +229,7 @@ public class CuratorMutex {
               }
               String what =
                   s == ConnectionState.SUSPENDED
-                      ? ": lock uncertain"
+                      ? (lostOnly ? ": lock kept until LOST" : ": lock uncertain")
                       : s == ConnectionState.LOST ? ": session lost, lock lost" : "";
               event("session", String.format("curator session 0x%x %s%s", sid, s, what));
             });
@@ -260,7 +263,11 @@ public class CuratorMutex {
     Integer seen = heldAt.get(key);
     if (seen == null) throw new Fail("lock " + key + " not held", val);
     if (troubles != seen || !connected) {
-      throw new Fail("lock uncertain: the connection was SUSPENDED or LOST since the grant", val);
+      throw new Fail(
+          lostOnly
+              ? "lock lost: the session was LOST since the grant"
+              : "lock uncertain: the connection was SUSPENDED or LOST since the grant",
+          val);
     }
   }
 
@@ -324,6 +331,7 @@ public class CuratorMutex {
       Class.forName("org.apache.curator.framework.recipes.locks.InterProcessMutex");
       return;
     }
+    lostOnly = args.length > 0 && args[0].equals("--lost-only");
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     CuratorMutex w = null;
     String line;
