@@ -68,6 +68,13 @@ func TestConditions(t *testing.T) {
 		{"waiter-stopped-past-lease", held().acquireFail(1, 5.5, 6).faultHit(history.FPause, 5.6, 7, oneSecond, 1), nil, ""},         // nobody held it
 		{"waiter-stopped-past-lease", held().faultHit(history.FPause, 2, 3.5, oneSecond, 0), nil, "holder-paused-past-lease"},        // the holder itself
 		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 5.02).faultNodes(history.FPause, 2, 3.5, "n1"), nil, ""},            // a node's
+		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 5.02).faultHit(history.FPause, 2, 3.5, &history.Hit{}, 1), nil, ""}, // a lease of 0: unknown
+		{"waiter-stopped-past-lease", held().acquireFail(1, 2, 5.02).faultHit(history.FPause, 2, 3.5, oneSecond, 1), // asked as it struck
+			[]Reach{{Ops: []int{5, 6}, Process: 1, Key: "k", At: 3}}, ""},
+		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 2).faultHit(history.FPause, 2, 3.5, oneSecond, 1), nil, ""}, // answered as it struck
+		{"waiter-stopped-past-lease", held().acquireFail(1, 1.005, 5.02).faultHit(history.FPause, 1.01, 2.5, oneSecond, 1), // the holder granted as it struck
+			[]Reach{{Ops: []int{1, 4}, Process: 1, Key: "k", At: 2.01}}, ""},
+		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 5.5).faultHit(history.FPause, 5, 6.5, oneSecond, 1), nil, ""}, // the holder released as it struck
 		{"holder-cut-off", held().fault(history.FPartition, 2, 3, 0),
 			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 2}}, ""},
 		{"holder-cut-off", held().fault(history.FPartition, 5.5, 6, 0), nil, ""}, // after its release

@@ -78,6 +78,7 @@ func TestBundledWorkersConform(t *testing.T) {
 		{"redis-py-lock", "redis-py-lock", nil, false},
 		{"kazoo-lock", "kazoo-lock", nil, true},
 		{"curator-mutex", "curator-mutex", nil, true},
+		{"curator-mutex-lost-only", "curator-mutex-lost-only", nil, true},
 		{"docs-example", "redis-set-px", example("docs/examples/worker.py"), false},
 	}
 	for _, tt := range tests {
