@@ -8,14 +8,12 @@ func init() {
 		Runs: []Run{
 			{Report: "[apache/curator#980 (CURATOR-460)](https://github.com/apache/curator/issues/980): a leader keeps its leadership after its session expired, with `SessionConnectionStateErrorPolicy`",
 				Component: "ZooKeeper 3.8.0 (Debian), three servers; Curator 5.4.0 (Debian), `curator-mutex-lost-only`",
-				Args: []string{"--lock", "curator-mutex-lost-only", "--nemesis", "blackhole@grant+5ms:3s*3", "--lease", "2s", "--think", "100ms",
-					"--sections", "30", "--time", "30s"},
-				Invalid: "10/10", FixedIn: "Curator 4.1.0 ([apache/curator#262](https://github.com/apache/curator/pull/262)) lets `sessionExpirationPercent` shorten the wait for LOST; its default, 100, keeps the gap. Stop at SUSPENDED instead (next row)"},
+				Args:      holderBlackholed("curator-mutex-lost-only"),
+				Invalid:   "10/10", FixedIn: "Curator 4.1.0 ([apache/curator#262](https://github.com/apache/curator/pull/262)) lets `sessionExpirationPercent` shorten the wait for LOST; its default, 100, keeps the gap. Stop at SUSPENDED instead (next row)"},
 			{Report: "the same",
 				Component: "the same Curator, the holder stopping at SUSPENDED as Curator's tech notes ask (`curator-mutex`)",
-				Args: []string{"--lock", "curator-mutex", "--nemesis", "blackhole@grant+5ms:3s*3", "--lease", "2s", "--think", "100ms",
-					"--sections", "30", "--time", "30s"},
-				Invalid: "0/10 (10 valid)", FixedIn: "the documented handling", Fixed: true},
+				Args:      holderBlackholed("curator-mutex"),
+				Invalid:   "0/10 (10 valid)", FixedIn: "the documented handling", Fixed: true},
 		},
 		What: "Curator's `ConnectionStateManager` reports SUSPENDED when its connection goes quiet (two thirds of the session " +
 			"timeout) and LOST only after a further session timeout has passed without a reconnection, counted from SUSPENDED. " +
@@ -27,4 +25,12 @@ func init() {
 			"of 100 ms: invalid 10/10, with `server-released-first` and `wrote-after-lock-lost` three times in every run: the server ended the session about 2 s into the blackhole, and LOST came 1.3 s or so after that, by which time another worker held the lock. The same runs with the holder stopping at SUSPENDED (`curator-mutex`) " +
 			"were valid 10/10 (`holder-cut-off` three times in each): the holder refused its accesses from SUSPENDED on, before the server let the session go.",
 	})
+}
+
+// holderBlackholed is the run of curator-460 and curator-604 with lock:
+// the holder's links blackholed for 3 s (a 2 s session) 5 ms after three
+// grants, while it runs 30 critical sections of 100 ms.
+func holderBlackholed(lock string) []string {
+	return []string{"--lock", lock, "--nemesis", "blackhole@grant+5ms:3s*3", "--lease", "2s", "--think", "100ms",
+		"--sections", "30", "--time", "30s"}
 }

@@ -8,9 +8,8 @@ func init() {
 		Runs: []Run{
 			{Report: "[apache/curator#1121 (CURATOR-604)](https://github.com/apache/curator/issues/1121): after a session expired and the client reconnected with a new one, two clients held an InterProcessMutex (open)",
 				Component: "ZooKeeper 3.8.0 (Debian), three servers; Curator 5.4.0 (Debian), `curator-mutex`",
-				Args: []string{"--lock", "curator-mutex", "--nemesis", "blackhole@grant+5ms:3s*3", "--lease", "2s", "--think", "100ms",
-					"--sections", "30", "--time", "30s"},
-				Invalid: "0/10 (10 valid)", FixedIn: "open; `StandardLockInternalsDriver.getsTheLock` checks no node's session"},
+				Args:      holderBlackholed("curator-mutex"),
+				Invalid:   "0/10 (10 valid)", FixedIn: "open; `StandardLockInternalsDriver.getsTheLock` checks no node's session"},
 		},
 		What: "The report: a client whose session expired reconnected with a new session and asked for the lock again, and " +
 			"Curator's acquire found its old node among the children (visible for a moment before the server deleted it) " +

@@ -8,11 +8,11 @@ func init() {
 		Runs: []Run{
 			{Report: "[etcd-io/etcd#12528](https://github.com/etcd-io/etcd/issues/12528): after a leader change caused by a raft loop stalled under CPU load, the old leader's LeaseRevoke deletes a key whose lease is kept alive on the new leader (PR [#12531](https://github.com/etcd-io/etcd/pull/12531), closed unmerged)",
 				Component: "etcd 3.4.23 (Debian), three members; Go client 3.5.35, `etcd-mutex`",
-				Args:      []string{"--lock", "etcd-mutex", "--lease", "2s", "--think", "100ms", "--sections", "100", "--workers", "3", "--nemesis", "stall-log@grant+5ms:12s*3", "--time", "60s"},
+				Args:      leaderLogStall(),
 				Invalid:   "4/10 (6 valid)", FixedIn: "3.4.31, 3.5.13 and 3.6.0 by [etcd-io/etcd#16822](https://github.com/etcd-io/etcd/pull/16822), the fix of etcd-io/etcd#15247, which the thread calls the same issue"},
 			{Report: "the same, on a fixed version",
 				Component: "etcd 3.6.16 built from the Go module, three members",
-				Args:      []string{"--lock", "etcd-mutex", "--lease", "2s", "--think", "100ms", "--sections", "100", "--workers", "3", "--nemesis", "stall-log@grant+5ms:12s*3", "--time", "60s", "--service-version", "3.6.16"},
+				Args:      leaderLogStall("--service-version", "3.6.16"),
 				Invalid:   "0/10 (10 valid)", FixedIn: "fixed", Fixed: true},
 		},
 		What: "The reporter slept 5 s in the raft loop (`raftNode.start`) to mimic CPU load: the leader stepped down, and when " +

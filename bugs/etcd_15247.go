@@ -8,11 +8,11 @@ func init() {
 		Runs: []Run{
 			{Report: "[etcd-io/etcd#15247](https://github.com/etcd-io/etcd/issues/15247): all leases revoked, and keepalives answered by a stuck old leader, when the leader is stuck handling raft Ready (a slow fdatasync)",
 				Component: "etcd 3.4.23 (Debian), three members; Go client 3.5.35, `etcd-mutex`",
-				Args:      []string{"--lock", "etcd-mutex", "--lease", "2s", "--think", "100ms", "--sections", "100", "--workers", "3", "--nemesis", "stall-log@grant+5ms:12s*3", "--time", "60s"},
+				Args:      leaderLogStall(),
 				Invalid:   "4/10 (6 valid)", FixedIn: "3.4.31, 3.5.13 and 3.6.0 ([etcd-io/etcd#16822](https://github.com/etcd-io/etcd/pull/16822): a member confirms it still leads, with a linearizable read, before it renews, revokes or checkpoints a lease)"},
 			{Report: "the same, on a fixed version",
 				Component: "etcd 3.6.16 built from the Go module, three members",
-				Args:      []string{"--lock", "etcd-mutex", "--lease", "2s", "--think", "100ms", "--sections", "100", "--workers", "3", "--nemesis", "stall-log@grant+5ms:12s*3", "--time", "60s", "--service-version", "3.6.16"},
+				Args:      leaderLogStall("--service-version", "3.6.16"),
 				Invalid:   "0/10 (10 valid)", FixedIn: "fixed", Fixed: true},
 		},
 		What: "The reporter's leader hung in fdatasync when its storage was rebooted. Its raft loop stopped, the others elected a " +
@@ -29,4 +29,12 @@ func init() {
 			"On 3.6.16 the stalled member refuses to renew " +
 			"(it cannot confirm it leads), the holder's client sees its lease end, and it stops: valid 10/10, with `wrote-after-lock-lost` and `server-released-first` reached in none.",
 	})
+}
+
+// leaderLogStall is the run of etcd-15247 and etcd-12528, with extra
+// flags: the leader's write-ahead log stalled for 12 s at three grants,
+// three workers each holding the lock for 100 critical sections.
+func leaderLogStall(extra ...string) []string {
+	return append([]string{"--lock", "etcd-mutex", "--lease", "2s", "--think", "100ms", "--sections", "100", "--workers", "3",
+		"--nemesis", "stall-log@grant+5ms:12s*3", "--time", "60s"}, extra...)
 }

@@ -8,9 +8,8 @@ func init() {
 		Runs: []Run{
 			{Report: "[etcd-io/etcd#19597](https://github.com/etcd-io/etcd/issues/19597): `Mutex.Lock` does not return when its own session expires while it waits (open; PR [#22387](https://github.com/etcd-io/etcd/pull/22387))",
 				Component: "etcd 3.4.23 (Debian), Go client 3.5.35, `etcd-mutex`",
-				Args: []string{"--lock", "etcd-mutex", "--lease", "2s", "--nemesis", "pause@acquire/p0#2+300ms:lease+2s*3", "--think", "6s",
-					"--workers", "3", "--acquire-timeout", "20s", "--time", "40s"},
-				Invalid: "0/10 (10 valid)", FixedIn: "open: no release stops the wait early (PR #22387 watches the waiter's own key too); not a safety bug: the late answer is `ErrSessionExpired`, never a grant"},
+				Args:      waiterExpiresInLine(),
+				Invalid:   "0/10 (10 valid)", FixedIn: "open: no release stops the wait early (PR #22387 watches the waiter's own key too); not a safety bug: the late answer is `ErrSessionExpired`, never a grant"},
 		},
 		What: "The same run as `etcd-11429`, read for the other report: `Mutex.Lock` waits for the keys before its own to be " +
 			"deleted and only then asks whether its own key still exists (a TODO in its code says so). A client paused past its " +

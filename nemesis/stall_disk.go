@@ -57,6 +57,7 @@ const stallAttachWait = 5 * time.Second
 // then return. Killing strace detaches it too, so a lockcheck that dies
 // (strace dies with it: Pdeathsig) leaves the server running.
 type stallDisk struct {
+	kind   string // stall-disk or stall-log, for its errors
 	strace string
 	pids   clusters.PidLister
 	// logs, when set, names the files whose fsyncs are held (stall-log);
@@ -107,7 +108,7 @@ func newStaller(env Env, kind string) (*stallDisk, clusters.Primary, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s nemesis: %w: strace is not in PATH (install the package strace; scripts/deps.sh does)", kind, clusters.ErrMissingBinary)
 	}
-	return &stallDisk{strace: strace, pids: pl, procs: make(map[string]*tracer)}, p, nil
+	return &stallDisk{kind: kind, strace: strace, pids: pl, procs: make(map[string]*tracer)}, p, nil
 }
 
 // stall attaches strace to node's server, every thread, holding each
@@ -116,7 +117,7 @@ func newStaller(env Env, kind string) (*stallDisk, clusters.Primary, error) {
 func (s *stallDisk) stall(ctx context.Context, node string) error {
 	pid, ok := s.pids.Pids()[node]
 	if !ok {
-		return fmt.Errorf("stall-disk: node %s has no running server process", node)
+		return fmt.Errorf("%s: node %s has no running server process", s.kind, node)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -128,7 +129,7 @@ func (s *stallDisk) stall(ctx context.Context, node string) error {
 	if s.logs != nil {
 		paths, err := s.logs.LogFiles(node)
 		if err != nil {
-			return fmt.Errorf("stall-log: %w", err)
+			return fmt.Errorf("%s: %w", s.kind, err)
 		}
 		for _, p := range paths {
 			args = append(args, "-P", p) // only calls on these paths are traced, and so held
@@ -139,13 +140,13 @@ func (s *stallDisk) stall(ctx context.Context, node string) error {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("stall-disk: start strace on %s (pid %d): %w", node, pid, err)
+		return fmt.Errorf("%s: start strace on %s (pid %d): %w", s.kind, node, pid, err)
 	}
 	t := &tracer{cmd: cmd, done: make(chan error, 1)}
 	go func() { t.done <- cmd.Wait() }()
 	if err := t.awaitTraced(ctx, pid); err != nil {
 		_ = t.stop()
-		return fmt.Errorf("stall-disk: strace on %s (pid %d): %w%s", node, pid, err, quoted(stderr.String()))
+		return fmt.Errorf("%s: strace on %s (pid %d): %w%s", s.kind, node, pid, err, quoted(stderr.String()))
 	}
 	s.procs[node] = t
 	return nil
@@ -160,7 +161,10 @@ func (s *stallDisk) unstall(_ context.Context, node string) error {
 	if !ok {
 		return nil
 	}
-	return t.stop()
+	if err := t.stop(); err != nil {
+		return fmt.Errorf("%s on %s: %w", s.kind, node, err)
+	}
+	return nil
 }
 
 // awaitTraced waits until pid's TracerPid is strace's, or strace exited.
@@ -210,7 +214,7 @@ func (t *tracer) stop() error {
 	case <-time.After(2 * time.Second):
 		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
 		<-t.done
-		return errors.New("stall-disk: strace did not detach within 2s; killed it")
+		return errors.New("strace did not detach within 2s; killed it")
 	}
 }
 
