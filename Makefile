@@ -92,6 +92,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzJudge$$' -fuzztime $(FUZZN) ./conformance/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFault$$' -fuzztime $(FUZZN_SCHEDULE) ./schedule/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSchedule$$' -fuzztime $(FUZZN_SCHEDULE) ./schedule/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZN_SCHEDULE) ./topofile/
 
 test: deps vet shim
 	GO=$(GO) bash scripts/test.sh

@@ -11,13 +11,27 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // ExternalConfig describes lock servers someone else runs: their
-// addresses, and the worker slots that reach them.
+// addresses and roles, the commands that stop and start them, and the
+// worker slots that reach them.
 type ExternalConfig struct {
-	// Addrs are the lock servers' addresses, host:port, one per lock node.
+	// Addrs are the lock servers' addresses, host:port, one per lock node
+	// (--external HOST:PORT,...): servers lock0, lock1, ... with no
+	// commands. Servers, when given, replace them.
 	Addrs []string
+	// Servers are the servers of a topology file, lock servers and the
+	// others their service needs (Sentinels, replicas).
+	Servers []ExternalServer
+	// Login is the database login the workers get (zero for none).
+	Login Login
+	// MasterName is the name the failover managers know the master by.
+	MasterName string
+	// CommandTimeout bounds each control command (default 30 s).
+	CommandTimeout time.Duration
 	// Workers is the number of worker slots; each slot gets its own proxy
 	// to each server.
 	Workers int
@@ -25,18 +39,47 @@ type ExternalConfig struct {
 	LogDir string
 }
 
+// ExternalServer is one server of an external topology.
+type ExternalServer struct {
+	// Name names it in the history and in its commands' {name}.
+	Name string
+	// Role is what it is for: RoleLock (a lock server, the default) or a
+	// role its service names (a Sentinel, a replica).
+	Role string
+	// Addr is where lockcheck reaches it, host:port.
+	Addr string
+	// Announce is the address the service names it by to clients (a
+	// Sentinel's answer, a cluster's map) when that is not Addr.
+	Announce string
+	// Commands are its control commands by word (ControlWords).
+	Commands Commands
+}
+
+// RoleLock is the role of a server that grants locks.
+const RoleLock = "lock"
+
+// defaultCommandTimeout bounds a control command when the topology file
+// sets no timeout.
+const defaultCommandTimeout = 30 * time.Second
+
 // External is a Topology of lock servers lockcheck does not run: its
 // workers reach them through a proxy per worker slot and server, so that
 // the faults of the client's side apply (a slot's links cut, slowed,
 // refused or made lossy; the workers paused, killed or their clocks
 // moved), and the storage node of the protected resource is a local
-// redis-server as in every run. It has no server to kill, restart, pause,
-// wipe, starve or move the clock of: the nemeses that need one are refused
-// (see Limits).
+// redis-server as in every run. Its servers are faulted only through the
+// control commands the user gives for them (Commanded): a kill runs the
+// kill command, a pause the stop command; a fault whose command is
+// missing is refused (see Lacks and Limits).
 type External struct {
 	cfg     ExternalConfig
 	storage StorageNode
 	Local
+	// Others holds the servers that grant no lock (Sentinels, replicas),
+	// each with a proxy per worker slot too.
+	Others NodeSet
+	ran    commandLog
+	Faults
 }
 
 var (
@@ -45,6 +88,10 @@ var (
 	_ NodePartitioner = (*External)(nil)
 	_ LinkToxicker    = (*External)(nil)
 	_ Limited         = (*External)(nil)
+	_ Killer          = (*External)(nil)
+	_ Pauser          = (*External)(nil)
+	_ Commanded       = (*External)(nil)
+	_ CommandTaker    = (*External)(nil)
 )
 
 // Limited is a cluster that can say why a fault it does not support
@@ -59,8 +106,26 @@ func NewExternal(cfg ExternalConfig) *External {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	return &External{cfg: cfg, Local: Local{NodeSet: NodeSet{Kind: "lock server"}}}
+	if cfg.CommandTimeout <= 0 {
+		cfg.CommandTimeout = defaultCommandTimeout
+	}
+	if len(cfg.Servers) == 0 {
+		for i, a := range cfg.Addrs {
+			cfg.Servers = append(cfg.Servers, ExternalServer{Name: "lock" + strconv.Itoa(i), Role: RoleLock, Addr: a})
+		}
+	}
+	for i := range cfg.Servers {
+		if cfg.Servers[i].Role == "" {
+			cfg.Servers[i].Role = RoleLock
+		}
+	}
+	e := &External{cfg: cfg, Local: Local{NodeSet: NodeSet{Kind: "lock server"}}, Others: NodeSet{Kind: "server"}}
+	e.Faults = FaultsOf(&e.NodeSet)
+	return e
 }
+
+// Config returns the topology's config, its defaults filled in.
+func (e *External) Config() ExternalConfig { return e.cfg }
 
 // externalDial bounds the check that each server answers.
 const externalDial = 3 * time.Second
@@ -68,14 +133,14 @@ const externalDial = 3 * time.Second
 // Setup checks that every server accepts a connection, then starts the
 // storage node and the proxies. On error, whatever was started is stopped.
 func (e *External) Setup(ctx context.Context) error {
-	if len(e.cfg.Addrs) == 0 {
-		return errors.New("--cluster external: no lock server address (give them with --external HOST:PORT,...)")
+	if len(e.cfg.Servers) == 0 {
+		return errors.New("--cluster external: no lock server address (give them with --external HOST:PORT,... or a topology file)")
 	}
-	for _, a := range e.cfg.Addrs {
+	for _, srv := range e.cfg.Servers {
 		d := net.Dialer{Timeout: externalDial}
-		c, err := d.DialContext(ctx, "tcp", a)
+		c, err := d.DialContext(ctx, "tcp", srv.Addr)
 		if err != nil {
-			return fmt.Errorf("--cluster external: lock server %s does not answer: %w", a, err)
+			return fmt.Errorf("--cluster external: %s server %s (%s) does not answer: %w", srv.Role, srv.Name, srv.Addr, err)
 		}
 		c.Close()
 	}
@@ -93,11 +158,20 @@ func (e *External) Setup(ctx context.Context) error {
 		if err := e.OpenProxies(e.cfg.LogDir); err != nil {
 			return err
 		}
-		nodes := make([]SetNode, len(e.cfg.Addrs))
-		for i, a := range e.cfg.Addrs {
-			nodes[i] = SetNode{Name: "lock" + strconv.Itoa(i), Addr: a}
+		var lock, others []SetNode
+		for _, srv := range e.cfg.Servers {
+			n := SetNode{Name: srv.Name, Addr: srv.Addr, Server: commandServer{name: srv.Name, addr: srv.Addr,
+				cmds: srv.Commands, timeout: e.cfg.CommandTimeout, log: &e.ran}}
+			if srv.Role == RoleLock {
+				lock = append(lock, n)
+			} else {
+				others = append(others, n)
+			}
 		}
-		return e.NodeSet.Link(e.Proxies, e.cfg.Workers, nodes)
+		if err := e.NodeSet.Link(e.Proxies, e.cfg.Workers, lock); err != nil {
+			return err
+		}
+		return e.Others.Link(e.Proxies, e.cfg.Workers, others)
 	})
 }
 
@@ -111,15 +185,61 @@ func (e *External) Teardown(ctx context.Context) error {
 	return errors.Join(StopStorage(ctx, e.storage), e.RemoveTemp("external-"))
 }
 
-// Nodes lists the lock servers (their own addresses), then the storage
-// node.
+// Nodes lists the servers (their own addresses) with their roles, then
+// the storage node.
 func (e *External) Nodes() []Node {
 	var nodes []Node
-	for i, a := range e.cfg.Addrs {
-		nodes = append(nodes, Node{Name: "lock" + strconv.Itoa(i), Role: "lock", Addr: a})
+	for _, srv := range e.cfg.Servers {
+		nodes = append(nodes, Node{Name: srv.Name, Role: srv.Role, Addr: srv.Addr})
 	}
 	return append(nodes, StorageNodeOf(e.storage)...)
 }
+
+// Login returns the database login the topology file gives (LoginNeeder
+// through the services' external forms that need one).
+func (e *External) Login() Login { return e.cfg.Login }
+
+// Lacks returns a *MissingCommand when some lock server has no command
+// for one of words (Commanded).
+func (e *External) Lacks(fault string, words ...string) error {
+	var missing []string
+	var nodes []string
+	for _, srv := range e.cfg.Servers {
+		if srv.Role != RoleLock {
+			continue
+		}
+		if l := lacking(srv.Commands, words); len(l) > 0 {
+			nodes = append(nodes, srv.Name)
+			for _, w := range l {
+				if !contains(missing, w) {
+					missing = append(missing, w)
+				}
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if len(nodes) == e.lockCount() {
+		nodes = nil // every lock server lacks them: the message need not list them
+	}
+	return &MissingCommand{Fault: fault, Words: missing, Nodes: nodes}
+}
+
+// lockCount is the number of lock servers.
+func (e *External) lockCount() int {
+	n := 0
+	for _, srv := range e.cfg.Servers {
+		if srv.Role == RoleLock {
+			n++
+		}
+	}
+	return n
+}
+
+// TakeCommands removes and returns the control commands run on nodes
+// (CommandTaker).
+func (e *External) TakeCommands(nodes []string) []history.Command { return e.ran.take(nodes) }
 
 // LockAddrs returns worker slot's proxy addresses, one per lock server.
 func (e *External) LockAddrs(slot int) []string { return e.NodeSet.LockAddrs(slot) }
@@ -127,13 +247,15 @@ func (e *External) LockAddrs(slot int) []string { return e.NodeSet.LockAddrs(slo
 // StorageAddr returns the storage node's address.
 func (e *External) StorageAddr() string { return e.storage.Addr() }
 
-// Partition cuts every link of a worker slot to the lock servers.
+// Partition cuts every link of a worker slot to the servers.
 func (e *External) Partition(ctx context.Context, slot int) error {
-	return e.NodeSet.Partition(ctx, slot)
+	return errors.Join(e.NodeSet.Partition(ctx, slot), e.Others.Partition(ctx, slot))
 }
 
 // Heal restores every link of a worker slot.
-func (e *External) Heal(ctx context.Context, slot int) error { return e.NodeSet.Heal(ctx, slot) }
+func (e *External) Heal(ctx context.Context, slot int) error {
+	return errors.Join(e.NodeSet.Heal(ctx, slot), e.Others.Heal(ctx, slot))
+}
 
 // PartitionNodes cuts worker slot's links to the named lock servers only.
 func (e *External) PartitionNodes(ctx context.Context, slot int, nodes []string) error {
@@ -147,6 +269,42 @@ func (e *External) SetLinkToxics(ctx context.Context, slot int, fault string, ts
 
 // Limits says what --cluster external can fault.
 func (e *External) Limits() string {
-	return "--cluster external reaches servers lockcheck does not run, so it faults only the client's side: " +
-		"the workers (pause, crash, their clocks) and their links (partition and the link faults such as latency, reply-loss, refuse)"
+	return "--cluster external reaches servers lockcheck does not run: it faults the client's side " +
+		"(the workers: pause, crash, their clocks; their links: partition and the link faults such as latency, reply-loss, refuse), " +
+		"and the servers only through the control commands a topology file gives (kill, start, stop, continue; docs/your-lock.md)"
+}
+
+// LedExternal is an External whose leader is known: its one lock server,
+// or the one its service's servers name (the master a Sentinel names), so
+// the faults of a leader (pause-leader) strike it.
+type LedExternal struct {
+	*External
+	leader func(ctx context.Context) (string, error)
+}
+
+var _ Primary = (*LedExternal)(nil)
+
+// Led returns e with its leader found by leader; nil leader means e's
+// first lock server, for a topology of one.
+func (e *External) Led(leader func(ctx context.Context) (string, error)) *LedExternal {
+	if leader == nil {
+		leader = func(context.Context) (string, error) {
+			for _, srv := range e.cfg.Servers {
+				if srv.Role == RoleLock {
+					return srv.Name, nil
+				}
+			}
+			return "", errors.New("no lock server")
+		}
+	}
+	return &LedExternal{External: e, leader: leader}
+}
+
+// Leader returns the name of the lock server that leads.
+func (l *LedExternal) Leader(ctx context.Context) (string, error) { return l.leader(ctx) }
+
+// FaultVerb names the server faults as the control commands they run
+// (FaultVerber): "ran the kill command on".
+func (e *External) FaultVerb(fault string) string {
+	return map[string]string{"kill": "ran the kill command on", "pause": "ran the stop command on"}[fault]
 }

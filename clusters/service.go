@@ -102,6 +102,24 @@ type ExternalForm struct {
 	// as it has; otherwise there is one address per lock node the design
 	// uses (one Redis, RedLock's five).
 	Ensemble bool
+	// Roles are the roles other than RoleLock that a topology file may
+	// give the service's servers ("sentinel"), with what each is for.
+	Roles map[string]string
+	// Login names, for a service whose workers log in, the environment
+	// variables its login comes from unless the topology file names
+	// others; nil for a service with no login.
+	Login *LoginEnv
+	// Extend returns the external topology with the service's own
+	// capabilities added (a session kill, the master found through its
+	// failover managers); nil when the plain one serves.
+	Extend func(e *External) Topology
+}
+
+// LoginEnv names the environment variables of a database login, and the
+// database to use when its variable is unset ("" for the user's name).
+type LoginEnv struct {
+	User, Password, Database string
+	DefaultDatabase          string
 }
 
 // ContainerForm is a service's topology built from containers.

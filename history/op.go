@@ -198,6 +198,33 @@ type Extra struct {
 	// own timeout and reported the op done): the op's type is what the
 	// application did, and its reply was lost all the same (Unheard).
 	Unheard bool `json:"unheard,omitempty"`
+	// Commands are, on a nemesis op against servers someone else runs,
+	// the control commands the fault ran on them (their kill, start,
+	// stop, continue), in the order they ran.
+	Commands []Command `json:"commands,omitempty"`
+}
+
+// Command is a control command a fault ran: a line of the user's own
+// (`docker kill redis0`), with its exit status and its output.
+type Command struct {
+	// Node is the server it acted on.
+	Node string `json:"node"`
+	// Word is what it was for: kill, start, stop, continue, restart.
+	Word string `json:"word"`
+	// Line is the shell line that ran, its placeholders filled in.
+	Line string `json:"line"`
+	// Exit is its exit status; -1 when it did not exit by itself (it
+	// could not start, or ran past its timeout and was killed).
+	Exit int `json:"exit"`
+	// Output is the end of what it wrote to stdout and stderr.
+	Output string `json:"output,omitempty"`
+	// Took is how long it ran.
+	Took time.Duration `json:"took"`
+	// Error says why it failed, "" when it exited 0.
+	Error string `json:"error,omitempty"`
+	// Effect says what lockcheck saw of its effect on the server ("stopped
+	// accepting connections after 0.2 s"), "" when it did not look.
+	Effect string `json:"effect,omitempty"`
 }
 
 // Ext returns a copy of v's extra fields: all zero when it has none (or v

@@ -111,6 +111,9 @@ func newFailoverKill(env Env, rng *rand.Rand) (Nemesis, error) {
 	if !ok {
 		return nil, fmt.Errorf("failover-kill nemesis: %w", clusters.ErrUnsupported)
 	}
+	if err := clusters.Lacks(env.Cluster(), "failover-kill", clusters.CmdKill, clusters.CmdStart+"|"+clusters.CmdRestart); err != nil {
+		return nil, err
+	}
 	if _, keyed := env.Cluster().(clusters.KeyPrimary); keyed {
 		// Redis Cluster promotes a killed master's replica only after
 		// cluster-node-timeout (15 s) and a vote: no promotion to wait for.

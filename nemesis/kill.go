@@ -56,6 +56,9 @@ func newKillFollower(env Env, rng *rand.Rand) (Nemesis, error) {
 	if _, ok := env.Cluster().(clusters.Primary); !ok {
 		return nil, fmt.Errorf("kill-follower nemesis: %w", clusters.ErrUnsupported)
 	}
+	if n := len(lockNodes(env.Cluster())); n == 1 {
+		return nil, fmt.Errorf("kill-follower nemesis: the cluster has one lock node, no follower: %w", clusters.ErrUnsupported)
+	}
 	n, err := newKill(env, rng)
 	if err != nil {
 		return nil, err
@@ -68,6 +71,9 @@ func newKill(env Env, rng *rand.Rand) (Nemesis, error) {
 	k, ok := env.Cluster().(clusters.Killer)
 	if !ok {
 		return nil, fmt.Errorf("kill nemesis: %w", clusters.ErrUnsupported)
+	}
+	if err := clusters.Lacks(env.Cluster(), "kill", clusters.CmdKill, clusters.CmdStart+"|"+clusters.CmdRestart); err != nil {
+		return nil, err
 	}
 	return &Kill{env: env, rng: rng, k: k}, nil
 }

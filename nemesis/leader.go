@@ -53,6 +53,9 @@ func newPauseLeader(env Env, _ *rand.Rand) (Nemesis, error) {
 	if !ok1 || !ok2 {
 		return nil, fmt.Errorf("pause-leader nemesis: %w", clusters.ErrUnsupported)
 	}
+	if err := clusters.Lacks(env.Cluster(), "pause-leader", clusters.CmdStop, clusters.CmdContinue); err != nil {
+		return nil, err
+	}
 	return &Leader{p: p, apply: pa.PauseNode, undo: pa.ResumeNode, start: history.FPause, end: history.FResume,
 		verb: verbOf(env.Cluster(), "pause", "SIGSTOP"), env: env, kind: "pause-leader"}, nil
 }

@@ -2,9 +2,7 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"sort"
 	"strings"
 
@@ -66,43 +64,9 @@ var clusterKinds = map[string]clusterKind{
 	ClusterExternal: {
 		resolve: resolveExternal,
 		// The storage node of the protected resource is a local server.
-		look: func(context.Context, *Plan) error { return clusters.LookStorage() },
-		build: func(p *Plan, cfg clusters.TopologyConfig) (topology, error) {
-			return clusters.NewExternal(clusters.ExternalConfig{Addrs: p.Test.External, Workers: cfg.Workers, LogDir: cfg.LogDir}), nil
-		},
+		look:  func(context.Context, *Plan) error { return clusters.LookStorage() },
+		build: buildExternal,
 	},
-}
-
-// resolveExternal refuses an external cluster its service cannot be
-// pointed at, or that gives the design the wrong number of servers.
-func resolveExternal(p *Plan) error {
-	t := p.Test
-	form := p.Service.External
-	switch {
-	case len(t.External) == 0:
-		return errors.New("--cluster external: give the lock servers' addresses with --external HOST:PORT[,HOST:PORT...]")
-	case form == nil:
-		var with []string
-		for _, s := range clusters.Services() {
-			if s.External != nil {
-				with = append(with, s.Name)
-			}
-		}
-		return fmt.Errorf("--cluster external: lock %s's service %s needs more than its servers' addresses, which lockcheck cannot point its workers at yet (services it can: %s)",
-			t.Lock, p.Service.Name, strings.Join(with, ", "))
-	case !form.Ensemble && len(t.External) != p.Design.LockNodes:
-		given := fmt.Sprintf("%d addresses were", len(t.External))
-		if len(t.External) == 1 {
-			given = "1 address was"
-		}
-		return fmt.Errorf("--external: lock %s uses %d lock servers, and %s given", t.Lock, p.Design.LockNodes, given)
-	}
-	for _, a := range t.External {
-		if _, _, err := net.SplitHostPort(a); err != nil {
-			return fmt.Errorf("--external %s: want HOST:PORT: %w", a, err)
-		}
-	}
-	return nil
 }
 
 // findCluster returns the kind called name ("" is local), or an error

@@ -88,10 +88,18 @@ func TestRunExternalRedis(t *testing.T) {
 		test := quick(t, "redis-set-px", "kill", false)
 		test.Cluster, test.External = ClusterExternal, []string{addr}
 		_, err := Run(context.Background(), test, io.Discard)
-		if !errors.Is(err, clusters.ErrUnsupported) || !strings.Contains(err.Error(), "faults only the client's side") {
-			t.Fatalf("err = %v; want the kill refused with the reason", err)
+		if !errors.Is(err, clusters.ErrMissingCommand) || !strings.Contains(err.Error(), "kill nemesis: no kill command") {
+			t.Fatalf("err = %v; want the kill refused naming the command it lacks", err)
 		}
 		assertNoChildren(t, pid)
+	})
+	t.Run("clock refused", func(t *testing.T) {
+		test := quick(t, "redis-set-px", "clock", false)
+		test.Cluster, test.External = ClusterExternal, []string{addr}
+		_, err := Run(context.Background(), test, io.Discard)
+		if !errors.Is(err, clusters.ErrUnsupported) || !strings.Contains(err.Error(), "the servers only through the control commands") {
+			t.Fatalf("err = %v; want the clock refused with the reason", err)
+		}
 	})
 
 	// The user's server is theirs: still up after every run.
@@ -110,10 +118,10 @@ func TestResolveExternal(t *testing.T) {
 		external      []string
 		want          string
 	}{
-		{"redis-set-px", ClusterExternal, nil, "give the lock servers' addresses with --external"},
+		{"redis-set-px", ClusterExternal, nil, "give the lock servers with --external"},
 		{"redlock", ClusterExternal, []string{"127.0.0.1:1"}, "uses 5 lock servers, and 1 address was given"},
-		{"redis-sentinel", ClusterExternal, []string{"127.0.0.1:1"}, "needs more than its servers' addresses"},
-		{"pg-advisory", ClusterExternal, []string{"127.0.0.1:1"}, "needs more than its servers' addresses"},
+		{"redis-sentinel", ClusterExternal, []string{"127.0.0.1:1"}, "cannot run on servers you run yet"},
+		{"pg-advisory", ClusterExternal, []string{"127.0.0.1:1"}, "needs a login: give a topology file"},
 		{"redis-set-px", ClusterExternal, []string{"localhost"}, "want HOST:PORT"},
 		{"redis-set-px", ClusterLocal, []string{"127.0.0.1:1"}, "--external goes with --cluster external"},
 		{"zk-ephemeral", ClusterExternal, []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}, ""},

@@ -13,6 +13,7 @@ import (
 	"github.com/lockcheck/lockcheck/libraries"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/schedule"
+	"github.com/lockcheck/lockcheck/topofile"
 
 	// The services in folders of their own register when linked in.
 	_ "github.com/lockcheck/lockcheck/services"
@@ -52,6 +53,10 @@ type Plan struct {
 	Library        libraries.Library
 	LibraryVersion string
 
+	// external is the topology file of an external cluster (nil for
+	// none), and login the login its environment gives.
+	external *topofile.File
+	login    clusters.Login
 	// clockShim: a nemesis moves lock servers' wall clocks.
 	clockShim bool
 	// clientClocks: a nemesis moves workers' client clocks.
@@ -105,7 +110,7 @@ func Resolve(t Test) (*Plan, error) {
 		return nil, err
 	}
 	kinds := spec.Kinds
-	if len(t.External) > 0 && t.Cluster != ClusterExternal {
+	if (len(t.External) > 0 || t.Topology != "") && t.Cluster != ClusterExternal {
 		return nil, fmt.Errorf("--external goes with --cluster external (not %q)", t.Cluster)
 	}
 	cluster, err := findCluster(t.Cluster)
@@ -146,6 +151,11 @@ func Resolve(t Test) (*Plan, error) {
 		p.clockShim = p.clockShim || k.ClockShim
 		p.clientClocks = p.clientClocks || k.ClientClocks
 		p.replicated = p.replicated || k.Replicated
+	}
+	if t.Cluster == ClusterExternal {
+		if err := refuseExternalFaults(p); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }

@@ -140,6 +140,9 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	if err := writeTestJSON(dir, p); err != nil {
 		return Outcome{Dir: dir}, err
 	}
+	if err := keepTopology(dir, *t); err != nil {
+		return Outcome{Dir: dir}, err
+	}
 	hf, err := os.Create(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
 		return Outcome{Dir: dir}, fmt.Errorf("create history: %w", err)
@@ -489,6 +492,9 @@ func (p *Plan) WriteReport(dir string, h history.History, res checker.Result) er
 // recordFault records a nemesis op and keeps the fault in force for the
 // progress line.
 func (r *run) recordFault(op history.Op) history.Op {
+	if ct, ok := r.cluster.(clusters.CommandTaker); ok && op.Type != history.Invoke {
+		r.takeCommands(ct, &op)
+	}
 	op = r.rec.Record(op)
 	if op.Type == history.Info {
 		r.mu.Lock()
@@ -503,6 +509,24 @@ func (r *run) recordFault(op history.Op) history.Op {
 		r.mu.Unlock()
 	}
 	return op
+}
+
+// takeCommands puts in a fault's end op the control commands it ran on
+// its nodes; a fault that failed names no node, and takes whatever ran.
+func (r *run) takeCommands(ct clusters.CommandTaker, op *history.Op) {
+	var nodes []string
+	if op.Value != nil {
+		nodes = op.Value.Ext().Nodes
+	}
+	if len(nodes) == 0 && op.Error == "" {
+		return
+	}
+	if cmds := ct.TakeCommands(nodes); len(cmds) > 0 {
+		if op.Value == nil {
+			op.Value = &history.Value{}
+		}
+		op.Value.Mut().Commands = cmds
+	}
 }
 
 // progress prints a progress line every 250 ms until the returned function

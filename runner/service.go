@@ -23,8 +23,8 @@ func findService(t Test, d workloads.Design) (clusters.Service, error) {
 		return clusters.Service{}, fmt.Errorf("--service %s: %s runs on %s, which %s does not front (services for it: %s)",
 			t.Service, d.Name, d.Service, t.Service, strings.Join(ServicesFor(d), ", "))
 	}
-	if t.Cluster != "" && t.Cluster != ClusterLocal {
-		return clusters.Service{}, fmt.Errorf("--service %s: goes with --cluster local (not %s)", t.Service, t.Cluster)
+	if t.Cluster != "" && t.Cluster != ClusterLocal && t.Cluster != ClusterExternal {
+		return clusters.Service{}, fmt.Errorf("--service %s: goes with --cluster local or external (not %s)", t.Service, t.Cluster)
 	}
 	return svc, nil
 }

@@ -147,5 +147,8 @@ func Command(t Test) []string {
 	if len(t.External) > 0 {
 		args = append(args, "--external", strings.Join(t.External, ","))
 	}
+	if t.Topology != "" {
+		args = append(args, "--external", t.Topology)
+	}
 	return args
 }

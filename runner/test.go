@@ -47,6 +47,11 @@ type Test struct {
 	// External are the addresses of lock servers someone else runs, for
 	// Cluster "external" (clusters.External).
 	External []string `json:"external,omitempty"`
+	// Topology is the path of a topology file (package topofile) that
+	// names the servers someone else runs, for Cluster "external": their
+	// roles, addresses, control commands and login variables. The run
+	// directory keeps a copy (topology.yml).
+	Topology string `json:"topology,omitempty"`
 
 	Time           time.Duration `json:"time"`
 	Lease          time.Duration `json:"lease"`

@@ -789,15 +789,23 @@ func cliTables() (map[string]string, error) {
 // against the user's own servers (--external) can inject, by what they
 // strike, generated from the nemesis registry (runner.ExternalFaults).
 func externalFaultTable() string {
-	var workers, links []string
+	var workers, links, servers, sessions []string
 	for _, f := range runner.ExternalFaults() {
-		if f.Class == history.ClassNetwork {
-			links = append(links, "`"+f.Name+"`")
-		} else {
-			workers = append(workers, "`"+f.Name+"`")
+		name := "`" + f.Name + "`"
+		switch {
+		case len(f.Needs) > 0:
+			servers = append(servers, name+" (its "+strings.Join(f.Needs, " and ")+" commands)")
+		case f.Services != nil:
+			sessions = append(sessions, name+" ("+strings.Join(f.Services, ", ")+")")
+		case f.Class == history.ClassNetwork:
+			links = append(links, name)
+		default:
+			workers = append(workers, name)
 		}
 	}
 	return "| applies | nemeses |\n|---|---|\n" +
 		"| the workers | " + strings.Join(workers, ", ") + " |\n" +
-		"| the workers' links | " + strings.Join(links, ", ") + " |\n"
+		"| the workers' links | " + strings.Join(links, ", ") + " |\n" +
+		"| your servers, through the control commands of your topology file | " + strings.Join(servers, ", ") + " |\n" +
+		"| your database's sessions, through the login of your topology file | " + strings.Join(sessions, ", ") + " |\n"
 }

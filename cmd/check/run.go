@@ -45,9 +45,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&t.ServiceVersion, "service-version", "", "version of the lock service's server: one check list shows for it (default: the installed one; a version built from its Go module is built on first use and cached)")
 	fs.StringVar(&t.LibraryVersion, "library-version", "", "version of the design's Go client library its workers link: one the Go module proxy serves (default: the one lockcheck pins; check list shows each library's; another is built on first use and cached)")
 	fs.StringVar(&t.Cluster, "cluster", "local", "where the lock service runs: local (server processes on this machine), docker (containers of the images make images builds; needs a Docker engine) or external (servers you run: --external)")
-	fs.Func("external", "lock servers you run, `HOST:PORT,...`, reached through lockcheck's proxies (implies --cluster external; docs/your-lock.md)", func(v string) error {
-		t.External = strings.Split(v, ",")
-		return nil
+	fs.Func("external", "lock servers you run, `HOST:PORT,...` or a topology FILE (their roles, control commands and login), reached through lockcheck's proxies (implies --cluster external; docs/your-lock.md)", func(v string) error {
+		return externalFlag(&t, v)
 	})
 	fs.DurationVar(&t.Time, "time", 30*time.Second, "how long the workload runs")
 	fs.DurationVar(&t.Lease, "lease", time.Second, "lock lease (TTL)")
@@ -81,7 +80,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := checkGiven(fs); err != nil {
 		return exitError, err
 	}
-	if len(t.External) > 0 && !flagGiven(fs, "cluster") {
+	if (len(t.External) > 0 || t.Topology != "") && !flagGiven(fs, "cluster") {
 		t.Cluster = runner.ClusterExternal
 	}
 	t.Seed = seed.value()
@@ -141,4 +140,20 @@ func frontingServices() string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// externalFlag reads --external: a topology file (a path that names a
+// file, or ends in .yml, .yaml or .json) or the lock servers' addresses.
+func externalFlag(t *runner.Test, v string) error {
+	ext := strings.ToLower(filepath.Ext(v))
+	if st, err := os.Stat(v); (err == nil && st.Mode().IsRegular()) || ext == ".yml" || ext == ".yaml" || ext == ".json" {
+		abs, err := filepath.Abs(v)
+		if err != nil {
+			return err
+		}
+		t.Topology, t.External = abs, nil
+		return nil
+	}
+	t.External, t.Topology = strings.Split(v, ","), ""
+	return nil
 }

@@ -9,6 +9,7 @@ func init() {
 		Look:     clusters.LookAll(Look),
 		Version:  Version,
 		Versions: Versions,
+		External: &clusters.ExternalForm{Ensemble: true},
 		New: func(cfg clusters.TopologyConfig) clusters.Topology {
 			members := cfg.Nodes
 			if cfg.LockNodes == 1 {

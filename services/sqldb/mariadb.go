@@ -67,6 +67,31 @@ type mariadbEngine struct {
 	admin *sql.DB // the session-kill connection pool (one connection)
 }
 
+// closeAdmin closes the session kill's connection.
+func (e *mariadbEngine) closeAdmin() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.admin == nil {
+		return nil
+	}
+	err := e.admin.Close()
+	e.admin = nil
+	return err
+}
+
+// dsn returns the data source name of the server at addr for app:
+// MariaDBDSN, or with the login of a server someone else runs.
+func (e *mariadbEngine) dsn(addr, app string) string {
+	if e.as == nil {
+		return MariaDBDSN(addr, app)
+	}
+	c := mysql.NewConfig()
+	c.User, c.Passwd, c.Net, c.Addr, c.DBName = e.as.User, e.as.Password, "tcp", addr, e.as.Database
+	c.Timeout = 2 * time.Second
+	c.ConnectionAttributes = "program_name:" + app
+	return c.FormatDSN()
+}
+
 // MariaDBDSN returns the data source name of the cluster's database at
 // addr, with the connection attribute program_name set to app.
 func MariaDBDSN(addr, app string) string {
@@ -166,11 +191,23 @@ func (e *mariadbEngine) killSessions(ctx context.Context, addr, name string) ([]
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.admin == nil {
-		db, err := sql.Open("mysql", MariaDBDSN(addr, "lockcheck-nemesis")+"&wait_timeout=86400")
+		db, err := sql.Open("mysql", e.dsn(addr, "lockcheck-nemesis")+"&wait_timeout=86400")
 		if err != nil {
-			return nil, fmt.Errorf("connect to maria0 to end sessions: %w", err)
+			return nil, fmt.Errorf("connect to %s to end sessions: %w", addr, err)
 		}
 		db.SetMaxOpenConns(1)
+		// The sessions are found by their program_name, which only the
+		// performance schema keeps (a server someone else runs may have
+		// it off, MariaDB's default).
+		var on int
+		if err := db.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("connect to %s to end sessions: %w", addr, err)
+		}
+		if on != 1 {
+			db.Close()
+			return nil, fmt.Errorf("end the sessions of %s on %s: the server runs with performance_schema off, and only it names a session's program (start the server with performance_schema=ON)", name, addr)
+		}
 		e.admin = db
 	}
 	rows, err := e.admin.QueryContext(ctx, `SELECT DISTINCT PROCESSLIST_ID FROM performance_schema.session_connect_attrs

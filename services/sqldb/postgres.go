@@ -3,6 +3,7 @@ package sqldb
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,6 +81,32 @@ func PostgresURL(addr, app string) string {
 		u += "&application_name=" + app
 	}
 	return u
+}
+
+// closeAdmin closes the session kill's connection.
+func (e *postgresEngine) closeAdmin() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.admin == nil {
+		return nil
+	}
+	err := e.admin.Close(context.Background())
+	e.admin = nil
+	return err
+}
+
+// url returns the connection string of the server at addr for app:
+// PostgresURL, or with the login of a server someone else runs.
+func (e *postgresEngine) url(addr, app string) string {
+	if e.as == nil {
+		return PostgresURL(addr, app)
+	}
+	u := url.URL{Scheme: "postgres", Host: addr, Path: "/" + e.as.Database, User: url.User(e.as.User),
+		RawQuery: "connect_timeout=2&application_name=" + url.QueryEscape(app)}
+	if e.as.Password != "" {
+		u.User = url.UserPassword(e.as.User, e.as.Password)
+	}
+	return u.String()
 }
 
 func (e *postgresEngine) initialize(ctx context.Context, dir string, log *os.File) error {
@@ -178,7 +205,7 @@ func (e *postgresEngine) killSessions(ctx context.Context, addr, name string) (i
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.admin == nil || e.admin.IsClosed() {
-		if e.admin, err = pgx.Connect(ctx, PostgresURL(addr, "lockcheck-nemesis")); err != nil {
+		if e.admin, err = pgx.Connect(ctx, e.url(addr, "lockcheck-nemesis")); err != nil {
 			return nil, fmt.Errorf("connect to pg0 to end sessions: %w", err)
 		}
 		// The session timeouts are for lock clients, not for this one.

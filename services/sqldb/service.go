@@ -6,6 +6,10 @@ import (
 	"github.com/lockcheck/lockcheck/clusters"
 )
 
+// pgLoginEnv are libpq's own variables for a login, which a PostgreSQL
+// topology file's login comes from unless it names others.
+var pgLoginEnv = clusters.LoginEnv{User: "PGUSER", Password: "PGPASSWORD", Database: "PGDATABASE"}
+
 // The database services: PostgreSQL, MariaDB, and PgBouncer in front of
 // PostgreSQL in its two pool modes (it fronts postgres: a PostgreSQL
 // design runs on it with --service).
@@ -18,6 +22,7 @@ func init() {
 		Server:          "PostgreSQL",
 		SessionSettings: "idle_in_transaction_session_timeout, idle_session_timeout and tcp_user_timeout",
 		SessionTimeout:  sessionTimeout,
+		External:        externalForm(pgLoginEnv, func(as *clusters.Login) dbEngine { return &postgresEngine{dbServer: dbServer{as: as}} }, false),
 	})
 	clusters.RegisterService(clusters.Service{
 		Name: "mariadb", Packages: "mariadb-server, redis-server (storage)",
@@ -27,6 +32,8 @@ func init() {
 		Server:          "MariaDB",
 		SessionSettings: "wait_timeout and idle_transaction_timeout",
 		SessionTimeout:  func(lease time.Duration) time.Duration { return wholeSeconds(sessionTimeout(lease)) },
+		External: externalForm(clusters.LoginEnv{User: "MARIADB_USER", Password: "MARIADB_PASSWORD", Database: "MARIADB_DATABASE"},
+			func(as *clusters.Login) dbEngine { return &mariadbEngine{dbServer: dbServer{as: as}} }, false),
 	})
 	for _, mode := range []struct{ mode, summary string }{
 		{"transaction", "a server session is lent to a client for one transaction and then to any other, so session state (a session advisory lock) stays behind on a session the client no longer has"},
@@ -44,6 +51,7 @@ func init() {
 			SessionSettings: "PostgreSQL's idle_in_transaction_session_timeout, idle_session_timeout and tcp_user_timeout (on PgBouncer's server sessions)",
 			SessionTimeout:  sessionTimeout,
 			Version:         PgBouncerVersion,
+			External:        externalForm(pgLoginEnv, func(as *clusters.Login) dbEngine { return &postgresEngine{dbServer: dbServer{as: as}} }, true),
 		})
 	}
 }

@@ -45,6 +45,9 @@ type dbServer struct {
 	bin  string
 	data string
 	cred *syscall.Credential
+	// as is the login of a server someone else runs, which the session
+	// kill logs in with; nil for lockcheck's own server.
+	as *clusters.Login
 }
 
 // Config describes a database lock service: one server and a redis
