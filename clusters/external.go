@@ -89,6 +89,7 @@ var (
 	_ LinkToxicker    = (*External)(nil)
 	_ Limited         = (*External)(nil)
 	_ Killer          = (*External)(nil)
+	_ Wiper           = (*External)(nil)
 	_ Pauser          = (*External)(nil)
 	_ Commanded       = (*External)(nil)
 	_ CommandTaker    = (*External)(nil)
@@ -307,4 +308,24 @@ func (l *LedExternal) Leader(ctx context.Context) (string, error) { return l.lea
 // (FaultVerber): "ran the kill command on".
 func (e *External) FaultVerb(fault string) string {
 	return map[string]string{"kill": "ran the kill command on", "pause": "ran the stop command on"}[fault]
+}
+
+// RestartEmpty stops the proxies to the named lock server, runs its
+// restart-without-data command, waits until it accepts connections and
+// starts its proxies again (Wiper).
+func (e *External) RestartEmpty(ctx context.Context, name string) error {
+	s := &e.NodeSet
+	i, err := s.Index(name)
+	if err != nil {
+		return err
+	}
+	srv, ok := s.nodes[i].Server.(commandServer)
+	if !ok {
+		return fmt.Errorf("%s: not a server of the topology file", name)
+	}
+	if err := s.proxies.DisableAll(s.nodeLinks(i)); err != nil {
+		return err
+	}
+	err = srv.waitAccepting(ctx, CmdRestartEmpty)
+	return errors.Join(err, s.proxies.EnableAll(s.nodeLinks(i)))
 }

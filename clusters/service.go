@@ -113,6 +113,9 @@ type ExternalForm struct {
 	// capabilities added (a session kill, the master found through its
 	// failover managers); nil when the plain one serves.
 	Extend func(e *External) Topology
+	// Check refuses a topology file's servers the service cannot run on
+	// (no Sentinel, no master name), nil to take any.
+	Check func(cfg ExternalConfig) error
 }
 
 // LoginEnv names the environment variables of a database login, and the

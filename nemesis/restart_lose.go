@@ -74,6 +74,9 @@ func newRestartLose(env Env, rng *rand.Rand) (Nemesis, error) {
 	if _, ok := env.Cluster().(clusters.Killer); !ok {
 		return nil, fmt.Errorf("restart-lose nemesis: the cluster cannot restart a lock node (no clusters.Killer): %w", clusters.ErrUnsupported)
 	}
+	if err := clusters.Lacks(env.Cluster(), "restart-lose", clusters.CmdRestartEmpty); err != nil {
+		return nil, err
+	}
 	n := &RestartLose{env: env, rng: rng, w: w, aim: restartLoseAim}
 	n.keys, _ = env.Cluster().(clusters.KeyReader)
 	return n, nil

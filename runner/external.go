@@ -88,6 +88,11 @@ func resolveTopology(p *Plan, form *clusters.ExternalForm) error {
 	} else if f.Login != nil {
 		return fmt.Errorf("topology file %s: service %s has no login (drop login:)", t.Topology, p.Service.Name)
 	}
+	if form.Check != nil {
+		if err := form.Check(clusters.ExternalConfig{Servers: f.ExternalServers(), MasterName: f.MasterName}); err != nil {
+			return fmt.Errorf("topology file %s: %w", t.Topology, err)
+		}
+	}
 	p.external = f
 	return nil
 }

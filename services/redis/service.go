@@ -20,8 +20,9 @@ func init() {
 	})
 	clusters.RegisterService(clusters.Service{
 		Name: "redis-sentinel", Packages: "redis-server, redis-sentinel",
-		Summary: "one redis master, two replicas and three sentinels; workers find the master through the sentinels",
-		Look:    clusters.LookAll(LookRedis, LookSentinel),
+		Summary:  "one redis master, two replicas and three sentinels; workers find the master through the sentinels",
+		Look:     clusters.LookAll(LookRedis, LookSentinel),
+		External: sentinelExternal,
 		New: func(cfg clusters.TopologyConfig) clusters.Topology {
 			return NewSentinel(SentinelConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true, ClockShim: cfg.ClockShim})
 		},
