@@ -34,11 +34,27 @@ const (
 	RuleWholeLines = "events are whole lines"
 	RuleClose      = "close exits"
 	RuleStdoutOnly = "stdout carries nothing but protocol lines"
+	RuleFenced     = "with fencing, the resource refuses a token below the highest it has seen"
 )
 
 // Rules lists every rule in the order the report prints them.
 var Rules = []string{RuleOpen, RuleVersion, RuleReplies, RuleCycle, RuleAfterLease, RuleTimeout,
-	RuleProxies, RuleWholeLines, RuleClose, RuleStdoutOnly}
+	RuleProxies, RuleFenced, RuleWholeLines, RuleClose, RuleStdoutOnly}
+
+// RulesFor lists the rules a worker of design d is checked for: every
+// rule but RuleFenced for a design with no fencing tokens.
+func RulesFor(d workloads.Design) []string {
+	if d.Tokens {
+		return Rules
+	}
+	var out []string
+	for _, r := range Rules {
+		if r != RuleFenced {
+			out = append(out, r)
+		}
+	}
+	return out
+}
 
 // DialsAround is how the report says that a worker's lock commands
 // succeeded while every link of its worker slot to the lock nodes was cut:
@@ -181,7 +197,7 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	defer logf.Close()
-	c := &checkRun{o: o, top: top, log: logf, rep: &Report{}}
+	c := &checkRun{o: o, top: top, log: logf, rep: &Report{}, design: d}
 	c.cfg = workloads.Config{Protocol: workloads.ProtocolVersion, Lock: d.Name, Process: 0, Seed: 1,
 		LockAddrs: top.LockAddrs(0), StorageAddr: top.StorageAddr(), LeaseMS: o.Lease.Milliseconds(),
 		AcquireTimeoutMS: 2 * o.Lease.Milliseconds(), RetryMS: 10, ThinkMS: 10, OpTimeoutMS: opTimeout.Milliseconds()}
@@ -192,6 +208,9 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 		return c.rep, err
 	}
 	if err := c.main(ctx); err != nil {
+		return c.rep, err
+	}
+	if err := c.fenced(ctx); err != nil {
 		return c.rep, err
 	}
 	if err := c.close(); err != nil {
@@ -205,11 +224,12 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 
 // checkRun is the state of one Check.
 type checkRun struct {
-	o   Options
-	top topology
-	log *os.File
-	rep *Report
-	cfg workloads.Config
+	o      Options
+	top    topology
+	log    *os.File
+	rep    *Report
+	cfg    workloads.Config
+	design workloads.Design
 }
 
 func (c *checkRun) start() (*proc, error) {
@@ -250,12 +270,16 @@ func (c *checkRun) open() (*proc, bool, error) {
 // worker, or, when open failed or was refused, what went wrong (the worker
 // then killed); an error means the worker could not be started.
 func (c *checkRun) openWorker() (*proc, string, error) {
+	return c.openWith(c.cfg)
+}
+
+// openWith opens a fresh worker with cfg, as openWorker.
+func (c *checkRun) openWith(cfg workloads.Config) (*proc, string, error) {
 	p, err := c.start()
 	if err != nil {
 		return nil, "", err
 	}
 	c.rep.checked(RuleOpen)
-	cfg := c.cfg
 	r, _, err := p.call(workloads.Request{F: workloads.FOpen, Config: &cfg}, c.o.ReplyTimeout)
 	var problem string
 	switch {

@@ -123,8 +123,9 @@ func TestCodeLines(t *testing.T) {
 // serviceHomes are the folders whose code may name a service: the
 // services' own folders (and services/services.go, which imports them
 // all), the designs (workloads), the scenarios, the reproduced bug
-// reports (bugs) and the lessons (learn).
-var serviceHomes = []string{"services", "workloads", "scenarios", "bugs", "learn"}
+// reports (bugs), the lessons (learn) and the worker kit's examples
+// (kit/examples), each a worker for one service.
+var serviceHomes = []string{"services", "workloads", "scenarios", "bugs", "learn", "kit/examples"}
 
 // TestSharedCodeNamesNoService: outside the services' homes, the code
 // (comments aside) names no service but Redis, whose server also keeps the

@@ -1,0 +1,120 @@
+package kit_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockcheck/lockcheck/conformance"
+	"github.com/lockcheck/lockcheck/internal/servicetest"
+	"github.com/lockcheck/lockcheck/kit"
+	"github.com/lockcheck/lockcheck/workloads"
+)
+
+// TestMain lets the test binary serve as a kit worker whose resource
+// keeps no fencing (LOCKCHECK_KIT_WORKER=unfenced).
+func TestMain(m *testing.M) {
+	if os.Getenv("LOCKCHECK_KIT_WORKER") == "unfenced" {
+		kit.SetUnfenced(true)
+		kit.Main(func(ctx context.Context, cfg kit.Config) (kit.Lock, error) {
+			return &setNX{c: redis.NewClient(&redis.Options{Addr: cfg.LockAddrs[0]}), cfg: cfg}, nil
+		})
+	}
+	os.Exit(m.Run())
+}
+
+// setNX is the smallest Redis lock with a token: SET NX PX, INCR.
+type setNX struct {
+	c   *redis.Client
+	cfg kit.Config
+	n   int
+}
+
+func (l *setNX) Acquire(ctx context.Context, key string) (kit.Grant, error) {
+	l.n++
+	owner := fmt.Sprintf("p%d-%d", l.cfg.Process, l.n)
+	for {
+		ok, err := l.c.SetNX(ctx, key, owner, l.cfg.Lease()).Result()
+		if err != nil {
+			return kit.Grant{}, err
+		}
+		if ok {
+			t, err := l.c.Incr(ctx, key+":token").Result()
+			return kit.Grant{Owner: owner, Token: t}, err
+		}
+		select {
+		case <-ctx.Done():
+			return kit.Grant{}, kit.ErrNotAcquired
+		case <-time.After(l.cfg.Retry()):
+		}
+	}
+}
+
+func (l *setNX) Release(ctx context.Context, key string, g kit.Grant) (bool, error) {
+	v, err := l.c.Get(ctx, key).Result()
+	if err == redis.Nil {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if v != g.Owner {
+		return false, nil
+	}
+	return true, l.c.Del(ctx, key).Err()
+}
+
+// TestKitExamplesConform builds each Go kit example as its users would
+// (go build) and checks it with check conformance's rules on the design
+// it implements: every rule kept, the fenced resource's among them.
+func TestKitExamplesConform(t *testing.T) {
+	for _, tt := range []struct{ dir, lock string }{
+		{"redis", "redis-set-px"},
+		{"postgres", "pg-advisory"},
+		{"etcd", "etcd-mutex"},
+		{"nats", "nats-kv"},
+	} {
+		t.Run(tt.dir, func(t *testing.T) {
+			servicetest.Need(t, tt.lock)
+			bin := filepath.Join(t.TempDir(), tt.dir+"-worker")
+			out, err := exec.Command("go", "build", "-o", bin, "./examples/"+tt.dir).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go build ./examples/%s: %v\n%s", tt.dir, err, out)
+			}
+			rep, err := conformance.Check(context.Background(), conformance.Options{Worker: []string{bin}, Lock: tt.lock,
+				Dir: t.TempDir(), Lease: 2 * time.Second, ReplyTimeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Conforms() {
+				t.Fatalf("broken rules: %+v", rep.Broken)
+			}
+			d, _ := workloads.FindDesign(tt.lock)
+			if want := conformance.RulesFor(d); len(rep.Checked) != len(want) {
+				t.Errorf("checked %v, want every rule of %v", rep.Checked, want)
+			}
+		})
+	}
+}
+
+// TestUnfencedKitWorker: a kit worker whose resource lets a stale token
+// write fails conformance, naming the fenced resource's rule and nothing
+// else.
+func TestUnfencedKitWorker(t *testing.T) {
+	servicetest.Need(t, "redis-set-px")
+	rep, err := conformance.Check(context.Background(), conformance.Options{Worker: []string{os.Args[0]},
+		Env: []string{"LOCKCHECK_KIT_WORKER=unfenced"}, Lock: "redis-set-px", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Broken) != 1 || rep.Broken[0].Rule != conformance.RuleFenced || !strings.Contains(rep.Broken[0].Detail, "replied ok, want fail") {
+		t.Fatalf("broken: %+v; want the fenced resource's rule alone", rep.Broken)
+	}
+}
