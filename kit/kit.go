@@ -294,4 +294,3 @@ func (wk *worker) close() {
 	}
 	wk.res.close()
 }
-
