@@ -118,3 +118,65 @@ func TestUnfencedKitWorker(t *testing.T) {
 		t.Fatalf("broken: %+v; want the fenced resource's rule alone", rep.Broken)
 	}
 }
+
+// TestPythonKitExamplesConform checks each Python kit example with Debian's
+// python3 (where the client libraries come from) against the design it
+// implements.
+func TestPythonKitExamplesConform(t *testing.T) {
+	for _, tt := range []struct {
+		file, lock string
+		zk         bool
+	}{
+		{"redis_worker.py", "redis-set-px", false},
+		{"postgres_worker.py", "pg-advisory", false},
+		{"kazoo_worker.py", "zk-sequential", true},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			servicetest.Need(t, tt.lock)
+			argv := []string{"/usr/bin/python3", filepath.Join("python", "examples", tt.file)}
+			if out, err := exec.Command(argv[0], "-c", "import "+map[string]string{"redis_worker.py": "redis", "postgres_worker.py": "psycopg2", "kazoo_worker.py": "kazoo"}[tt.file]).CombinedOutput(); err != nil {
+				t.Skipf("%s's client library is not installed (scripts/deps.sh python): %s", tt.file, out)
+			}
+			o := conformance.Options{Worker: argv, Lock: tt.lock, Dir: t.TempDir(), Lease: 2 * time.Second, ReplyTimeout: 30 * time.Second}
+			if tt.zk {
+				o.Lease = 3 * time.Second
+			}
+			rep, err := conformance.Check(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Conforms() {
+				t.Fatalf("broken rules: %+v", rep.Broken)
+			}
+			d, _ := workloads.FindDesign(tt.lock)
+			if want := conformance.RulesFor(d); len(rep.Checked) != len(want) {
+				t.Errorf("checked %v, want every rule of %v", rep.Checked, want)
+			}
+		})
+	}
+}
+
+// TestUnfencedPythonKitWorker: the Python kit with its fencing check
+// removed fails conformance on the fenced resource's rule alone.
+func TestUnfencedPythonKitWorker(t *testing.T) {
+	servicetest.Need(t, "redis-set-px")
+	script := filepath.Join(t.TempDir(), "unfenced.py")
+	ex, _ := filepath.Abs(filepath.Join("python", "examples", "redis_worker.py"))
+	kitDir, _ := filepath.Abs("python")
+	src := "import sys, runpy\nsys.path.insert(0, " + fmt.Sprintf("%q", kitDir) + ")\nimport lockcheck_kit\nlockcheck_kit.UNFENCED = True\n" +
+		"runpy.run_path(" + fmt.Sprintf("%q", ex) + ", run_name='__main__')\n"
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("/usr/bin/python3", "-c", "import redis").CombinedOutput(); err != nil {
+		t.Skipf("python3-redis is not installed (scripts/deps.sh python): %s", out)
+	}
+	rep, err := conformance.Check(context.Background(), conformance.Options{Worker: []string{"/usr/bin/python3", script},
+		Lock: "redis-set-px", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Broken) != 1 || rep.Broken[0].Rule != conformance.RuleFenced {
+		t.Fatalf("broken: %+v; want the fenced resource's rule alone", rep.Broken)
+	}
+}

@@ -8,8 +8,9 @@
 #   redis      redis-server, redis-cli, redis-sentinel: Redis lock nodes, the
 #              storage node of every run, Sentinel; gcc for the clock shim
 #   zookeeper  java, zookeeper.jar, slf4j: ZooKeeper 3.8 ensembles
-#   python     python3-redis, python3-kazoo: the redis-py-lock and kazoo-lock
-#              workers (Debian's /usr/bin/python3, workers/python/)
+#   python     python3-redis, python3-kazoo, python3-psycopg2: the redis-py-lock
+#              and kazoo-lock workers (Debian's /usr/bin/python3,
+#              workers/python/) and the Python kit's examples (kit/python/)
 #   curator    libcurator-recipes-java, jackson, javac: the curator-mutex
 #              worker (workers/java/, compiled on first use)
 #   postgres   postgresql-15: PostgreSQL lock designs (initdb, postgres)
@@ -71,6 +72,7 @@ missing() {
     [ -x /usr/bin/python3 ] || echo python3
     /usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || echo python3-redis
     /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || echo python3-kazoo
+    /usr/bin/python3 -c 'import psycopg2' >/dev/null 2>&1 || echo python3-psycopg2
   fi
   if want curator; then
     [ -f /usr/share/java/curator-recipes.jar ] || echo libcurator-recipes-java
