@@ -68,7 +68,7 @@ func cmdConformance(args []string, stdout, stderr io.Writer) (int, error) {
 	for _, b := range rep.Broken {
 		broken[b.Rule] = append(broken[b.Rule], b.Detail)
 	}
-	for _, r := range conformance.Rules {
+	for _, r := range conformance.RulesFor(d) {
 		switch {
 		case len(broken[r]) > 0:
 			fmt.Fprintf(stdout, "  BROKEN  %s\n", r)
