@@ -180,3 +180,83 @@ func TestUnfencedPythonKitWorker(t *testing.T) {
 		t.Fatalf("broken: %+v; want the fenced resource's rule alone", rep.Broken)
 	}
 }
+
+// javaClassPath is the class path of the Java kit's examples' libraries,
+// Debian's jars.
+const javaClassPath = "/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-simple.jar:/usr/share/java/postgresql.jar"
+
+// compileJava compiles the Java kit and its examples (and extra sources)
+// into a temporary directory and returns it; it skips without javac or a
+// library jar.
+func compileJava(t *testing.T, extra ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("javac"); err != nil {
+		t.Skip("no javac (scripts/deps.sh curator installs it)")
+	}
+	for _, jar := range strings.Split(javaClassPath, ":") {
+		if _, err := os.Stat(jar); err != nil {
+			t.Skipf("%s is not installed (scripts/deps.sh curator)", jar)
+		}
+	}
+	out := t.TempDir()
+	srcs, _ := filepath.Glob(filepath.Join("java", "examples", "*.java"))
+	args := append([]string{"-cp", javaClassPath, "-d", out, filepath.Join("java", "LockcheckKit.java")}, srcs...)
+	if b, err := exec.Command("javac", append(args, extra...)...).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, b)
+	}
+	return out
+}
+
+// TestJavaKitExamplesConform compiles the Java kit and its examples with
+// the JDK and Debian's jars, and checks each against its design.
+func TestJavaKitExamplesConform(t *testing.T) {
+	classes := compileJava(t)
+	for _, tt := range []struct {
+		class, lock string
+		zk          bool
+	}{
+		{"RedisWorker", "redis-set-px", false},
+		{"PostgresWorker", "pg-advisory", false},
+		{"CuratorWorker", "zk-sequential", true},
+	} {
+		t.Run(tt.class, func(t *testing.T) {
+			servicetest.Need(t, tt.lock)
+			o := conformance.Options{Worker: []string{"java", "-cp", classes + ":" + javaClassPath, tt.class}, Lock: tt.lock,
+				Dir: t.TempDir(), Lease: 2 * time.Second, ReplyTimeout: 30 * time.Second}
+			if tt.zk {
+				o.Lease = 3 * time.Second
+			}
+			rep, err := conformance.Check(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Conforms() {
+				t.Fatalf("broken rules: %+v", rep.Broken)
+			}
+			d, _ := workloads.FindDesign(tt.lock)
+			if want := conformance.RulesFor(d); len(rep.Checked) != len(want) {
+				t.Errorf("checked %v, want every rule of %v", rep.Checked, want)
+			}
+		})
+	}
+}
+
+// TestUnfencedJavaKitWorker: the Java kit with its fencing check removed
+// fails conformance on the fenced resource's rule alone.
+func TestUnfencedJavaKitWorker(t *testing.T) {
+	servicetest.Need(t, "redis-set-px")
+	src := filepath.Join(t.TempDir(), "Unfenced.java")
+	if err := os.WriteFile(src, []byte("public class Unfenced {\n  public static void main(String[] a) {\n"+
+		"    LockcheckKit.unfenced = true;\n    RedisWorker.main(a);\n  }\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	classes := compileJava(t, src)
+	rep, err := conformance.Check(context.Background(), conformance.Options{Worker: []string{"java", "-cp", classes, "Unfenced"},
+		Lock: "redis-set-px", Dir: t.TempDir(), ReplyTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Broken) != 1 || rep.Broken[0].Rule != conformance.RuleFenced {
+		t.Fatalf("broken: %+v; want the fenced resource's rule alone", rep.Broken)
+	}
+}

@@ -12,7 +12,8 @@
 #              and kazoo-lock workers (Debian's /usr/bin/python3,
 #              workers/python/) and the Python kit's examples (kit/python/)
 #   curator    libcurator-recipes-java, jackson, javac: the curator-mutex
-#              worker (workers/java/, compiled on first use)
+#              worker (workers/java/, compiled on first use); the Java kit's
+#              examples (kit/java/; libpostgresql-jdbc-java for PostgreSQL)
 #   postgres   postgresql-15: PostgreSQL lock designs (initdb, postgres)
 #   pgbouncer  pgbouncer: PostgreSQL through PgBouncer's pools
 #   mariadb    mariadb-server: MariaDB lock designs (mariadbd, mariadb-install-db)
@@ -78,6 +79,7 @@ missing() {
     [ -f /usr/share/java/curator-recipes.jar ] || echo libcurator-recipes-java
     [ -f /usr/share/java/jackson-databind.jar ] || echo libjackson2-databind-java
     command -v javac >/dev/null 2>&1 || echo default-jdk-headless
+    [ -f /usr/share/java/postgresql.jar ] || echo libpostgresql-jdbc-java
   fi
   if want postgres; then
     ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo postgresql-15
