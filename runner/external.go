@@ -30,6 +30,10 @@ func resolveExternal(p *Plan) error {
 		return resolveTopology(p, form)
 	case form.Login != nil:
 		return fmt.Errorf("--external HOST:PORT: service %s needs a login: give a topology file (--external FILE, docs/your-lock.md)", p.Service.Name)
+	case form.Check != nil:
+		if err := form.Check(clusters.NewExternal(clusters.ExternalConfig{Addrs: t.External}).Config()); err != nil {
+			return fmt.Errorf("--external HOST:PORT: service %s needs a topology file (--external FILE, docs/your-lock.md): %w", p.Service.Name, err)
+		}
 	case !form.Ensemble && len(t.External) != p.Design.LockNodes:
 		return lockCountError(t.Lock, p.Design.LockNodes, len(t.External), "address")
 	}

@@ -120,7 +120,8 @@ func TestResolveExternal(t *testing.T) {
 	}{
 		{"redis-set-px", ClusterExternal, nil, "give the lock servers with --external"},
 		{"redlock", ClusterExternal, []string{"127.0.0.1:1"}, "uses 5 lock servers, and 1 address was given"},
-		{"redis-sentinel", ClusterExternal, []string{"127.0.0.1:1"}, "cannot run on servers you run yet"},
+		{"redis-sentinel", ClusterExternal, []string{"127.0.0.1:1"}, "needs a topology file (--external FILE, docs/your-lock.md): no master_name"},
+		{"redis-zk", ClusterExternal, []string{"127.0.0.1:1"}, "cannot run on servers you run yet"},
 		{"pg-advisory", ClusterExternal, []string{"127.0.0.1:1"}, "needs a login: give a topology file"},
 		{"redis-set-px", ClusterExternal, []string{"localhost"}, "want HOST:PORT"},
 		{"redis-set-px", ClusterLocal, []string{"127.0.0.1:1"}, "--external goes with --cluster external"},

@@ -51,12 +51,24 @@ var (
 // WorkerLinks gives a worker of slot the Sentinels, the master's name and
 // the map of every announced address to its proxies.
 func (s *externalSentinel) WorkerLinks(slot int) clusters.WorkerLinks {
-	cfg := s.Config()
-	locks, others := s.NodeSet.LockAddrs(slot), s.Others.LockAddrs(slot)
-	m := make(map[string]string)
+	m, proxies := announced(s.External, slot)
 	var sentinels []string
+	for i, srv := range s.Config().Servers {
+		if srv.Role == RoleSentinel {
+			sentinels = append(sentinels, proxies[i])
+		}
+	}
+	return clusters.WorkerLinks{DiscoveryAddrs: sentinels, MasterName: s.Config().MasterName, AddrMap: m}
+}
+
+// announced maps every server's addr and announce to worker slot's proxy
+// for it, and returns the proxies in the servers' order.
+func announced(e *clusters.External, slot int) (map[string]string, []string) {
+	locks, others := e.NodeSet.LockAddrs(slot), e.Others.LockAddrs(slot)
+	m := make(map[string]string)
+	var proxies []string
 	li, oi := 0, 0
-	for _, srv := range cfg.Servers {
+	for _, srv := range e.Config().Servers {
 		var proxy string
 		if srv.Role == clusters.RoleLock {
 			proxy, li = locks[li], li+1
@@ -67,11 +79,32 @@ func (s *externalSentinel) WorkerLinks(slot int) clusters.WorkerLinks {
 		if srv.Announce != "" {
 			m[srv.Announce] = proxy
 		}
-		if srv.Role == RoleSentinel {
-			sentinels = append(sentinels, proxy)
-		}
+		proxies = append(proxies, proxy)
 	}
-	return clusters.WorkerLinks{DiscoveryAddrs: sentinels, MasterName: cfg.MasterName, AddrMap: m}
+	return m, proxies
+}
+
+// clusterExternal is the external form of the redis-cluster service: the
+// user's cluster nodes (role lock), each with the address the cluster
+// announces for it when that is not its addr.
+var clusterExternal = &clusters.ExternalForm{
+	Ensemble: true,
+	Extend:   func(e *clusters.External) clusters.Topology { return &externalCluster{External: e} },
+}
+
+// externalCluster is a Redis Cluster someone else runs: every address the
+// cluster announces (in MOVED replies and its slot map) maps to the
+// worker slot's proxy to that node.
+type externalCluster struct {
+	*clusters.External
+}
+
+var _ clusters.Linker = (*externalCluster)(nil)
+
+// WorkerLinks gives a worker of slot the map of every announced address.
+func (c *externalCluster) WorkerLinks(slot int) clusters.WorkerLinks {
+	m, _ := announced(c.External, slot)
+	return clusters.WorkerLinks{AddrMap: m}
 }
 
 // Leader returns the lock server a majority of the Sentinels name as the

@@ -31,7 +31,8 @@ func init() {
 		Name: "redis-cluster", Packages: "redis-server",
 		Summary: "Redis Cluster: six cluster-enabled redis-servers (three masters, three replicas), every client and " +
 			"cluster-bus link through Toxiproxy; workers use go-redis's cluster client",
-		Look: clusters.LookAll(LookRedis),
+		Look:     clusters.LookAll(LookRedis),
+		External: clusterExternal,
 		New: func(cfg clusters.TopologyConfig) clusters.Topology {
 			return NewRedisCluster(RedisClusterConfig{Workers: cfg.Workers, LogDir: cfg.LogDir, Persist: true,
 				ClockShim: cfg.ClockShim})
