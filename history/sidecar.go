@@ -254,7 +254,8 @@ func binaryFields(op *Op) (uint64, bool) {
 		return 0, true
 	}
 	x := v.Ext()
-	if x.Rejected != "" || x.MaxToken != 0 || x.DeletedOwner != "" || x.Targets != nil || x.Duration != 0 || x.Detail != "" || x.Hit != nil || x.Unheard {
+	if x.Rejected != "" || x.MaxToken != 0 || x.DeletedOwner != "" || x.Targets != nil || x.Duration != 0 || x.Detail != "" || x.Hit != nil || x.Unheard ||
+		x.Commands != nil {
 		return 0, false
 	}
 	var f uint64

@@ -158,6 +158,8 @@ func TestSidecarEdgeOps(t *testing.T) {
 		{"rejected", &Value{Extra: &Extra{Rejected: "write", MaxToken: 3}}, false, nil},
 		{"max token", &Value{Extra: &Extra{MaxToken: 3}}, false, nil},
 		{"deleted owner", &Value{Extra: &Extra{DeletedOwner: "p2"}}, false, nil},
+		{"commands", &Value{Extra: &Extra{Nodes: []string{"lock0"}, Commands: []Command{{Node: "lock0", Word: "kill", Line: "docker kill lock0", Took: time.Second}}}}, false, nil},
+		{"empty commands", &Value{Extra: &Extra{Commands: []Command{}}}, false, nil},
 		{"duration", &Value{Extra: &Extra{Duration: time.Second}}, false, nil},
 		{"escaped strings", &Value{Owner: "a\"b\\c<d>&\n"}, true, func(op *Op) { op.Error = "x\ty" }},
 		{"bad UTF-8 error", nil, false, func(op *Op) { op.Error = "\xff" }},
@@ -220,7 +222,7 @@ func TestSidecarFields(t *testing.T) {
 	}{
 		{Op{}, []string{"Index", "Time", "Process", "Type", "F", "Key", "Value", "Error"}},
 		{Value{}, []string{"Token", "Owner", "Read", "Wrote", "Released", "Extra", "Backend"}},
-		{Extra{}, []string{"Rejected", "MaxToken", "DeletedOwner", "Targets", "Nodes", "Duration", "Detail", "Hit", "Release", "Unheard"}},
+		{Extra{}, []string{"Rejected", "MaxToken", "DeletedOwner", "Targets", "Nodes", "Duration", "Detail", "Hit", "Release", "Unheard", "Commands"}},
 		{Release{}, []string{"How", "ServerTime", "At", "Lease", "Probe", "Lag"}},
 	} {
 		if got := names(c.v); !slices.Equal(got, c.want) {

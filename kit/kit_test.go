@@ -82,24 +82,14 @@ func TestKitExamplesConform(t *testing.T) {
 		{"nats", "nats-kv"},
 	} {
 		t.Run(tt.dir, func(t *testing.T) {
+			t.Parallel()
 			servicetest.Need(t, tt.lock)
 			bin := filepath.Join(t.TempDir(), tt.dir+"-worker")
 			out, err := exec.Command("go", "build", "-o", bin, "./examples/"+tt.dir).CombinedOutput()
 			if err != nil {
 				t.Fatalf("go build ./examples/%s: %v\n%s", tt.dir, err, out)
 			}
-			rep, err := conformance.Check(context.Background(), conformance.Options{Worker: []string{bin}, Lock: tt.lock,
-				Dir: t.TempDir(), Lease: 2 * time.Second, ReplyTimeout: 30 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !rep.Conforms() {
-				t.Fatalf("broken rules: %+v", rep.Broken)
-			}
-			d, _ := workloads.FindDesign(tt.lock)
-			if want := conformance.RulesFor(d); len(rep.Checked) != len(want) {
-				t.Errorf("checked %v, want every rule of %v", rep.Checked, want)
-			}
+			conforms(t, []string{bin}, tt.lock, false)
 		})
 	}
 }
@@ -108,15 +98,8 @@ func TestKitExamplesConform(t *testing.T) {
 // write fails conformance, naming the fenced resource's rule and nothing
 // else.
 func TestUnfencedKitWorker(t *testing.T) {
-	servicetest.Need(t, "redis-set-px")
-	rep, err := conformance.Check(context.Background(), conformance.Options{Worker: []string{os.Args[0]},
-		Env: []string{"LOCKCHECK_KIT_WORKER=unfenced"}, Lock: "redis-set-px", Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Broken) != 1 || rep.Broken[0].Rule != conformance.RuleFenced || !strings.Contains(rep.Broken[0].Detail, "replied ok, want fail") {
-		t.Fatalf("broken: %+v; want the fenced resource's rule alone", rep.Broken)
-	}
+	t.Parallel()
+	unfencedFails(t, []string{os.Args[0]}, []string{"LOCKCHECK_KIT_WORKER=unfenced"})
 }
 
 // TestPythonKitExamplesConform checks each Python kit example with Debian's
@@ -124,34 +107,17 @@ func TestUnfencedKitWorker(t *testing.T) {
 // implements.
 func TestPythonKitExamplesConform(t *testing.T) {
 	for _, tt := range []struct {
-		file, lock string
-		zk         bool
+		file, module, lock string
+		zk                 bool
 	}{
-		{"redis_worker.py", "redis-set-px", false},
-		{"postgres_worker.py", "pg-advisory", false},
-		{"kazoo_worker.py", "zk-sequential", true},
+		{"redis_worker.py", "redis", "redis-set-px", false},
+		{"postgres_worker.py", "psycopg2", "pg-advisory", false},
+		{"kazoo_worker.py", "kazoo", "zk-sequential", true},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
-			servicetest.Need(t, tt.lock)
-			argv := []string{"/usr/bin/python3", filepath.Join("python", "examples", tt.file)}
-			if out, err := exec.Command(argv[0], "-c", "import "+map[string]string{"redis_worker.py": "redis", "postgres_worker.py": "psycopg2", "kazoo_worker.py": "kazoo"}[tt.file]).CombinedOutput(); err != nil {
-				t.Skipf("%s's client library is not installed (scripts/deps.sh python): %s", tt.file, out)
-			}
-			o := conformance.Options{Worker: argv, Lock: tt.lock, Dir: t.TempDir(), Lease: 2 * time.Second, ReplyTimeout: 30 * time.Second}
-			if tt.zk {
-				o.Lease = 3 * time.Second
-			}
-			rep, err := conformance.Check(context.Background(), o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !rep.Conforms() {
-				t.Fatalf("broken rules: %+v", rep.Broken)
-			}
-			d, _ := workloads.FindDesign(tt.lock)
-			if want := conformance.RulesFor(d); len(rep.Checked) != len(want) {
-				t.Errorf("checked %v, want every rule of %v", rep.Checked, want)
-			}
+			t.Parallel()
+			needPython(t, tt.module)
+			conforms(t, []string{"/usr/bin/python3", filepath.Join("python", "examples", tt.file)}, tt.lock, tt.zk)
 		})
 	}
 }
@@ -159,6 +125,7 @@ func TestPythonKitExamplesConform(t *testing.T) {
 // TestUnfencedPythonKitWorker: the Python kit with its fencing check
 // removed fails conformance on the fenced resource's rule alone.
 func TestUnfencedPythonKitWorker(t *testing.T) {
+	t.Parallel()
 	servicetest.Need(t, "redis-set-px")
 	script := filepath.Join(t.TempDir(), "unfenced.py")
 	ex, _ := filepath.Abs(filepath.Join("python", "examples", "redis_worker.py"))
@@ -168,16 +135,15 @@ func TestUnfencedPythonKitWorker(t *testing.T) {
 	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("/usr/bin/python3", "-c", "import redis").CombinedOutput(); err != nil {
-		t.Skipf("python3-redis is not installed (scripts/deps.sh python): %s", out)
-	}
-	rep, err := conformance.Check(context.Background(), conformance.Options{Worker: []string{"/usr/bin/python3", script},
-		Lock: "redis-set-px", Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Broken) != 1 || rep.Broken[0].Rule != conformance.RuleFenced {
-		t.Fatalf("broken: %+v; want the fenced resource's rule alone", rep.Broken)
+	needPython(t, "redis")
+	unfencedFails(t, []string{"/usr/bin/python3", script}, nil)
+}
+
+// needPython skips the test when Debian's python3 lacks module.
+func needPython(t *testing.T, module string) {
+	t.Helper()
+	if out, err := exec.Command("/usr/bin/python3", "-c", "import "+module).CombinedOutput(); err != nil {
+		t.Skipf("Debian's python3 has no %s (scripts/deps.sh python installs it): %s", module, out)
 	}
 }
 
@@ -220,23 +186,8 @@ func TestJavaKitExamplesConform(t *testing.T) {
 		{"CuratorWorker", "zk-sequential", true},
 	} {
 		t.Run(tt.class, func(t *testing.T) {
-			servicetest.Need(t, tt.lock)
-			o := conformance.Options{Worker: []string{"java", "-cp", classes + ":" + javaClassPath, tt.class}, Lock: tt.lock,
-				Dir: t.TempDir(), Lease: 2 * time.Second, ReplyTimeout: 30 * time.Second}
-			if tt.zk {
-				o.Lease = 3 * time.Second
-			}
-			rep, err := conformance.Check(context.Background(), o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !rep.Conforms() {
-				t.Fatalf("broken rules: %+v", rep.Broken)
-			}
-			d, _ := workloads.FindDesign(tt.lock)
-			if want := conformance.RulesFor(d); len(rep.Checked) != len(want) {
-				t.Errorf("checked %v, want every rule of %v", rep.Checked, want)
-			}
+			t.Parallel()
+			conforms(t, []string{"java", "-cp", classes + ":" + javaClassPath, tt.class}, tt.lock, tt.zk)
 		})
 	}
 }
@@ -244,19 +195,56 @@ func TestJavaKitExamplesConform(t *testing.T) {
 // TestUnfencedJavaKitWorker: the Java kit with its fencing check removed
 // fails conformance on the fenced resource's rule alone.
 func TestUnfencedJavaKitWorker(t *testing.T) {
+	t.Parallel()
 	servicetest.Need(t, "redis-set-px")
 	src := filepath.Join(t.TempDir(), "Unfenced.java")
 	if err := os.WriteFile(src, []byte("public class Unfenced {\n  public static void main(String[] a) {\n"+
 		"    LockcheckKit.unfenced = true;\n    RedisWorker.main(a);\n  }\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	classes := compileJava(t, src)
-	rep, err := conformance.Check(context.Background(), conformance.Options{Worker: []string{"java", "-cp", classes, "Unfenced"},
-		Lock: "redis-set-px", Dir: t.TempDir(), ReplyTimeout: 30 * time.Second})
+	unfencedFails(t, []string{"java", "-cp", compileJava(t, src), "Unfenced"}, nil)
+}
+
+// The examples' checks run two at a time (go test's -parallel is the
+// number of CPUs): each waits out leases and partitions far more than it
+// computes.
+
+// conforms checks the worker argv against lock's design with conformance's
+// rules: every rule kept, every rule of the design checked. A ZooKeeper
+// worker gets a 3 s session (a 1 s one is lost whenever a loaded machine
+// starves a JVM or a client for a third of a second).
+func conforms(t *testing.T, argv []string, lock string, zk bool) {
+	t.Helper()
+	servicetest.Need(t, lock)
+	o := conformance.Options{Worker: argv, Lock: lock, Dir: t.TempDir(), Lease: 2 * time.Second, ReplyTimeout: 30 * time.Second}
+	if zk {
+		o.Lease = 3 * time.Second
+	}
+	rep, err := conformance.Check(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Broken) != 1 || rep.Broken[0].Rule != conformance.RuleFenced {
+	if !rep.Conforms() {
+		t.Fatalf("broken rules: %+v", rep.Broken)
+	}
+	d, _ := workloads.FindDesign(lock)
+	if want := conformance.RulesFor(d); len(rep.Checked) != len(want) {
+		t.Errorf("checked %v, want every rule of %v", rep.Checked, want)
+	}
+}
+
+// unfencedFails checks that the worker argv (env added), whose fencing
+// check was removed, fails conformance on the fenced resource's rule
+// alone, a stale write that replied ok.
+func unfencedFails(t *testing.T, argv, env []string) {
+	t.Helper()
+	servicetest.Need(t, "redis-set-px")
+	rep, err := conformance.Check(context.Background(), conformance.Options{Worker: argv, Env: env, Lock: "redis-set-px",
+		Dir: t.TempDir(), ReplyTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Broken) != 1 || rep.Broken[0].Rule != conformance.RuleFenced || !strings.Contains(rep.Broken[0].Detail, "replied ok, want fail") {
 		t.Fatalf("broken: %+v; want the fenced resource's rule alone", rep.Broken)
 	}
 }

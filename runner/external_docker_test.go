@@ -106,7 +106,7 @@ func TestRunExternalSentinelDocker(t *testing.T) {
 
 	test = quick(t, "redis-sentinel", "kill@grant:6s", false)
 	test.Cluster, test.Topology = ClusterExternal, topo
-	test.Lease, test.Time, test.OpTimeout = time.Second, 15*time.Second, 2*time.Second
+	test.Lease, test.Time, test.OpTimeout = time.Second, 10*time.Second, 2*time.Second
 	out, err = Run(ctx, test, io.Discard)
 	if err != nil {
 		t.Fatal(err)

@@ -793,6 +793,8 @@ func externalFaultTable() string {
 	for _, f := range runner.ExternalFaults() {
 		name := "`" + f.Name + "`"
 		switch {
+		case len(f.Needs) > 0 && f.Services != nil:
+			servers = append(servers, name+" (its "+strings.Join(f.Needs, " and ")+" commands; on "+strings.Join(f.Services, ", ")+")")
 		case len(f.Needs) > 0:
 			servers = append(servers, name+" (its "+strings.Join(f.Needs, " and ")+" commands)")
 		case f.Services != nil:
