@@ -156,7 +156,8 @@ func waitAccepts(t *testing.T, addr string) {
 // test starts itself as a user would (their own tools, their own users
 // with a login from the environment), outside lockcheck: a session kill
 // makes a double holder of an advisory lock (pg-advisory, mysql-get-lock)
-// and with no fault the run is valid; the servers are left running.
+// and with no fault the run is valid; the servers are left running. The
+// two databases are checked side by side.
 func TestRunExternalDatabases(t *testing.T) {
 	overlap := checker.NewOverlap(checker.Options{})
 	for _, db := range []struct {
@@ -168,10 +169,22 @@ func TestRunExternalDatabases(t *testing.T) {
 		{"mysql-get-lock", userMariaDB, map[string]string{"MARIADB_USER": "tester", "MARIADB_PASSWORD": "s3cret-pw", "MARIADB_DATABASE": "lc"}},
 	} {
 		t.Run(db.lock, func(t *testing.T) {
+			t.Parallel()
 			servicetest.Need(t, db.lock)
 			addr := db.start(t)
+			// Each database's login has variables of its own, so the two
+			// subtests, run side by side, set disjoint ones (t.Setenv
+			// refuses a parallel test).
 			for k, v := range db.env {
-				t.Setenv(k, v)
+				old, had := os.LookupEnv(k)
+				os.Setenv(k, v)
+				t.Cleanup(func() {
+					if had {
+						os.Setenv(k, old)
+					} else {
+						os.Unsetenv(k)
+					}
+				})
 			}
 			path := writeTopology(t, "servers: [{name: db0, addr: '"+addr+"'}]\n")
 			for _, nem := range []string{"session-kill", "none"} {
