@@ -12,6 +12,7 @@ import (
 	"net"
 	"os/exec"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -207,7 +208,7 @@ func (l *commandLog) take(nodes []string) []history.Command {
 	defer l.mu.Unlock()
 	var out, keep []history.Command
 	for _, c := range l.ran {
-		if nodes == nil || contains(nodes, c.Node) {
+		if nodes == nil || slices.Contains(nodes, c.Node) {
 			out = append(out, c)
 		} else {
 			keep = append(keep, c)
@@ -215,15 +216,6 @@ func (l *commandLog) take(nodes []string) []history.Command {
 	}
 	l.ran = keep
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // CommandTaker is a cluster that runs control commands for its faults:

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -212,7 +213,7 @@ func (e *External) Lacks(fault string, words ...string) error {
 		if l := lacking(srv.Commands, words); len(l) > 0 {
 			nodes = append(nodes, srv.Name)
 			for _, w := range l {
-				if !contains(missing, w) {
+				if !slices.Contains(missing, w) {
 					missing = append(missing, w)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -215,7 +216,7 @@ func (f *File) ExternalServers() []clusters.ExternalServer {
 func (f *File) Roles() []string {
 	var out []string
 	for _, s := range f.Servers {
-		if s.Role != "" && s.Role != clusters.RoleLock && !contains(out, s.Role) {
+		if s.Role != "" && s.Role != clusters.RoleLock && !slices.Contains(out, s.Role) {
 			out = append(out, s.Role)
 		}
 	}
@@ -232,13 +233,4 @@ func (f *File) LockServers() int {
 		}
 	}
 	return n
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
