@@ -264,12 +264,8 @@ func (s commandServer) run(ctx context.Context, word string, effect func(context
 // accepting them, so one that does is said, not an error).
 func (s commandServer) Kill(ctx context.Context) error {
 	return s.run(ctx, CmdKill, func(ctx context.Context) string {
-		start := time.Now()
-		for time.Since(start) < effectWait && ctx.Err() == nil {
-			if !accepts(ctx, s.addr) {
-				return fmt.Sprintf("%s stopped accepting connections %.1f s after the command", s.addr, time.Since(start).Seconds())
-			}
-			time.Sleep(effectPoll)
+		if after, ok := awaitAccepting(ctx, s.addr, false); ok {
+			return fmt.Sprintf("%s stopped accepting connections %.1f s after the command", s.addr, after.Seconds())
 		}
 		return fmt.Sprintf("%s still accepted connections %.0f s after the command (a port forwarder may answer for it)", s.addr, effectWait.Seconds())
 	})
@@ -290,12 +286,8 @@ func (s commandServer) Restart(ctx context.Context) error {
 func (s commandServer) waitAccepting(ctx context.Context, word string) error {
 	var late bool
 	err := s.run(ctx, word, func(ctx context.Context) string {
-		start := time.Now()
-		for time.Since(start) < effectWait && ctx.Err() == nil {
-			if accepts(ctx, s.addr) {
-				return fmt.Sprintf("%s accepted connections %.1f s after the command", s.addr, time.Since(start).Seconds())
-			}
-			time.Sleep(effectPoll)
+		if after, ok := awaitAccepting(ctx, s.addr, true); ok {
+			return fmt.Sprintf("%s accepted connections %.1f s after the command", s.addr, after.Seconds())
 		}
 		late = true
 		return fmt.Sprintf("%s accepted no connection in the %.0f s after the command", s.addr, effectWait.Seconds())
@@ -316,6 +308,20 @@ func (s commandServer) Signal(ctx context.Context, sig syscall.Signal) error {
 		return s.run(ctx, CmdContinue, nil)
 	}
 	return fmt.Errorf("%s: no control command for signal %v", s.name, sig)
+}
+
+// awaitAccepting polls addr every effectPoll, for at most effectWait,
+// until whether it accepts connections is want, and returns how long that
+// took; ok is false when it never was.
+func awaitAccepting(ctx context.Context, addr string, want bool) (after time.Duration, ok bool) {
+	start := time.Now()
+	for time.Since(start) < effectWait && ctx.Err() == nil {
+		if accepts(ctx, addr) == want {
+			return time.Since(start), true
+		}
+		time.Sleep(effectPoll)
+	}
+	return 0, false
 }
 
 // accepts reports whether addr accepts a TCP connection within a short

@@ -222,17 +222,18 @@ func (e *External) Lacks(fault string, words ...string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	if len(nodes) == e.lockCount() {
+	if len(nodes) == e.cfg.LockServers() {
 		nodes = nil // every lock server lacks them: the message need not list them
 	}
 	return &MissingCommand{Fault: fault, Words: missing, Nodes: nodes}
 }
 
-// lockCount is the number of lock servers.
-func (e *External) lockCount() int {
+// LockServers counts the servers of role RoleLock (an empty role is
+// RoleLock).
+func (c ExternalConfig) LockServers() int {
 	n := 0
-	for _, srv := range e.cfg.Servers {
-		if srv.Role == RoleLock {
+	for _, srv := range c.Servers {
+		if srv.Role == RoleLock || srv.Role == "" {
 			n++
 		}
 	}

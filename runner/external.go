@@ -159,13 +159,7 @@ func buildExternal(p *Plan, cfg clusters.TopologyConfig) (topology, error) {
 // ledIfOne returns e with its one lock server as its leader, so the
 // faults of a leader apply; e as it is with more.
 func ledIfOne(e *clusters.External) topology {
-	n := 0
-	for _, s := range e.Config().Servers {
-		if s.Role == clusters.RoleLock {
-			n++
-		}
-	}
-	if n == 1 {
+	if e.Config().LockServers() == 1 {
 		return e.Led(nil)
 	}
 	return e

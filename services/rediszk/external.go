@@ -12,13 +12,7 @@ import (
 var externalForm = &clusters.ExternalForm{
 	Ensemble: true,
 	Check: func(cfg clusters.ExternalConfig) error {
-		n := 0
-		for _, s := range cfg.Servers {
-			if s.Role == clusters.RoleLock {
-				n++
-			}
-		}
-		if n < 2 {
+		if cfg.LockServers() < 2 {
 			return errors.New("the combined lock needs the Redis server first, then the ZooKeeper servers: give at least two lock servers")
 		}
 		return nil
