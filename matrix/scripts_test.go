@@ -13,8 +13,10 @@ import (
 // runs), which keeps a matrix's
 // runs as data and tallies several such files into one table (the
 // incident matrix measured over many sessions), judges every cell as
-// Judge does, leaves interrupted runs out, and lets a later file's run of
-// a cell and seed replace an earlier one.
+// JudgeCell does (a required danger condition no run reached misses the
+// cell), prints each cell's coverage as Coverage does, leaves interrupted
+// runs out, and lets a later file's run of a cell and seed replace an
+// earlier one.
 func TestMatrixRunsScript(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -26,27 +28,49 @@ func TestMatrixRunsScript(t *testing.T) {
 	cells := []struct {
 		expect       Expect
 		first, again string // runs of the first file; of the second (seeds after)
+		require      []string
+		reach        string // per run of first+again: 'r' reached the first required condition, 'o' another one
 	}{
-		{Safe, "vvvv", "vv"},
-		{Safe, "vvvv", "vi"},
-		{Safe, "vvuv", ""},
-		{Safe, "nnnn", ""},
-		{Safe, "vvnv", ""},
-		{Unsafe, "iiiiiiiii", "i"},
-		{Unsafe, "iiiiiiii", "vv"},
-		{Unsafe, "iiiiiiiie", ""},
-		{Stuck, "ssssssssss", ""},
-		{Stuck, "iiiiiiiiii", ""},
-		{Depends, "vivi", "e"},
-		{Depends, "vvvx", ""},
+		{Safe, "vvvv", "vv", nil, ""},
+		{Safe, "vvvv", "vi", nil, ""},
+		{Safe, "vvuv", "", nil, ""},
+		{Safe, "nnnn", "", nil, ""},
+		{Safe, "vvnv", "", nil, ""},
+		{Unsafe, "iiiiiiiii", "i", nil, ""},
+		{Unsafe, "iiiiiiii", "vv", nil, ""},
+		{Unsafe, "iiiiiiiie", "", nil, ""},
+		{Stuck, "ssssssssss", "", nil, ""},
+		{Stuck, "iiiiiiiiii", "", nil, ""},
+		{Depends, "vivi", "e", nil, ""},
+		{Depends, "vvvx", "", nil, ""},
+		{Safe, "vvv", "v", []string{"holder-cut-off"}, "..r."},
+		{Safe, "vvv", "v", []string{"holder-cut-off"}, ".oo."},
+		{Unsafe, "iii", "", []string{"holder-cut-off"}, "..."},
+		{Safe, "vvi", "", []string{"holder-cut-off"}, "..."},
+		{Depends, "vv", "", []string{"holder-cut-off"}, ".."},
+		{Depends, "vv", "", []string{"holder-cut-off", "late-renewal"}, "r."},
+		{Safe, "ee", "", []string{"holder-cut-off"}, ".."},
+		{Safe, "nn", "", []string{"holder-cut-off"}, "r."},
 	}
 	dir := t.TempDir()
 	var first, again, whole Matrix
 	for i, c := range cells {
-		cell := Cell{Row: "lock" + string(rune('a'+i)), Column: "pause", Expect: c.expect, Args: []string{"--lock", "x", "--nemesis", "pause"}}
+		cell := Cell{Row: "lock" + string(rune('a'+i)), Column: "pause", Expect: c.expect, Require: c.require, Args: []string{"--lock", "x", "--nemesis", "pause"}}
 		a, b := runs(c.first), runs(c.again)
 		for k := range b {
 			b[k].Seed += uint64(len(a))
+		}
+		for k, l := range c.reach {
+			r := &a[min(k, len(a)-1)]
+			if k >= len(a) {
+				r = &b[k-len(a)]
+			}
+			switch l {
+			case 'r':
+				r.Reached = map[string]int{c.require[0]: 2, "release-reply-lost": 1}
+			case 'o':
+				r.Reached = map[string]int{"release-reply-lost": 1}
+			}
 		}
 		first.Cells = append(first.Cells, CellResult{Cell: cell, Runs: a})
 		again.Cells = append(again.Cells, CellResult{Cell: cell, Runs: b})
@@ -83,25 +107,37 @@ func TestMatrixRunsScript(t *testing.T) {
 		}
 		files = append(files, jl)
 	}
-	statuses := func(args ...string) (map[string]string, string) {
+	statuses := func(args ...string) (map[string]string, map[string]string, string) {
 		out, err := script("matrix-runs.py", append(append([]string{"table"}, args...), files...)...)
 		if err != nil {
 			t.Fatalf("table %v: %v", args, err)
 		}
-		rows := map[string]string{}
+		rows, reached := map[string]string{}, map[string]string{}
 		for _, line := range strings.Split(string(out), "\n") {
 			f := strings.Split(line, " | ")
-			if len(f) == 7 && strings.HasPrefix(f[0], "| `") {
-				rows[strings.Trim(f[0], "| `")] = strings.SplitN(strings.TrimSuffix(f[6], " |"), ":", 2)[0]
+			if len(f) == 8 && strings.HasPrefix(f[0], "| `") {
+				row := strings.Trim(f[0], "| `")
+				rows[row] = strings.TrimSuffix(f[7], " |")
+				reached[row] = f[6]
 			}
 		}
-		return rows, string(out)
+		return rows, reached, string(out)
 	}
-	rows, out := statuses()
+	rows, reached, out := statuses()
 	for _, c := range whole.Cells {
-		if got := rows[c.Row]; got != string(c.Status) {
-			t.Errorf("%s (%s, runs %d): the script says %q, Judge %q (%s)\n%s", c.Row, c.Expect, len(c.Runs), got, c.Status, c.Why, out)
+		want := string(c.Status)
+		if c.Why != "" {
+			want += ": " + c.Why
 		}
+		if got := rows[c.Row]; got != want {
+			t.Errorf("%s (%s, runs %d): the script says %q, JudgeCell %q\n%s", c.Row, c.Expect, len(c.Runs), got, want, out)
+		}
+		if got := reached[c.Row]; got != c.Coverage() {
+			t.Errorf("%s: the script's coverage %q, Coverage %q\n%s", c.Row, got, c.Coverage(), out)
+		}
+	}
+	if !strings.Contains(out, "required danger conditions: 8 cells require one, 2 reached every one, 6 left one unreached") {
+		t.Errorf("the script does not count the cells that never reached a required condition:\n%s", out)
 	}
 	// A revised expectation judges the runs recorded under the old one:
 	// lockf's ten invalid runs miss S, lockg's "?" keeps what it recorded.
@@ -109,13 +145,13 @@ func TestMatrixRunsScript(t *testing.T) {
 	if err := os.WriteFile(revised, []byte("# revised\nlockf pause S --lock x\nlockg pause ? --lock x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rows, out = statuses("--expect", revised)
+	rows, _, out = statuses("--expect", revised)
 	for _, c := range whole.Cells {
 		want := string(c.Status)
 		if c.Row == "lockf" {
 			want = string(Missed)
 		}
-		if got := rows[c.Row]; got != want {
+		if got, _, _ := strings.Cut(rows[c.Row], ":"); got != want {
 			t.Errorf("with --expect: %s says %q, want %q\n%s", c.Row, got, want, out)
 		}
 	}

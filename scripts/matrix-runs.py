@@ -17,7 +17,7 @@
       replaces the earlier one (a cell run again after a fix). A cell's
       expectation is the one its runs recorded, unless CELLS_FILE (a
       cells file or matrix/catalog.txt) gives its row and column another
-      one ("?" gives none): how runs measured before a cell's
+      one, with its reach= ("?" gives none): how runs measured before a cell's
       expectation was revised are judged by the one it has now;
   matrix-runs.py left CELLS_FILE SEEDS runs.jsonl [more.jsonl ...] > left.txt
       the lines of CELLS_FILE whose cell lacks a run at some seed of SEEDS
@@ -55,7 +55,9 @@ def runs(matrix_path):
             out = {"row": c["row"], "column": c["column"], "expect": c.get("expect", ""), "args": c.get("args", []),
                    "seed": r["seed"], "verdict": r["verdict"], "exit": r["exit"],
                    "anomalies": r.get("anomalies", {}), "wall_s": r.get("wall_s")}
-            for k in ("first_anomaly_s", "not_exercised", "error"):
+            if c.get("require"):
+                out["require"] = c["require"]
+            for k in ("first_anomaly_s", "not_exercised", "error", "reached", "aimed"):
                 if r.get(k) is not None:
                     out[k] = r[k]
             out.update(wt.windows_of(store, r))
@@ -64,6 +66,34 @@ def runs(matrix_path):
 
 def cell_key(r):
     return (r["row"], r["column"], " ".join(r["args"]))
+
+
+def judge_cell(expect, require, rs):
+    """check matrix's JudgeCell (matrix/tally.go): judge, and a cell that
+    requires a danger condition (reach=) that none of its runs reached
+    misses ("never reached NAME"), whatever it expects. It returns the
+    status, why, and the required conditions no run reached."""
+    status, why = judge(expect, rs)
+    un = [n for n in require if not any((r.get("reached") or {}).get(n, 0) > 0 for r in rs)]
+    if not un or not any(r["verdict"] in ("valid", "invalid", "unknown", "not-exercised") for r in rs):
+        return status, why, un
+    never = "never reached " + ", ".join(un)
+    if status == "missed":
+        return status, why + "; " + never, un
+    return "missed", never, un
+
+
+def coverage(require, rs):
+    """check matrix's Coverage (matrix/matrix.go): each danger condition
+    the runs reached, in how many of them, required ones first (those
+    never reached as 0/N)."""
+    counts = {}
+    for r in rs:
+        for name, k in (r.get("reached") or {}).items():
+            if k > 0:
+                counts[name] = counts.get(name, 0) + 1
+    names = list(require) + sorted(n for n in counts if n not in require)
+    return ", ".join(f"{n} {counts.get(n, 0)}/{len(rs)}" for n in names)
 
 
 def judge(expect, rs):
@@ -83,21 +113,23 @@ def judge(expect, rs):
     if expect == "S":
         if valid == len(exercised):
             return "met", ""
-        return "missed", f"valid in {valid} of {len(exercised)} exercised runs, want all"
+        unknown = len(exercised) - valid - invalid
+        return "missed", f"valid in {valid} of {len(exercised)} exercised runs ({invalid} invalid, {unknown} unknown), want all"
     hit, what = (invalid, "invalid") if expect == "U" else (stuck, "a stuck lock")
     if hit >= UNSAFE_RATE * len(exercised):
         return "met", ""
-    return "missed", f"{what} in {hit} of {len(exercised)} exercised runs, want at least 90 %"
+    return "missed", f"{what} in {hit} of {len(exercised)} exercised runs, want at least 90%"
 
 
 def expectations(cells_path):
-    """(row, column) -> expectation of each line of a cells file that
-    gives one."""
+    """(row, column) -> (expectation, required conditions) of each line of
+    a cells file that gives one."""
     out = {}
     for line in open(cells_path):
         f = line.split()
         if len(f) >= 3 and not f[0].startswith("#") and f[2] != "?":
-            out[(f[0], f[1])] = f[2]
+            require = f[3][len("reach="):].split(",") if len(f) > 3 and f[3].startswith("reach=") else []
+            out[(f[0], f[1])] = (f[2], require)
     return out
 
 
@@ -108,25 +140,31 @@ def table(paths, expect=None):
             r = json.loads(line)
             k = cell_key(r)
             if k not in cells:
-                cells[k] = {"expect": r["expect"], "runs": {}}
+                cells[k] = {"expect": r["expect"], "require": [], "runs": {}}
                 order.append(k)
+            cells[k]["require"] = r.get("require", [])
             cells[k]["runs"][r["seed"]] = r
-    print("| design | fault | flags | expected | seeds | valid / invalid / unknown / not exercised / error | status |")
-    print("|---|---|---|---|---|---|---|")
-    totals = {}
+    print("| design | fault | flags | expected | seeds | valid / invalid / unknown / not exercised / error | reached | status |")
+    print("|---|---|---|---|---|---|---|---|")
+    totals, required, unreached = {}, 0, 0
     for k in order:
         c = cells[k]
         if expect and (k[0], k[1]) in expect:
-            c["expect"] = expect[(k[0], k[1])]
+            c["expect"], c["require"] = expect[(k[0], k[1])]
         rs = [c["runs"][s] for s in sorted(c["runs"])]
-        status, why = judge(c["expect"], rs)
+        status, why, un = judge_cell(c["expect"], c["require"], rs)
         totals[status] = totals.get(status, 0) + 1
+        if c["require"]:
+            required += 1
+            unreached += bool(un)
         counts = [sum(r["verdict"] == v for r in rs) for v in ("valid", "invalid", "unknown", "not-exercised", "error")]
         flags = " ".join(extra_flags(k[2].split()))
         seeds = seed_ranges(sorted(c["runs"]))
-        print(f"| `{k[0]}` | {k[1]} | {flags} | {c['expect']} | {seeds} | {' / '.join(map(str, counts))} | {status}{': ' + why if why else ''} |")
+        print(f"| `{k[0]}` | {k[1]} | {flags} | {c['expect']} | {seeds} | {' / '.join(map(str, counts))} | {coverage(c['require'], rs)} | {status}{': ' + why if why else ''} |")
     print()
     print("cells: " + ", ".join(f"{v} {k}" for k, v in sorted(totals.items())))
+    if required:
+        print(f"required danger conditions: {required} cells require one, {required - unreached} reached every one, {unreached} left one unreached")
 
 
 def extra_flags(args):
