@@ -94,9 +94,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSchedule$$' -fuzztime $(FUZZN_SCHEDULE) ./schedule/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZN_SCHEDULE) ./topofile/
 
+# scripts/test.sh runs the fuzz targets (make fuzz) beside the suite.
 test: deps vet shim
 	GO=$(GO) bash scripts/test.sh
-	$(MAKE) --no-print-directory fuzz
 
 # Mutation testing of the checkers (docs/testing.md): gremlins mutates
 # checker/ and history/ one change at a time and runs each package's tests

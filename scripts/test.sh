@@ -15,12 +15,19 @@
 # reused in seconds. Where no engine answers, the container tests skip and
 # say why, and nothing is built.
 #
+# The fuzz targets (make fuzz: a fixed number of inputs each) run beside the
+# suite too, in a process group of their own at the lowest priority (nice
+# 19): most of their time is building instrumented test binaries, which
+# then takes the processor time the suite's real-server tests leave idle
+# while they wait on their servers, instead of minutes after the suite.
+#
 #   GO        the go command (default go)
 #   TIMEOUT   go test -timeout of the main run (default 20m)
 #
-# Exit: the first non-zero of the main run and the docker phase (an image
-# build that fails is a failure: the engine answered). The background phase
-# is stopped by its process group when this script ends, however it ends.
+# Exit: the first non-zero of the main run, the fuzz targets and the docker
+# phase (an image build that fails is a failure: the engine answered). The
+# background phases are stopped by their process groups when this script
+# ends, however it ends.
 set -u
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -51,12 +58,16 @@ fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lockcheck-test.XXXXXX")
 bg=""
+fz=""
 stop() {
-	if [ -n "$bg" ]; then
-		kill -TERM -- "-$bg" 2>/dev/null
-		wait "$bg" 2>/dev/null
-		bg=""
-	fi
+	for p in "$bg" "$fz"; do
+		if [ -n "$p" ]; then
+			kill -TERM -- "-$p" 2>/dev/null
+			wait "$p" 2>/dev/null
+		fi
+	done
+	bg=""
+	fz=""
 	rm -rf "$tmp"
 }
 trap stop EXIT
@@ -72,11 +83,24 @@ else
 	echo "test: no Docker engine answers: the container tests skip"
 fi
 
+setsid nice -n 19 make --no-print-directory fuzz GO="$GO" >"$tmp/fuzz.log" 2>&1 &
+fz=$!
+echo "test: running the fuzz targets beside the suite, at nice 19 (make fuzz; its log is printed at the end)"
+
 # The longest packages first: go test runs packages in the order given
 # (two at a time on two cores), so the runner's ten minutes start at once
 # instead of after every package before it in ./...'s order.
 "$GO" test -count=1 -timeout "${TIMEOUT:-20m}" ./runner/ ./conformance/ ./kit/ ./...
 code=$?
+
+echo "test: waiting for the fuzz targets"
+wait "$fz"
+fcode=$?
+fz=""
+cat "$tmp/fuzz.log"
+if [ "$code" = 0 ]; then
+	code=$fcode
+fi
 
 if [ -n "$bg" ]; then
 	echo "test: waiting for the container images and tests"
