@@ -128,6 +128,15 @@ func crashedHolder(e *Evidence) []Reach {
 // nodeStruck finds the faults on lock nodes (a kill, a restart, a stop or
 // a stall of a server: faults that name nodes and no worker) that struck
 // while some lock was held: one reach per fault, at the first such hold.
+//
+// A fault on a node strikes somewhere between its invocation and its
+// completion (a kill waits for the server to be gone before it is
+// recorded, tens of milliseconds on a busy machine: longer than a 10 ms
+// critical section), and its record counts the holders the nemesis saw at
+// the moment it struck (Hit.Holders). A fault with such a record reached
+// the condition when that count is not zero, shown by the first hold
+// that overlaps its strike; one without (a history recorded before
+// faults carried one) when a hold was open at its start.
 func nodeStruck(e *Evidence) []Reach {
 	var out []Reach
 	for _, f := range e.Faults() {
@@ -135,9 +144,16 @@ func nodeStruck(e *Evidence) []Reach {
 		if len(f.Nodes) == 0 || len(f.Targets) > 0 || (class != history.ClassNode && class != history.ClassProcess) {
 			continue
 		}
+		from, to := f.Start, f.Start
+		if f.Hit != nil {
+			if f.Hit.Holders == 0 {
+				continue
+			}
+			from, to = f.Invoked, f.Done
+		}
 		for _, h := range e.Holds() {
-			if h.Start <= f.Start && f.Start < h.End {
-				out = append(out, reachAt(f.Start, h.Process, h.Key, h.Acquire, f.Ops[0]))
+			if h.Start <= to && from < h.End {
+				out = append(out, reachAt(max(from, h.Start), h.Process, h.Key, h.Acquire, f.Ops[0]))
 				break
 			}
 		}

@@ -25,6 +25,16 @@ func (b *builder) faultNodes(f string, t0, t1 float64, nodes ...string) *builder
 	return b.pair(history.NemesisProcess, end, "", t1-0.001, t1, history.Info, nil, nil)
 }
 
+// nodeStrike adds a fault on lock nodes invoked at inv and recorded at
+// done (a kill waits for its server to be gone), undone at t1, whose
+// nemesis saw holders workers holding a lock when it struck.
+func (b *builder) nodeStrike(f string, inv, done, t1 float64, holders int) *builder {
+	end, _ := history.EndOf(f)
+	b.pair(history.NemesisProcess, f, "", inv, done, history.Info, nil,
+		&history.Value{Extra: &history.Extra{Nodes: []string{"lock0"}, Hit: &history.Hit{Nemesis: f, Holders: holders, Lease: time.Second}}})
+	return b.pair(history.NemesisProcess, end, "", t1-0.001, t1, history.Info, nil, nil)
+}
+
 // held is process 0's grant of k at 1.01 s (asked at 1 s) and its release
 // at 5 s.
 func held() *builder {
@@ -95,7 +105,17 @@ func TestConditions(t *testing.T) {
 			[]Reach{{Ops: []int{2, 3}, Process: 0, Key: "k", At: 1.25}}, ""},
 		{"node-struck-while-held", held().faultNodes(history.FKill, 5, 6, "lock0"), nil, ""}, // as it was given back
 		{"node-struck-while-held", held().faultNodes(history.FClock, 2, 3, "lock0"), nil, "clock-moved-while-held"},
-		{"node-struck-while-held", held().fault(history.FPause, 2, 3.5, 0), nil, ""}, // a worker, not a node
+		// Struck while held (its nemesis saw a holder), recorded once the
+		// server was gone, after the holder had begun its release.
+		{"node-struck-while-held", held().nodeStrike(history.FKill, 4.9, 5.2, 6, 1),
+			[]Reach{{Ops: []int{1, 7}, Process: 0, Key: "k", At: 4.9}}, ""},
+		{"node-struck-while-held", held().nodeStrike(history.FKill, 0.5, 1.01, 3, 1), // as it was granted
+			[]Reach{{Ops: []int{2, 3}, Process: 0, Key: "k", At: 1.01}}, ""},
+		{"node-struck-while-held", held().nodeStrike(history.FKill, 2, 2.1, 3, 0), nil, ""},     // its nemesis saw no holder
+		{"node-struck-while-held", held().nodeStrike(history.FKill, 5.5, 5.6, 6, 1), nil, ""},   // no hold in its strike
+		{"node-struck-while-held", held().nodeStrike(history.FKill, 5, 5.1, 6, 1), nil, ""},     // as the release began
+		{"node-struck-while-held", held().nodeStrike(history.FKill, 0.5, 1.009, 3, 1), nil, ""}, // just before the grant
+		{"node-struck-while-held", held().fault(history.FPause, 2, 3.5, 0), nil, ""},            // a worker, not a node
 		{"release-reply-lost", held().pair(1, history.FRelease, "k", 6, 6.5, history.Info, nil, nil),
 			[]Reach{{Ops: []int{6, 7}, Process: 1, Key: "k", At: 6}}, ""},
 		{"release-reply-lost", held(), nil, ""},

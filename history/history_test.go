@@ -148,6 +148,16 @@ func TestFaults(t *testing.T) {
 	if f[2].F != FPartition || f[2].Start != 41 || f[2].End != 50 {
 		t.Errorf("unhealed partition must last to the end: %+v", f[2])
 	}
+	for i, want := range []time.Duration{10, 32, 40} {
+		if f[i].Invoked != want {
+			t.Errorf("fault %d (%s) invoked at %d, want %d", i, f[i].F, f[i].Invoked, want)
+		}
+	}
+	// A start op with no invocation (a history written by hand) was
+	// invoked, as far as anyone knows, when it took effect.
+	if g := (History{{Index: 0, Time: 7, Process: -1, Type: Info, F: FKill}}).Faults(); len(g) != 1 || g[0].Invoked != 7 || g[0].Start != 7 {
+		t.Errorf("a fault with no invocation: %+v, want invoked at its start, 7", g)
+	}
 }
 
 func TestDecodeTornLastLine(t *testing.T) {

@@ -44,6 +44,11 @@ type Fault struct {
 	// Start is when the fault took effect; End when it was undone, or the end
 	// of the history when it never was.
 	Start, End time.Duration
+	// Invoked is when its start op was invoked: the nemesis began it then,
+	// and it struck between Invoked and Done (a kill's SIGKILL, sent after
+	// a leader lookup, is recorded once the server is gone). Start when
+	// the history has no invocation for it.
+	Invoked time.Duration
 	// Done is when its start op completed: the same as Start but for a
 	// fault in force from its invocation (FaultOps.FromInvoke), which
 	// took effect somewhere between Start and Done (a session-kill ends
@@ -82,7 +87,10 @@ func (h History) Faults() []Fault {
 			if op.Error != "" {
 				continue
 			}
-			f := Fault{F: op.F, Start: op.Time, Done: op.Time, End: -1, Ops: []int{op.Index}}
+			f := Fault{F: op.F, Start: op.Time, Done: op.Time, Invoked: op.Time, End: -1, Ops: []int{op.Index}}
+			if t, ok := invoked[op.F]; ok {
+				f.Invoked = t
+			}
 			if t, ok := invoked[op.F]; ok && fromInvoke(op.F) {
 				// A failover cuts the master off (or kills it) when it is
 				// invoked and completes once a replica is promoted: the
