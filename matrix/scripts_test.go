@@ -2,9 +2,11 @@ package matrix
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -167,6 +169,55 @@ func TestMatrixRunsScript(t *testing.T) {
 	wout, err := script("windows-table.py", "runs", filepath.Join(dir, "m0.json"))
 	if n := strings.Count(string(wout), "\n"); err != nil || n != kept || strings.Contains(string(wout), `"interrupted"`) {
 		t.Errorf("windows-table.py runs: %d lines (%v), want the %d runs that ended", n, err, kept)
+	}
+	// A run's reached conditions come from its results.json as it is now
+	// (check analyze --in-place with a newer checker rewrites it), not
+	// from the matrix's copy of them; a run whose results.json lists none
+	// reached none, and one without a list keeps the matrix's copy.
+	store := filepath.Join(dir, "store")
+	mdir := filepath.Join(store, "matrix", "T")
+	stale := Matrix{Cells: []CellResult{{Cell: first.Cells[0].Cell, Runs: runs("vvv")}}}
+	for k, res := range []string{
+		`{"reached":[{"name":"node-struck-while-held","count":1},{"name":"gone","count":0}]}`,
+		`{"reached":[]}`,
+		`{"verdict":"valid"}`,
+	} {
+		stale.Cells[0].Runs[k].Dir = filepath.Join("runs", string(rune('a'+k)))
+		stale.Cells[0].Runs[k].Reached = map[string]int{"acquire-reply-lost": 1}
+		rd := filepath.Join(store, stale.Cells[0].Runs[k].Dir)
+		if err := os.MkdirAll(rd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(rd, "results.json"), []byte(res), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(mdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mdir, "matrix.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sout, err := script("matrix-runs.py", "runs", filepath.Join(mdir, "matrix.json"))
+	if err != nil {
+		t.Fatalf("runs of a stored matrix: %v", err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(sout)), "\n") {
+		var r struct {
+			Reached map[string]int `json:"reached"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("runs line %q: %v", line, err)
+		}
+		got = append(got, fmt.Sprint(r.Reached))
+	}
+	if want := []string{"map[node-struck-while-held:1]", "map[]", "map[acquire-reply-lost:1]"}; !slices.Equal(got, want) {
+		t.Errorf("reached of the stored runs: %q, want %q", got, want)
 	}
 	// What is left to run: locka has seeds 1..6, lockc 1..4.
 	cellsFile := filepath.Join(dir, "cells.txt")

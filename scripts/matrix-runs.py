@@ -3,10 +3,12 @@
 
   matrix-runs.py runs STORE/matrix/TIME/matrix.json > runs.jsonl
       one line per run that ended: its cell (row, column, expectation,
-      flags), seed, verdict, exit code, anomalies by kind, why it was not
-      exercised or was an error, wall time and first anomaly, and what its
-      windows checker found (the fields windows-table.py table reads, so
-      one file serves both tables);
+      flags, required conditions), seed, verdict, exit code, anomalies by
+      kind, why it was not exercised or was an error, wall time and first
+      anomaly, the danger conditions it reached (as its results.json has
+      them now: check analyze --in-place brings them up to a newer
+      checker), and what its windows checker found (the fields
+      windows-table.py table reads, so one file serves both tables);
   matrix-runs.py table [--expect CELLS_FILE] runs.jsonl [more.jsonl ...] > table.md
       one row per cell over every file's runs (for example seed 1 and
       seeds 2..3, run on different days or machines), judged against the
@@ -60,8 +62,28 @@ def runs(matrix_path):
             for k in ("first_anomaly_s", "not_exercised", "error", "reached", "aimed"):
                 if r.get(k) is not None:
                     out[k] = r[k]
+            reached = reached_of(store, r)
+            if reached is not None:
+                out.pop("reached", None)
+                if reached:
+                    out["reached"] = reached
             out.update(wt.windows_of(store, r))
             print(json.dumps(out, sort_keys=True))
+
+
+def reached_of(store, r):
+    """The danger conditions run r reached, by name, as its results.json
+    has them now (check analyze --in-place with a newer checker rewrites
+    them; the matrix copied them when the run ended); None when the run
+    directory or its results.json is gone, or the results have no list of
+    them (a run older than the conditions)."""
+    res = os.path.join(store, r.get("dir", ""), "results.json")
+    if not r.get("dir") or not os.path.exists(res):
+        return None
+    got = json.load(open(res)).get("reached")
+    if not isinstance(got, list):
+        return None
+    return {c["name"]: c.get("count", 0) for c in got if c.get("count", 0) > 0}
 
 
 def cell_key(r):
