@@ -2,6 +2,7 @@ package checker
 
 import (
 	"strings"
+	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -96,8 +97,8 @@ func cutOff(e *Evidence) []Reach {
 			continue
 		}
 		for _, p := range f.Targets {
-			for _, h := range e.HeldAt(p, f.Start) {
-				out = append(out, reachAt(f.Start, p, h.Key, h.Acquire, f.Ops[0]))
+			for _, h := range e.struckHolds(f, p) {
+				out = append(out, reachAt(struckAt(f, h), p, h.Key, h.Acquire, f.Ops[0]))
 			}
 		}
 	}
@@ -113,13 +114,46 @@ func crashedHolder(e *Evidence) []Reach {
 			continue
 		}
 		for _, p := range f.Targets {
-			hs := e.HeldAt(p, f.Start)
+			hs := e.struckHolds(f, p)
 			switch {
 			case len(hs) > 0:
-				out = append(out, reachAt(f.Start, p, hs[0].Key, hs[0].Acquire, f.Ops[0]))
+				out = append(out, reachAt(struckAt(f, hs[0]), p, hs[0].Key, hs[0].Acquire, f.Ops[0]))
 			case f.Hit != nil && f.Hit.Failpoint != "":
 				out = append(out, reachAt(f.Start, p, f.Hit.Key, f.Ops[0]))
 			}
+		}
+	}
+	return out
+}
+
+// struckAt is when fault f struck hold h, as near as the history tells:
+// the fault's start when h was open then, else the earliest moment of h
+// after the fault was invoked.
+func struckAt(f history.Fault, h Hold) time.Duration {
+	if h.Start <= f.Start && f.Start < h.End {
+		return f.Start
+	}
+	return max(f.Invoked, h.Start)
+}
+
+// struckHolds returns the holds of process p that fault f struck. A fault
+// whose record says what it struck (Hit) struck a holder when Hit.Holder
+// says so, somewhere between its invocation and its record: the holds of
+// p open in that span (a holder cut off or killed inside a 10 ms critical
+// section has often sent its release by the time the fault is recorded,
+// as the exercise checker's rules know). A fault without one (a history
+// recorded before faults carried one) struck the holds open at its start.
+func (e *Evidence) struckHolds(f history.Fault, p int) []Hold {
+	if f.Hit == nil {
+		return e.HeldAt(p, f.Start)
+	}
+	if !f.Hit.Holder {
+		return nil
+	}
+	var out []Hold
+	for _, h := range e.Holds() {
+		if h.Process == p && h.Start <= f.Done && f.Invoked < h.End && (f.Hit.Key == "" || h.Key == f.Hit.Key) {
+			out = append(out, h)
 		}
 	}
 	return out
@@ -153,7 +187,7 @@ func nodeStruck(e *Evidence) []Reach {
 		}
 		for _, h := range e.Holds() {
 			if h.Start <= to && from < h.End {
-				out = append(out, reachAt(max(from, h.Start), h.Process, h.Key, h.Acquire, f.Ops[0]))
+				out = append(out, reachAt(struckAt(f, h), h.Process, h.Key, h.Acquire, f.Ops[0]))
 				break
 			}
 		}

@@ -29,10 +29,21 @@ func (b *builder) faultNodes(f string, t0, t1 float64, nodes ...string) *builder
 // done (a kill waits for its server to be gone), undone at t1, whose
 // nemesis saw holders workers holding a lock when it struck.
 func (b *builder) nodeStrike(f string, inv, done, t1 float64, holders int) *builder {
+	return b.strike(f, inv, done, t1, &history.Extra{Nodes: []string{"lock0"}, Hit: &history.Hit{Nemesis: f, Holders: holders, Lease: time.Second}})
+}
+
+// strike adds a fault invoked at inv, recorded at done with x, undone at
+// t1.
+func (b *builder) strike(f string, inv, done, t1 float64, x *history.Extra) *builder {
 	end, _ := history.EndOf(f)
-	b.pair(history.NemesisProcess, f, "", inv, done, history.Info, nil,
-		&history.Value{Extra: &history.Extra{Nodes: []string{"lock0"}, Hit: &history.Hit{Nemesis: f, Holders: holders, Lease: time.Second}}})
+	b.pair(history.NemesisProcess, f, "", inv, done, history.Info, nil, &history.Value{Extra: x})
 	return b.pair(history.NemesisProcess, end, "", t1-0.001, t1, history.Info, nil, nil)
+}
+
+// holderStrike adds a fault on process 0 invoked at inv and recorded at
+// done with hit, undone at t1.
+func (b *builder) holderStrike(f string, inv, done, t1 float64, hit *history.Hit) *builder {
+	return b.strike(f, inv, done, t1, &history.Extra{Targets: []int{0}, Hit: hit})
 }
 
 // held is process 0's grant of k at 1.01 s (asked at 1 s) and its release
@@ -42,6 +53,9 @@ func held() *builder {
 }
 
 var oneSecond = &history.Hit{Lease: time.Second}
+
+// heldK is what a fault records when it struck a worker holding k.
+var heldK = &history.Hit{Lease: time.Second, Holder: true, Key: "k"}
 
 // TestConditions: every built-in condition, on a history that reaches it
 // (where, shown by which ops) and on one as close as can be that does not.
@@ -61,8 +75,8 @@ func TestConditions(t *testing.T) {
 		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3.5, &history.Hit{}, 0), nil, ""}, // a lease of 0: unknown
 		{"holder-paused-past-lease", held().faultHit(history.FPause, 2, 3, oneSecond, 0), // exactly a lease
 			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 3}}, ""},
-		{"holder-paused-past-lease", held().faultHit(history.FKillWorker, 2, 3.5, oneSecond, 0), nil, ""},              // a kill is not a pause
-		{"holder-paused-past-lease", held().faultHit(history.FPartition, 2, 3.5, oneSecond, 0), nil, "holder-cut-off"}, // nor a cut
+		{"holder-paused-past-lease", held().faultHit(history.FKillWorker, 2, 3.5, oneSecond, 0), nil, ""},          // a kill is not a pause
+		{"holder-paused-past-lease", held().faultHit(history.FPartition, 2, 3.5, heldK, 0), nil, "holder-cut-off"}, // nor a cut
 		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 5.02).faultHit(history.FPause, 2, 3.5, oneSecond, 1),
 			[]Reach{{Ops: []int{4, 6}, Process: 1, Key: "k", At: 3}}, ""},
 		{"waiter-stopped-past-lease", held().acquireFail(1, 1.5, 5.02).faultHit(history.FPartition, 2, 3.5, oneSecond, 1),
@@ -90,6 +104,17 @@ func TestConditions(t *testing.T) {
 		{"holder-cut-off", held().fault(history.FPartition, 5.5, 6, 0), nil, ""}, // after its release
 		{"holder-cut-off", held().fault(history.FPause, 2, 3, 0), nil, ""},
 		{"holder-cut-off", held().fault(history.FFailover, 2, 3, 0), nil, ""}, // left with the old master
+		// Cut off while it held k (its record says so), recorded after
+		// its release began; not when the record says it held nothing, or
+		// held another key, or the cut came after its hold.
+		{"holder-cut-off", held().holderStrike(history.FPartition, 4.9, 5.2, 7, heldK),
+			[]Reach{{Ops: []int{1, 7}, Process: 0, Key: "k", At: 4.9}}, ""},
+		{"holder-cut-off", held().holderStrike(history.FPartition, 2, 2.1, 3, oneSecond), nil, ""},
+		{"holder-cut-off", held().holderStrike(history.FPartition, 2, 2.1, 3, &history.Hit{Holder: true, Key: "j"}), nil, ""},
+		{"holder-cut-off", held().holderStrike(history.FPartition, 5, 5.2, 7, heldK), nil, ""},
+		{"holder-crashed", held().holderStrike(history.FKillWorker, 4.9, 5.2, 6, heldK),
+			[]Reach{{Ops: []int{1, 7}, Process: 0, Key: "k", At: 4.9}}, ""},
+		{"holder-crashed", held().holderStrike(history.FKillWorker, 2, 2.1, 3, oneSecond), nil, ""},
 		{"holder-crashed", held().fault(history.FKillWorker, 2, 2.5, 0),
 			[]Reach{{Ops: []int{1, 5}, Process: 0, Key: "k", At: 2}}, ""},
 		{"holder-crashed", held().faultHit(history.FKillWorker, 6, 6.5, &history.Hit{Failpoint: "setnx-expire", Key: "k"}, 1),
