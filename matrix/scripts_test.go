@@ -141,6 +141,24 @@ func TestMatrixRunsScript(t *testing.T) {
 	if !strings.Contains(out, "required danger conditions: 8 cells require one, 2 reached every one, 6 left one unreached") {
 		t.Errorf("the script does not count the cells that never reached a required condition:\n%s", out)
 	}
+	// The coverage by fault: the eight cells requiring holder-cut-off (22
+	// runs, 3 reaching it: one each of m, r and t; n, o, p, q and s never
+	// did) and lockr's late-renewal, never reached.
+	cov, err := script("matrix-runs.py", append([]string{"coverage"}, files...)...)
+	if err != nil {
+		t.Fatalf("coverage: %v", err)
+	}
+	for _, want := range []string{
+		"| pause | holder-cut-off | 8 | 22 | 3 | 5 |",
+		"| pause | late-renewal | 1 | 2 | 0 | 1 |",
+		"| all | | 9 | 24 | 3 | 6 |",
+		"never reached: `lockn` pause (holder-cut-off, 4 runs), `locko` pause (holder-cut-off, 3 runs), `lockp` pause (holder-cut-off, 3 runs), " +
+			"`lockq` pause (holder-cut-off, 2 runs), `lockr` pause (late-renewal, 2 runs), `locks` pause (holder-cut-off, 2 runs)",
+	} {
+		if !strings.Contains(string(cov), want) {
+			t.Errorf("coverage lacks %q:\n%s", want, cov)
+		}
+	}
 	// A revised expectation judges the runs recorded under the old one:
 	// lockf's ten invalid runs miss S, lockg's "?" keeps what it recorded.
 	revised := filepath.Join(dir, "revised.txt")

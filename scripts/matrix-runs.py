@@ -21,6 +21,11 @@
       cells file or matrix/catalog.txt) gives its row and column another
       one, with its reach= ("?" gives none): how runs measured before a cell's
       expectation was revised are judged by the one it has now;
+  matrix-runs.py coverage [--expect CELLS_FILE] runs.jsonl [more.jsonl ...] > coverage.md
+      the files' coverage by fault: for each column and danger condition
+      its cells require (reach=, or CELLS_FILE's), how many cells and
+      runs, how many of the runs reached it, and how many cells never
+      did, named after the table;
   matrix-runs.py left CELLS_FILE SEEDS runs.jsonl [more.jsonl ...] > left.txt
       the lines of CELLS_FILE whose cell lacks a run at some seed of SEEDS
       (written as check matrix takes them: 1..10, 2,4 or 1..3,7) in the
@@ -189,6 +194,44 @@ def table(paths, expect=None):
         print(f"required danger conditions: {required} cells require one, {required - unreached} reached every one, {unreached} left one unreached")
 
 
+def coverage_table(paths, expect=None):
+    """Per fault (column) and required condition: how many cells require
+    it, their runs, the runs that reached it, and the cells whose runs
+    never did, named below the table."""
+    cells = {}
+    for p in paths:
+        for line in open(p):
+            r = json.loads(line)
+            c = cells.setdefault(cell_key(r), {"require": [], "runs": {}})
+            c["require"] = r.get("require", [])
+            c["runs"][r["seed"]] = r
+    rows, never = {}, []
+    for k, c in cells.items():
+        require = c["require"]
+        if expect and (k[0], k[1]) in expect:
+            require = expect[(k[0], k[1])][1]
+        rs = list(c["runs"].values())
+        for name in require:
+            row = rows.setdefault((k[1], name), [0, 0, 0, 0])
+            hit = sum((r.get("reached") or {}).get(name, 0) > 0 for r in rs)
+            row[0] += 1
+            row[1] += len(rs)
+            row[2] += hit
+            if hit == 0:
+                row[3] += 1
+                never.append(f"`{k[0]}` {k[1]} ({name}, {len(rs)} runs)")
+    print("| fault | condition required | cells | runs | runs that reached it | cells that never did |")
+    print("|---|---|---|---|---|---|")
+    total = [0, 0, 0, 0]
+    for (col, name), row in sorted(rows.items()):
+        print(f"| {col} | {name} | {row[0]} | {row[1]} | {row[2]} | {row[3]} |")
+        total = [a + b for a, b in zip(total, row)]
+    print(f"| all | | {total[0]} | {total[1]} | {total[2]} | {total[3]} |")
+    if never:
+        print()
+        print("never reached: " + ", ".join(sorted(never)))
+
+
 def extra_flags(args):
     """The cell's flags but --lock and --nemesis, which its row and column
     name."""
@@ -243,6 +286,10 @@ def main(argv):
         table(argv[4:], expectations(argv[3]))
     elif len(argv) >= 3 and argv[1] == "table" and argv[2] != "--expect":
         table(argv[2:])
+    elif len(argv) >= 5 and argv[1] == "coverage" and argv[2] == "--expect":
+        coverage_table(argv[4:], expectations(argv[3]))
+    elif len(argv) >= 3 and argv[1] == "coverage" and argv[2] != "--expect":
+        coverage_table(argv[2:])
     elif len(argv) >= 4 and argv[1] == "left":
         left(argv[2], argv[3], argv[4:])
     else:
