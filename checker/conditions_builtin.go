@@ -127,11 +127,12 @@ func crashedHolder(e *Evidence) []Reach {
 }
 
 // struckAt is when fault f struck hold h, as near as the history tells:
-// the fault's start when h was open then, else the earliest moment of h
-// after the fault was invoked.
+// the fault's start, or h's when it came after; for a hold that had ended
+// by the fault's start, the earliest moment of it after the fault was
+// invoked.
 func struckAt(f history.Fault, h Hold) time.Duration {
-	if h.Start <= f.Start && f.Start < h.End {
-		return f.Start
+	if f.Start < h.End {
+		return max(f.Start, h.Start)
 	}
 	return max(f.Invoked, h.Start)
 }

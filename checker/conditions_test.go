@@ -109,6 +109,8 @@ func TestConditions(t *testing.T) {
 		// held another key, or the cut came after its hold.
 		{"holder-cut-off", held().holderStrike(history.FPartition, 4.9, 5.2, 7, heldK),
 			[]Reach{{Ops: []int{1, 7}, Process: 0, Key: "k", At: 4.9}}, ""},
+		{"holder-cut-off", held().holderStrike(history.FPartition, 0.5, 1.01, 3, heldK), // recorded as it was granted
+			[]Reach{{Ops: []int{2, 3}, Process: 0, Key: "k", At: 1.01}}, ""},
 		{"holder-cut-off", held().holderStrike(history.FPartition, 2, 2.1, 3, oneSecond), nil, ""},
 		{"holder-cut-off", held().holderStrike(history.FPartition, 2, 2.1, 3, &history.Hit{Holder: true, Key: "j"}), nil, ""},
 		{"holder-cut-off", held().holderStrike(history.FPartition, 5, 5.2, 7, heldK), nil, ""},
@@ -136,6 +138,8 @@ func TestConditions(t *testing.T) {
 			[]Reach{{Ops: []int{1, 7}, Process: 0, Key: "k", At: 4.9}}, ""},
 		{"node-struck-while-held", held().nodeStrike(history.FKill, 0.5, 1.01, 3, 1), // as it was granted
 			[]Reach{{Ops: []int{2, 3}, Process: 0, Key: "k", At: 1.01}}, ""},
+		{"node-struck-while-held", held().nodeStrike(history.FKill, 4.9, 5, 6, 1), // recorded as the release began
+			[]Reach{{Ops: []int{1, 6}, Process: 0, Key: "k", At: 4.9}}, ""},
 		{"node-struck-while-held", held().nodeStrike(history.FKill, 2, 2.1, 3, 0), nil, ""},     // its nemesis saw no holder
 		{"node-struck-while-held", held().nodeStrike(history.FKill, 5.5, 5.6, 6, 1), nil, ""},   // no hold in its strike
 		{"node-struck-while-held", held().nodeStrike(history.FKill, 5, 5.1, 6, 1), nil, ""},     // as the release began
