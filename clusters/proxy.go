@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -69,11 +71,32 @@ func NewProxies(log io.Writer) *Proxies {
 	}
 }
 
+// proxyListenTries bounds the ports Add tries for one proxy: a port
+// FreePort claimed can still be bound by a process that is not lockcheck
+// in between.
+const proxyListenTries = 3
+
 // Add starts a proxy named name in front of upstream and returns the address
-// clients should dial.
+// clients should dial. It listens on a port FreePort claimed, below the
+// kernel's ephemeral range: a proxy stopped and started again (Disable,
+// Enable: a restarted node, an isolated member) must find its port free,
+// and a port of that range could meanwhile be any outgoing connection's
+// local port (seen: "restart proxy ...: bind: address already in use",
+// with two runs at a time).
 func (ps *Proxies) Add(name, upstream string) (string, error) {
-	p := toxiproxy.NewProxy(ps.server, name, "127.0.0.1:0", upstream)
-	if err := ps.server.Collection.Add(p, true); err != nil {
+	var p *toxiproxy.Proxy
+	var err error
+	for range proxyListenTries {
+		port, perr := FreePort()
+		if perr != nil {
+			return "", fmt.Errorf("start proxy %s -> %s: %w", name, upstream, perr)
+		}
+		p = toxiproxy.NewProxy(ps.server, name, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), upstream)
+		if err = ps.server.Collection.Add(p, true); err == nil {
+			break
+		}
+	}
+	if err != nil {
 		return "", fmt.Errorf("start proxy %s -> %s: %w", name, upstream, err)
 	}
 	ps.mu.Lock()
