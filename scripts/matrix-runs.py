@@ -160,7 +160,11 @@ def expectations(cells_path):
     return out
 
 
-def table(paths, expect=None):
+def load_cells(paths, expect=None):
+    """The cells of the files' runs, in the order first seen: each its
+    expectation and required conditions (the last file's, or CELLS_FILE's
+    by way of expect) and its runs by seed, a later file's run of a seed
+    replacing an earlier one."""
     cells, order = {}, []
     for p in paths:
         for line in open(p):
@@ -171,13 +175,19 @@ def table(paths, expect=None):
                 order.append(k)
             cells[k]["require"] = r.get("require", [])
             cells[k]["runs"][r["seed"]] = r
+    for k in order:
+        if expect and (k[0], k[1]) in expect:
+            cells[k]["expect"], cells[k]["require"] = expect[(k[0], k[1])]
+    return cells, order
+
+
+def table(paths, expect=None):
+    cells, order = load_cells(paths, expect)
     print("| design | fault | flags | expected | seeds | valid / invalid / unknown / not exercised / error | reached | status |")
     print("|---|---|---|---|---|---|---|---|")
     totals, required, unreached = {}, 0, 0
     for k in order:
         c = cells[k]
-        if expect and (k[0], k[1]) in expect:
-            c["expect"], c["require"] = expect[(k[0], k[1])]
         rs = [c["runs"][s] for s in sorted(c["runs"])]
         status, why, un = judge_cell(c["expect"], c["require"], rs)
         totals[status] = totals.get(status, 0) + 1
@@ -198,20 +208,11 @@ def coverage_table(paths, expect=None):
     """Per fault (column) and required condition: how many cells require
     it, their runs, the runs that reached it, and the cells whose runs
     never did, named below the table."""
-    cells = {}
-    for p in paths:
-        for line in open(p):
-            r = json.loads(line)
-            c = cells.setdefault(cell_key(r), {"require": [], "runs": {}})
-            c["require"] = r.get("require", [])
-            c["runs"][r["seed"]] = r
+    cells, order = load_cells(paths, expect)
     rows, never = {}, []
-    for k, c in cells.items():
-        require = c["require"]
-        if expect and (k[0], k[1]) in expect:
-            require = expect[(k[0], k[1])][1]
-        rs = list(c["runs"].values())
-        for name in require:
+    for k in order:
+        rs = list(cells[k]["runs"].values())
+        for name in cells[k]["require"]:
             row = rows.setdefault((k[1], name), [0, 0, 0, 0])
             hit = sum((r.get("reached") or {}).get(name, 0) > 0 for r in rs)
             row[0] += 1
