@@ -105,8 +105,17 @@ func (s *slot) spawn(ctx context.Context) error {
 }
 
 // cycle runs one acquire -> cs (Test.Sections of them) -> release on key.
+//
+// A worker that can (workerProc.thenCS) runs the first critical section
+// as soon as it is granted, without waiting for the controller to ask, as
+// an application does: its invocation is recorded when the grant's reply is
+// read, before the worker can have released the lock.
 func (s *slot) cycle(ctx context.Context, key string) {
-	acq := s.op(ctx, history.FAcquire, key, nil)
+	then := ""
+	if s.w.thenCS {
+		then = workloads.ThenCS
+	}
+	acq := s.op(ctx, history.FAcquire, key, nil, then)
 	switch acq.Type {
 	case history.Fail:
 		if acq.Time-s.invoked < failBackoff {
@@ -131,7 +140,12 @@ func (s *slot) cycle(ctx context.Context, key string) {
 	// its work at an error.
 	s.r.setInCS(s.index)
 	for i := 0; i < s.r.test.sections(); i++ {
-		cs := s.op(context.WithoutCancel(ctx), history.FCS, key, csArg)
+		var cs history.Op
+		if i == 0 && then != "" {
+			cs = s.next(context.WithoutCancel(ctx), history.FCS, key, csArg)
+		} else {
+			cs = s.op(context.WithoutCancel(ctx), history.FCS, key, csArg, "")
+		}
 		if cs.Type == history.Info {
 			s.r.setHolder(s.index, nil)
 			s.retire(key)
@@ -150,7 +164,7 @@ func (s *slot) cycle(ctx context.Context, key string) {
 		rel = &history.Value{Owner: grant.Owner, Token: grant.Token}
 	}
 	for try := 1; ; try++ {
-		done := s.op(context.WithoutCancel(ctx), history.FRelease, key, rel)
+		done := s.op(context.WithoutCancel(ctx), history.FRelease, key, rel, "")
 		switch {
 		case done.Type == history.OK:
 			return
@@ -163,11 +177,26 @@ func (s *slot) cycle(ctx context.Context, key string) {
 }
 
 // op records an invocation, asks the worker, and records the completion. A
-// worker that does not answer in time makes the op info.
-func (s *slot) op(ctx context.Context, f, key string, v *history.Value) history.Op {
-	rec := s.r.rec
-	s.invoked = rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: f, Key: key, Value: v}).Time
-	reply, err := s.w.Call(ctx, workloads.Request{F: f, Key: key, Value: v}, s.r.replyTimeout)
+// worker that does not answer in time makes the op info. then is the
+// request's Then: what the worker is to do next on its own.
+func (s *slot) op(ctx context.Context, f, key string, v *history.Value, then string) history.Op {
+	s.invoked = s.r.rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: f, Key: key, Value: v}).Time
+	reply, err := s.w.Call(ctx, workloads.Request{F: f, Key: key, Value: v, Then: then}, s.r.replyTimeout)
+	return s.complete(f, key, reply, err, ctx.Err() != nil)
+}
+
+// next records the invocation of the op the worker began on its own after
+// the last request (its Then), and waits for its reply as op does.
+func (s *slot) next(ctx context.Context, f, key string, v *history.Value) history.Op {
+	s.invoked = s.r.rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: f, Key: key, Value: v}).Time
+	reply, err := s.w.Await(ctx, s.w.LastID(), s.r.replyTimeout)
+	return s.complete(f, key, reply, err, ctx.Err() != nil)
+}
+
+// complete records the completion of op f on key from the worker's reply
+// or the error that took its place; cancelled says the run was interrupted
+// meanwhile.
+func (s *slot) complete(f, key string, reply workloads.Reply, err error, cancelled bool) history.Op {
 	if errors.Is(err, errProtocol) {
 		s.r.fail(&workerError{Process: s.process, Broken: true, Err: err, Started: true, Stderr: s.w.stderr.Last()})
 	}
@@ -187,10 +216,10 @@ func (s *slot) op(ctx context.Context, f, key string, v *history.Value) history.
 		s.r.fail(&workerError{Process: s.process, Broken: true, Started: true, Stderr: s.w.stderr.Last(),
 			Err: fmt.Errorf("%w: a reply of type %q to %s (want ok, fail or info)", errProtocol, reply.Type, f)})
 	}
-	if errors.Is(err, errNoReply) && ctx.Err() != nil {
+	if errors.Is(err, errNoReply) && cancelled {
 		done.Error = "interrupted: " + done.Error
 	}
-	return rec.Record(done)
+	return s.r.rec.Record(done)
 }
 
 // retire kills the slot's worker, records its process's crash, and moves the

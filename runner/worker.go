@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +40,9 @@ type workerProc struct {
 	*workerproc.Proc
 	process int
 	stderr  *stderrTail
+	// thenCS is set when the worker runs a critical section right after a
+	// grant on request (its open reply listed workloads.ThenCS).
+	thenCS bool
 }
 
 // quietSysmon is the GODEBUG setting builtinWorkerEnv adds.
@@ -167,5 +171,6 @@ func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, 
 		e.(*workerError).Refused = refused
 		return nil, e
 	}
+	w.thenCS = slices.Contains(reply.Then, workloads.ThenCS)
 	return w, nil
 }

@@ -30,7 +30,17 @@ type Request struct {
 	Value *history.Value `json:"value,omitempty"`
 	// Config is sent with open only.
 	Config *Config `json:"config,omitempty"`
+	// Then, on an acquire, asks a worker whose open reply listed it in
+	// Reply.Then to go on at once when the acquire is granted: ThenCS runs
+	// the first critical section with the grant, as an application does,
+	// and replies to it as to a cs request with id ID+1. An acquire that
+	// is not granted gets its own reply only.
+	Then string `json:"then,omitempty"`
 }
+
+// ThenCS is the Request.Then that runs a critical section right after a
+// grant.
+const ThenCS = "cs"
 
 // Reply is one line a worker writes to stdout for each request. A line with
 // Event set and no ID is not a reply but an event the lock client reported
@@ -47,6 +57,9 @@ type Reply struct {
 	Error string `json:"error,omitempty"`
 	// Protocol is the worker's protocol version, in the reply to open.
 	Protocol int `json:"protocol,omitempty"`
+	// Then, in the reply to open, lists the Request.Then values the
+	// worker carries out; a worker that omits it is sent none.
+	Then []string `json:"then,omitempty"`
 }
 
 // Config is everything a worker needs to build its lock client and resource.

@@ -76,7 +76,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			if wk, err = open(req.Config, events); err != nil {
 				reply.Type, reply.Error = history.Fail, err.Error()
 			} else {
-				reply.Type, reply.Protocol = history.OK, ProtocolVersion
+				reply.Type, reply.Protocol, reply.Then = history.OK, ProtocolVersion, []string{ThenCS}
 			}
 		case req.F == FClose:
 			reply.Type = history.OK
@@ -94,6 +94,16 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		}
 		if req.F == FClose {
 			return nil
+		}
+		if cs, ok := wk.then(req, reply); ok {
+			val, err := wk.invoke(ctx, cs)
+			reply := Reply{ID: cs.ID, Type: Classify(err), Value: val}
+			if err != nil {
+				reply.Error = err.Error()
+			}
+			if err := write(reply); err != nil {
+				return fmt.Errorf("worker: write reply: %w", err)
+			}
 		}
 	}
 	return sc.Err()
@@ -132,6 +142,23 @@ func open(cfg *Config, events func(string)) (*worker, error) {
 		}
 	}
 	return &worker{cfg: *cfg, lock: l, res: res, ignoreLoss: plantedIgnoreLoss(), dropLock: plantedDropLock(cfg.Process)}, nil
+}
+
+// then returns the critical section an acquire request asked to run once
+// granted (Request.Then), with the id of its reply, and false when there is
+// none: another request, or an acquire that was not granted.
+func (w *worker) then(req Request, reply Reply) (Request, bool) {
+	if w == nil || req.F != history.FAcquire || req.Then != ThenCS || reply.Type != history.OK {
+		return Request{}, false
+	}
+	v := &history.Value{}
+	if g := reply.Value; g != nil {
+		v.Owner = g.Owner
+		if w.cfg.Fencing {
+			v.Token = g.Token
+		}
+	}
+	return Request{ID: req.ID + 1, F: history.FCS, Key: req.Key, Value: v}, true
 }
 
 func (w *worker) invoke(ctx context.Context, req Request) (*history.Value, error) {

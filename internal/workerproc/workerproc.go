@@ -210,10 +210,16 @@ func (p *Proc) LastID() int64 {
 // reply. Every error wraps ErrNoReply: *Timeout when the time ran out, the
 // reading's error when the worker broke the protocol, else its exit or
 // ctx's error.
+//
+// A request with Then set takes two ids: the reply to what it asked to run
+// next comes with id LastID(), and Await waits for it.
 func (p *Proc) Call(ctx context.Context, req workloads.Request, timeout time.Duration) (workloads.Reply, error) {
 	p.mu.Lock()
 	p.nextID++
 	req.ID = p.nextID
+	if req.Then != "" {
+		p.nextID++
+	}
 	p.mu.Unlock()
 	b, err := json.Marshal(req)
 	if err != nil {
@@ -225,14 +231,20 @@ func (p *Proc) Call(ctx context.Context, req workloads.Request, timeout time.Dur
 		}
 		return workloads.Reply{}, fmt.Errorf("%w: write request: %v", ErrNoReply, err)
 	}
+	return p.Await(ctx, req.ID, timeout)
+}
+
+// Await waits at most timeout for the reply with id, one sent for a
+// request already written; its errors are Call's.
+func (p *Proc) Await(ctx context.Context, id int64, timeout time.Duration) (workloads.Reply, error) {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for {
 		select {
 		case r := <-p.replies:
-			if r.ID != req.ID {
+			if r.ID != id {
 				if p.opts.OnStray != nil {
-					p.opts.OnStray(req.ID, r)
+					p.opts.OnStray(id, r)
 				}
 				continue
 			}
@@ -241,7 +253,7 @@ func (p *Proc) Call(ctx context.Context, req workloads.Request, timeout time.Dur
 			// The reader hands every reply over before it closes done, so
 			// a reply that came just before the worker exited (close's, say)
 			// is still waiting: select may have picked done first.
-			if r, ok := p.leftReply(req.ID); ok {
+			if r, ok := p.leftReply(id); ok {
 				return r, nil
 			}
 			if p.readErr != nil {
