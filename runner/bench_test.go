@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/schedule"
 )
 
 // TestPlainLoopLibraries runs the plain loops of the designs that run in
@@ -86,5 +88,22 @@ func TestLimitProcs(t *testing.T) {
 				t.Fatalf("GOMAXPROCS %d after, want 4 back", after)
 			}
 		})
+	}
+}
+
+// TestArmedSpec: check bench --armed arms faults that parse, and none of
+// them turns off the worker's critical section at its grant (a fault at
+// a cs invocation with no offset would: run.thenCS), so the bench measures
+// the path a triggered run takes.
+func TestArmedSpec(t *testing.T) {
+	s, err := schedule.Parse(ArmedSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Faults) != 4 || len(s.Timed) != 0 {
+		t.Fatalf("ArmedSpec has %d triggered and %d timed faults, want 4 and 0", len(s.Faults), len(s.Timed))
+	}
+	if schedule.AtInvocation(s.Faults, schedule.EventCS, time.Second) {
+		t.Fatal("ArmedSpec binds a fault to a cs invocation with no offset")
 	}
 }

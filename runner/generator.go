@@ -109,10 +109,13 @@ func (s *slot) spawn(ctx context.Context) error {
 // A worker that can (workerProc.thenCS) runs the first critical section
 // as soon as it is granted, without waiting for the controller to ask, as
 // an application does: its invocation is recorded when the grant's reply is
-// read, before the worker can have released the lock.
+// read, before the worker can have released the lock. Not in a run that
+// stops workers at a failpoint, whose stop ends at each reply, nor in one
+// with a fault that must be in force before a critical section begins
+// (run.thenCS).
 func (s *slot) cycle(ctx context.Context, key string) {
 	then := ""
-	if s.w.thenCS {
+	if s.w.thenCS && s.r.thenCS {
 		then = workloads.ThenCS
 	}
 	acq := s.op(ctx, history.FAcquire, key, nil, then)

@@ -19,6 +19,7 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
+	"github.com/lockcheck/lockcheck/schedule"
 	"github.com/lockcheck/lockcheck/workers"
 	"github.com/lockcheck/lockcheck/workloads"
 )
@@ -82,6 +83,11 @@ type run struct {
 	// replyTimeout is how long the controller waits for a worker's reply
 	// (Plan.replyTimeout).
 	replyTimeout time.Duration
+	// thenCS is set when a worker that can may run its first critical
+	// section as soon as it is granted (see slot.cycle): the run stops
+	// at no failpoint and binds no fault to a critical section's
+	// invocation itself.
+	thenCS bool
 }
 
 // Run executes t: it sets up the cluster, runs the workload and the nemesis
@@ -157,6 +163,7 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 
 	r := &run{test: *t, plan: p, design: p.Design, dir: dir, argv: argv, workLog: workLog, log: log,
 		holders: make(map[int]nemesis.Target), live: make(map[int]nemesis.Target), replyTimeout: p.replyTimeout()}
+	r.thenCS = t.Failpoint == "" && !schedule.AtInvocation(p.Faults, schedule.EventCS, r.Lease())
 	// Every server the topology starts, now or on a restart, reports an
 	// exit that no fault asked for.
 	ctx = clusters.WithExitWatch(ctx, r.serverExited)

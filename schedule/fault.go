@@ -27,7 +27,8 @@ const (
 	// granted on three of five masters). A grant whose op names no nodes
 	// is none.
 	EventMajorityGrant = "majority-grant"
-	// EventCS is a holder sent its critical section (entering it).
+	// EventCS is a holder entering its critical section: sent it, or,
+	// from a worker that begins it on its own once granted, its grant read.
 	EventCS = "cs"
 	// EventRelease is a holder's release invoked.
 	EventRelease = "release"
@@ -81,6 +82,21 @@ func WorkerReports(faults []Fault) []string {
 	return out
 }
 
+// AtInvocation reports whether one of faults is bound to event (an
+// invocation: cs, release, acquire, rival) with no offset, for lease: the
+// engine starts such a fault on the goroutine that records the
+// invocation, before the request leaves for the worker, so the controller
+// must send that request itself for the fault to be in force when the
+// worker begins the op.
+func AtInvocation(faults []Fault, event string, lease time.Duration) bool {
+	for _, f := range faults {
+		if f.Trigger.Event == event && f.Trigger.Offset.Of(lease) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Event describes one event for `check list` and the docs.
 type Event struct {
 	Name    string
@@ -94,7 +110,7 @@ func Events() []Event {
 		{EventAt, "the workload's start (at+5s, or just 5s): a time trigger; the nemesis picks its target as a timed fault does"},
 		{EventGrant, "an acquire completed ok; the target is the process granted the lock"},
 		{EventMajorityGrant, "a grant recorded on just a majority of the lock nodes (RedLock granted on three of five masters: one node's loss leaves the key on a minority); the target is the process granted the lock"},
-		{EventCS, "a holder was sent its critical section (it is entering it); the target is that holder"},
+		{EventCS, "a holder entered its critical section: it was sent it, or its grant was read from a worker that begins it on its own; the target is that holder"},
 		{EventWrite, "a holder's critical section sent its write, as its worker reported it (lockcheck's own workers, in the critical sections they run themselves); the target is that holder"},
 		{EventRelease, "a holder's release was invoked; the target is that holder"},
 		{EventAcquire, "an acquire was invoked; the target is the process that asks (with no offset the fault is in force before the request leaves)"},

@@ -185,6 +185,32 @@ func TestWorkerReports(t *testing.T) {
 	}
 }
 
+func TestAtInvocation(t *testing.T) {
+	cases := []struct {
+		spec  string
+		event string
+		want  bool
+	}{
+		{"pause", EventCS, false},
+		{"partition@cs", EventCS, true},
+		{"partition@cs#1000000", EventCS, true},
+		{"partition@cs+1ms", EventCS, false},
+		{"partition@cs+lease-1s", EventCS, true}, // no offset with a lease of 1s
+		{"pause@grant,reply-loss@release", EventCS, false},
+		{"pause@grant,reply-loss@release", EventRelease, true},
+		{"pause@grant+5ms,partition@cs+2ms,pause@cs", EventCS, true},
+	}
+	for _, c := range cases {
+		s, err := Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AtInvocation(s.Faults, c.event, time.Second); got != c.want {
+			t.Errorf("%s at %s: %v, want %v", c.spec, c.event, got, c.want)
+		}
+	}
+}
+
 // FuzzParseFault: whatever ParseFault accepts, its String reads back as the
 // same fault, and nothing it is given makes it panic.
 func FuzzParseFault(f *testing.F) {

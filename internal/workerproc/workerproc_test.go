@@ -147,3 +147,29 @@ func TestReplyBeforeDone(t *testing.T) {
 		}
 	}
 }
+
+// TestCallThen checks that a request with Then takes two ids, and that
+// Await finds the second reply after a stray.
+func TestCallThen(t *testing.T) {
+	var strays []int64
+	p := sh(t, `echo '{"id":1,"type":"ok"}'; echo '{"id":7,"type":"ok"}'; echo '{"id":2,"type":"fail"}'; read req; echo "$req"; sleep 5`,
+		Options{OnStray: func(_ int64, r workloads.Reply) { strays = append(strays, r.ID) }})
+	r, err := p.Call(context.Background(), workloads.Request{F: "acquire", Then: workloads.ThenCS}, 5*time.Second)
+	if err != nil || r.ID != 1 {
+		t.Fatalf("first reply %+v, %v; want id 1", r, err)
+	}
+	if p.LastID() != 2 {
+		t.Fatalf("LastID %d after a request with Then, want 2", p.LastID())
+	}
+	r, err = p.Await(context.Background(), p.LastID(), 5*time.Second)
+	if err != nil || r.ID != 2 || r.Type != "fail" {
+		t.Fatalf("second reply %+v, %v; want id 2, fail", r, err)
+	}
+	if len(strays) != 1 || strays[0] != 7 {
+		t.Fatalf("strays %v, want [7]", strays)
+	}
+	// The shell echoes the next request back as its reply: its id is 3.
+	if r, err := p.Call(context.Background(), workloads.Request{F: "close"}, 5*time.Second); err != nil || r.ID != 3 {
+		t.Fatalf("the next request's echo %+v, %v; want id 3", r, err)
+	}
+}
