@@ -84,10 +84,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			reply.Type, reply.Error = history.Fail, "not open: send open first"
 		default:
 			val, err := wk.invoke(ctx, req)
-			reply.Type, reply.Value = Classify(err), val
-			if err != nil {
-				reply.Error = err.Error()
-			}
+			reply = answer(req.ID, val, err)
 		}
 		if err := write(reply); err != nil {
 			return fmt.Errorf("worker: write reply: %w", err)
@@ -97,11 +94,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		}
 		if cs, ok := wk.then(req, reply); ok {
 			val, err := wk.invoke(ctx, cs)
-			reply := Reply{ID: cs.ID, Type: Classify(err), Value: val}
-			if err != nil {
-				reply.Error = err.Error()
-			}
-			if err := write(reply); err != nil {
+			if err := write(answer(cs.ID, val, err)); err != nil {
 				return fmt.Errorf("worker: write reply: %w", err)
 			}
 		}
@@ -142,6 +135,15 @@ func open(cfg *Config, events func(string)) (*worker, error) {
 		}
 	}
 	return &worker{cfg: *cfg, lock: l, res: res, ignoreLoss: plantedIgnoreLoss(), dropLock: plantedDropLock(cfg.Process)}, nil
+}
+
+// answer is the reply to request id whose operation returned val and err.
+func answer(id int64, val *history.Value, err error) Reply {
+	r := Reply{ID: id, Type: Classify(err), Value: val}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	return r
 }
 
 // then returns the critical section an acquire request asked to run once
