@@ -183,7 +183,7 @@ func (s *slot) cycle(ctx context.Context, key string) {
 // worker that does not answer in time makes the op info. then is the
 // request's Then: what the worker is to do next on its own.
 func (s *slot) op(ctx context.Context, f, key string, v *history.Value, then string) history.Op {
-	s.invoked = s.r.rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: f, Key: key, Value: v}).Time
+	s.invoke(f, key, v)
 	reply, err := s.w.Call(ctx, workloads.Request{F: f, Key: key, Value: v, Then: then}, s.r.replyTimeout)
 	return s.complete(f, key, reply, err, ctx.Err() != nil)
 }
@@ -191,9 +191,14 @@ func (s *slot) op(ctx context.Context, f, key string, v *history.Value, then str
 // next records the invocation of the op the worker began on its own after
 // the last request (its Then), and waits for its reply as op does.
 func (s *slot) next(ctx context.Context, f, key string, v *history.Value) history.Op {
-	s.invoked = s.r.rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: f, Key: key, Value: v}).Time
+	s.invoke(f, key, v)
 	reply, err := s.w.Await(ctx, s.w.LastID(), s.r.replyTimeout)
 	return s.complete(f, key, reply, err, ctx.Err() != nil)
+}
+
+// invoke records the invocation of op f on key with v.
+func (s *slot) invoke(f, key string, v *history.Value) {
+	s.invoked = s.r.rec.Record(history.Op{Process: s.process, Type: history.Invoke, F: f, Key: key, Value: v}).Time
 }
 
 // complete records the completion of op f on key from the worker's reply
