@@ -149,7 +149,10 @@ func (n *Clock) start(node string) {
 
 // pick chooses the node whose clock jumps: the leader where the cluster has
 // one (on Redis Cluster the master of a held key's slot: leaderOf), the
-// only lock node of a single-node design, else a random lock node.
+// only lock node of a single-node design; with several (RedLock's
+// masters), under an Aim (a fault fired by a lock event) one of the nodes
+// that hold the aimed holder's key, where the nodes' keys can be read;
+// else a random lock node.
 func (n *Clock) pick(ctx context.Context) (string, error) {
 	if p, ok := n.env.Cluster().(clusters.Primary); ok {
 		return leaderOf(ctx, n.env, p)
@@ -165,6 +168,15 @@ func (n *Clock) pick(ctx context.Context) (string, error) {
 		return "", errors.New("no lock node to jump the clock of")
 	case 1:
 		return lock[0], nil
+	}
+	if keys, ok := n.env.Cluster().(clusters.KeyReader); ok {
+		if aim, ok := AimOf(ctx); ok {
+			if t, err := aim(); err == nil && t.Key != "" {
+				if on, _ := keyNodes(ctx, keys, lock, t.Key); len(on) > 0 {
+					return on[n.rng.IntN(len(on))], nil
+				}
+			}
+		}
 	}
 	return lock[n.rng.IntN(len(lock))], nil
 }

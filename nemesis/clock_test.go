@@ -245,3 +245,60 @@ func TestSkewTargets(t *testing.T) {
 		})
 	}
 }
+
+// keyClockCluster is a clockCluster whose nodes' keys can be read.
+type keyClockCluster struct {
+	clockCluster
+	keys map[string]map[string]string // node -> key -> value
+}
+
+func (c *keyClockCluster) NodeKeys(_ context.Context, node string) (map[string]string, error) {
+	return c.keys[node], nil
+}
+
+// TestClockAimsAtTheHoldersNodes: a clock jump fired by a lock event on
+// RedLock's five masters strikes a master that holds the aimed holder's
+// key (with the value most of them hold, not a rival's leftover), and
+// falls back to any master when there is no aim or the key is on none.
+func TestClockAimsAtTheHoldersNodes(t *testing.T) {
+	keys := map[string]map[string]string{
+		"lock0": {"k": "a"}, "lock1": {}, "lock2": {"k": "b"}, "lock3": {"k": "a"}, "lock4": {"k": "a"},
+	}
+	aimAt := func(key string) context.Context {
+		return WithAim(context.Background(), func() (Target, error) { return Target{Process: 1, Key: key}, nil })
+	}
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want map[string]bool // every pick must be one of these
+		any  bool            // and over the seeds, a pick outside {lock0, lock3, lock4} is seen
+	}{
+		{"aimed at the holder of k", aimAt("k"), map[string]bool{"lock0": true, "lock3": true, "lock4": true}, false},
+		{"no aim", context.Background(), nil, true},
+		{"aimed at a key on no node", aimAt("none"), nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			outside := false
+			for seed := uint64(1); seed <= 40; seed++ {
+				c := &keyClockCluster{clockCluster: clockCluster{nodes: testLockNodes("lock0", "lock1", "lock2", "lock3", "lock4")}, keys: keys}
+				n, err := newClock(clockEnv{c: c, lease: time.Second}, rand.New(rand.NewPCG(seed, seed)), false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				node, err := n.(*Clock).pick(tc.ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.want != nil && !tc.want[node] {
+					t.Fatalf("seed %d: jumped %s, want one of the holder's nodes %v", seed, node, tc.want)
+				}
+				if node != "lock0" && node != "lock3" && node != "lock4" {
+					outside = true
+				}
+			}
+			if tc.any && !outside {
+				t.Errorf("40 seeds never picked lock1 or lock2: the pick is not random")
+			}
+		})
+	}
+}

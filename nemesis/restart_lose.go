@@ -231,15 +231,28 @@ func (n *RestartLose) aimAtKey(ctx context.Context, lock []string) (aimed, error
 // picked, and that node's keys. A node it cannot read (down) holds
 // nothing.
 func (n *RestartLose) readKey(ctx context.Context, lock []string, h Target) aimed {
+	on, all := keyNodes(ctx, n.keys, lock, h.Key)
+	if len(on) == 0 {
+		return aimed{holder: h}
+	}
+	node := on[n.rng.IntN(len(on))]
+	return aimed{node: node, holder: h, keys: all[node], heldOn: on}
+}
+
+// keyNodes reads every lock node's keys and returns, sorted, the nodes
+// that hold key with the value most of them hold (the holder's owner,
+// where a rival's failed round may still have left its own), and each
+// node's keys. A node it cannot read (down) holds nothing.
+func keyNodes(ctx context.Context, keys clusters.KeyReader, lock []string, key string) ([]string, map[string]map[string]string) {
 	vals := make(map[string][]string) // value -> nodes
 	all := make(map[string]map[string]string)
 	for _, node := range lock {
-		ks, err := n.keys.NodeKeys(ctx, node)
+		ks, err := keys.NodeKeys(ctx, node)
 		if err != nil {
 			continue // down (another fault's): it holds nothing now
 		}
 		all[node] = ks
-		if v, ok := ks[h.Key]; ok {
+		if v, ok := ks[key]; ok {
 			vals[v] = append(vals[v], node)
 		}
 	}
@@ -249,12 +262,8 @@ func (n *RestartLose) readKey(ctx context.Context, lock []string, h Target) aime
 			on = nodes
 		}
 	}
-	if len(on) == 0 {
-		return aimed{holder: h}
-	}
 	sort.Strings(on)
-	node := on[n.rng.IntN(len(on))]
-	return aimed{node: node, holder: h, keys: all[node], heldOn: on}
+	return on, all
 }
 
 // aimAtNode waits (bounded) for a holder and picks the leader, where the
