@@ -92,6 +92,10 @@ type redisObserver struct {
 	// number; latest the sequence number of each key's latest read.
 	reads  map[int64]pendingRead
 	latest map[string]int64
+	// unread are the lock keys set or renewed whose read waits for
+	// lazyRead to pass (the history time it is due), so that a key its
+	// holder deletes within it is never read.
+	unread map[string]time.Duration
 	// probeAt is the estimated expiry of the probe in flight (0: none).
 	probeAt time.Duration
 	probeST time.Time
@@ -127,7 +131,7 @@ func newRedisObserver(ctx context.Context, n clusters.Node, cfg clusters.Observe
 		DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: time.Second, PoolSize: 2})
 	o := &redisObserver{node: n.Name, deleted: &history.Extra{Nodes: []string{n.Name}, Release: &history.Release{How: history.ReleaseDeleted}}, cfg: cfg, keys: keys, c: c, held: make(map[string]redisHeld),
 		probe: "lockcheck:observer-probe:" + n.Name, mark: "lockcheck:observer-mark:" + n.Name,
-		reads: make(map[int64]pendingRead), latest: make(map[string]int64)}
+		reads: make(map[int64]pendingRead), latest: make(map[string]int64), unread: make(map[string]time.Duration)}
 	notify, channels := redisNotify, []string{"__keyevent@0__:expire", "__keyevent@0__:expired", "__keyevent@0__:del", o.mark}
 	if cfg.TookOver != nil {
 		notify, channels = redisNotifyWrites, append(channels, "__keyevent@0__:set")
@@ -172,6 +176,7 @@ func (o *redisObserver) run(ctx context.Context) {
 			}
 		case <-due.C:
 			o.touchDue(ctx)
+			o.readDue(ctx)
 		case m, ok := <-ch:
 			if !ok {
 				return
@@ -232,9 +237,28 @@ func bump(n int, done bool) int {
 	return n + 1
 }
 
-// arm sets due to fire at the next expiry the observer knows of.
+// lazyRead is how long a lock key set or renewed lives before the
+// observer reads its owner and expiry. Most keys are deleted by their
+// holder sooner (a critical section of a millisecond or two); a read of
+// each would cost the lock node six commands a grant and the observer a
+// round trip, and a deletion of a key never read is reported without an
+// owner, as one the observer read too late always was. The loss: a key
+// that another client deletes within lazyRead of its grant (a release
+// that does not check the owner) is not named by the observer; the
+// built-in designs that delete that way report the owner they deleted
+// themselves (history.Extra.DeletedOwner). A key that expires was read
+// long before: leases are hundreds of times longer.
+const lazyRead = 5 * time.Millisecond
+
+// arm sets due to fire at the next expiry the observer knows of, or the
+// next read that is due, whichever comes first.
 func (o *redisObserver) arm(due *time.Timer) {
 	_, next := o.dueKeys(o.cfg.Now())
+	for _, at := range o.unread {
+		if next == 0 || at < next {
+			next = at
+		}
+	}
 	wait := time.Hour
 	if next > 0 {
 		wait = max(next-o.cfg.Now(), 0)
@@ -262,6 +286,26 @@ func (o *redisObserver) touchDue(ctx context.Context) {
 	}
 }
 
+// readDue reads each key whose lazyRead has passed.
+func (o *redisObserver) readDue(ctx context.Context) {
+	now := o.cfg.Now()
+	for key, at := range o.unread {
+		if at <= now {
+			delete(o.unread, key)
+			o.readNow(ctx, key, pendingRead{key: key})
+		}
+	}
+}
+
+// readNow reads key, to be applied when its mark comes.
+func (o *redisObserver) readNow(ctx context.Context, key string, pr pendingRead) {
+	if hd, seq, err := o.read(ctx, key); err == nil {
+		pr.hd = hd
+		o.reads[seq] = pr
+		o.latest[key] = seq
+	}
+}
+
 // event handles one keyevent: ev is expire, expired, del or set (with
 // TookOver), key the key.
 func (o *redisObserver) event(ctx context.Context, ev, key string) {
@@ -280,25 +324,23 @@ func (o *redisObserver) event(ctx context.Context, ev, key string) {
 		return
 	}
 	switch ev {
-	case "expire": // set with a TTL, or renewed: read its owner and expiry
+	case "expire": // set with a TTL, or renewed: read its owner and expiry once it has lived lazyRead
+		// A read already waiting keeps its time: it reads the key as it
+		// is then, renewed or not, so that renewals faster than
+		// lazyRead cannot put it off for ever.
 		delete(o.held, key)
-		if hd, seq, err := o.read(ctx, key); err == nil {
-			o.reads[seq] = pendingRead{key: key, hd: hd}
-			o.latest[key] = seq
+		if _, waiting := o.unread[key]; !waiting {
+			o.unread[key] = o.cfg.Now() + lazyRead
 		}
 	case "set": // written over (SETNX, GETSET): read who it names now
-		wrote := o.cfg.Now()
-		prev, had := o.held[key]
-		delete(o.held, key)
-		if hd, seq, err := o.read(ctx, key); err == nil {
-			pr := pendingRead{key: key, hd: hd}
-			if had && prev.owner != "" {
-				pr.over, pr.wrote = &prev, wrote
-			}
-			o.reads[seq] = pr
-			o.latest[key] = seq
+		pr := pendingRead{key: key}
+		if prev, had := o.held[key]; had && prev.owner != "" {
+			pr.over, pr.wrote = &prev, o.cfg.Now()
 		}
+		delete(o.held, key)
+		o.readNow(ctx, key, pr)
 	case "expired", "del":
+		delete(o.unread, key)
 		// Known only when the key's latest read came between its last
 		// set or renewal and this event; a read that came after it (the
 		// observer lagged) read the next holder's key, or none.

@@ -151,6 +151,48 @@ func TestRedisObserverWrites(t *testing.T) {
 	}
 }
 
+// TestRedisObserverLazyRead checks that the observer reads a lock key only
+// once it has lived lazyRead: a key set and deleted in one transaction is
+// reported deleted, with no owner, and never read (the old observer read
+// every key it heard set), and a key that lives longer is read and its
+// deletion names its owner.
+func TestRedisObserverLazyRead(t *testing.T) {
+	ctx := context.Background()
+	r := oneRedis(t)
+	got, reads, _ := clustertest.WatchReleases(t, r, "k0", "k1")
+	probes := 0
+	c := redis.NewClient(&redis.Options{Addr: r.lock[0].Addr(), Protocol: 2, DisableIdentity: true})
+	defer c.Close()
+	if _, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, "k0", "owner-a", 10*time.Second)
+		p.Del(ctx, "k0")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	o := clustertest.NextRelease(t, got, "k0", &probes)
+	if o.V.Ext().Release.How != history.ReleaseDeleted || o.V.Owner != "" {
+		t.Fatalf("a key deleted at once observed as %+v %+v, want a deletion with no owner", *o.V, *o.V.Ext().Release)
+	}
+	if err := c.Set(ctx, "k1", "owner-b", 10*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case k := <-reads:
+		if k != "k1" {
+			t.Fatalf("the observer read %s, a key deleted at once, before k1", k)
+		}
+	case <-time.After(clustertest.PatientWait):
+		t.Fatal("the observer never read k1")
+	}
+	if err := c.Del(ctx, "k1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if o := clustertest.NextRelease(t, got, "k1", &probes); o.V.Owner != "owner-b" {
+		t.Fatalf("a key read before its deletion observed as %+v, want owner-b", *o.V)
+	}
+}
+
 func TestTouchAt(t *testing.T) {
 	ms := time.Millisecond
 	for _, tt := range []struct {
