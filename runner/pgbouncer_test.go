@@ -43,7 +43,7 @@ func TestRunPgBouncer(t *testing.T) {
 				tt.Time = patient
 				tt.Until = untilAnomaly(checker.NewOverlap(checker.Options{}), "double-holder", "lock and its release ran on different server connections")
 			}
-			out, err := Run(context.Background(), tt, io.Discard)
+			out, err := runPastPgBouncer801(t, tt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,6 +59,23 @@ func TestRunPgBouncer(t *testing.T) {
 			assertNoChildren(t)
 			assertNoNewServers(t, before)
 		})
+	}
+}
+
+// runPastPgBouncer801 runs tt, and runs it again (at most twice more)
+// when PgBouncer 1.18 itself exited with its known crash, pgbouncer#801
+// ("disconnect_client(): bad client state", after a client closed a
+// cancel request first: pgx cancels a statement in flight when a run
+// stops its workers). The harness is right to end such a run in an
+// error; the crash is the pooler's, not what these cases test.
+func runPastPgBouncer801(t *testing.T, tt Test) (Outcome, error) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		out, err := Run(context.Background(), tt, io.Discard)
+		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "bad client state") {
+			return out, err
+		}
+		t.Logf("attempt %d ended in PgBouncer's own crash (pgbouncer#801), running again: %v", attempt, err)
 	}
 }
 
