@@ -117,7 +117,7 @@ func BenchOverhead(ctx context.Context, t Test, log io.Writer) (Overhead, error)
 // every op a run records but never fire within a bench's run (each waits
 // for its millionth event): check bench --armed measures what the trigger
 // engine costs the record path.
-const ArmedSpec = "pause@grant#1000000,partition@cs#1000000+1ms,pause@release#1000000,pause@rival#1000000"
+const ArmedSpec = "pause@grant#1000000,partition@cs#1000000+1ms,pause@release#1000000+1ms,pause@rival#1000000"
 
 // armedOnly reports whether spec is ArmedSpec: the only faults a bench
 // runs.

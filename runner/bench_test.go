@@ -92,9 +92,10 @@ func TestLimitProcs(t *testing.T) {
 }
 
 // TestArmedSpec: check bench --armed arms faults that parse, and none of
-// them turns off the worker's critical section at its grant (a fault at
-// a cs invocation with no offset would: run.thenCS), so the bench measures
-// the path a triggered run takes.
+// them turns off the worker's critical section at its grant or its
+// release after it (a fault at a cs or release invocation with no offset
+// would: run.thenCS, run.thenRelease), so the bench measures the path a
+// triggered run takes.
 func TestArmedSpec(t *testing.T) {
 	s, err := schedule.Parse(ArmedSpec)
 	if err != nil {
@@ -103,7 +104,9 @@ func TestArmedSpec(t *testing.T) {
 	if len(s.Faults) != 4 || len(s.Timed) != 0 {
 		t.Fatalf("ArmedSpec has %d triggered and %d timed faults, want 4 and 0", len(s.Faults), len(s.Timed))
 	}
-	if schedule.AtInvocation(s.Faults, schedule.EventCS, time.Second) {
-		t.Fatal("ArmedSpec binds a fault to a cs invocation with no offset")
+	for _, ev := range []string{schedule.EventCS, schedule.EventRelease} {
+		if schedule.AtInvocation(s.Faults, ev, time.Second) {
+			t.Fatalf("ArmedSpec binds a fault to a %s invocation with no offset", ev)
+		}
 	}
 }

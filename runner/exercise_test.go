@@ -33,7 +33,7 @@ func exerciseTest(t *testing.T, lock, nem string) Test {
 	return Test{Lock: lock, Nemesis: nem, Workers: 5, Seed: 1,
 		Time: 6 * time.Second, Lease: 300 * time.Millisecond, Think: 10 * time.Millisecond,
 		NemesisInterval: 1500 * time.Millisecond, NemesisDuration: 900 * time.Millisecond, Store: t.TempDir(),
-		WorkerCmd: []string{os.Args[0]}, WorkerEnv: []string{"LOCKCHECK_TEST_WORKER=1"}, Quiet: true}
+		WorkerCmd: []string{os.Args[0]}, WorkerEnv: []string{"LOCKCHECK_TEST_WORKER=1"}, ownWorker: true, Quiet: true}
 }
 
 // TestRunNotExercised: pauses much shorter than the lease cannot make a

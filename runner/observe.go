@@ -34,6 +34,11 @@ func (r *run) observe(ctx context.Context) (stop func()) {
 		mu.Lock()
 		defer mu.Unlock()
 		if on {
+			// A worker on the mux wrote that it began its release
+			// before the release left: that line is recorded first.
+			if r.mux != nil {
+				r.mux.Sync()
+			}
 			r.rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: history.FServerRelease, Key: key, Value: v})
 		}
 	}

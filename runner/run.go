@@ -17,6 +17,7 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/clusters"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/workerproc"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/schedule"
@@ -48,6 +49,10 @@ type Outcome struct {
 	// Result is then that history's verdict, which an anomaly found
 	// before the failure makes Invalid.
 	Checked bool
+	// OwnReleases is how many releases the workers began on their own
+	// after their critical section (workloads.ThenCSRelease, see
+	// slot.cycle).
+	OwnReleases int64
 }
 
 // run is the state of one test run.
@@ -88,6 +93,14 @@ type run struct {
 	// at no failpoint and binds no fault to a critical section's
 	// invocation itself.
 	thenCS bool
+	// mux carries the stdout of the built-in workers, in the order they
+	// wrote it (nil for a worker in another language or --worker-cmd):
+	// with it, thenRelease lets such a worker release on its own after a
+	// single critical section when no fault is bound to a release's
+	// invocation itself (see slot.cycle).
+	mux         *workerproc.Mux
+	thenRelease bool
+	ownReleases atomic.Int64 // Outcome.OwnReleases
 }
 
 // Run executes t: it sets up the cluster, runs the workload and the nemesis
@@ -114,6 +127,7 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	t := &p.Test
 	argv := t.WorkerCmd
 	var err error
+	builtin := t.ownWorker // the workers are this binary's own (check worker)
 	if len(argv) == 0 && len(p.Design.Worker) > 0 {
 		if argv, err = workers.Command(ctx, p.Design.Worker); err != nil {
 			return Outcome{}, err
@@ -126,6 +140,7 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 		}
 		argv = []string{exe, "worker"}
 		t.WorkerEnv = append(builtinWorkerEnv(), t.WorkerEnv...)
+		builtin = true
 	}
 	if err := p.look(ctx); err != nil {
 		return Outcome{}, err
@@ -164,6 +179,13 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	r := &run{test: *t, plan: p, design: p.Design, dir: dir, argv: argv, workLog: workLog, log: log,
 		holders: make(map[int]nemesis.Target), live: make(map[int]nemesis.Target), replyTimeout: p.replyTimeout()}
 	r.thenCS = t.Failpoint == "" && !schedule.AtInvocation(p.Faults, schedule.EventCS, r.Lease())
+	if builtin {
+		if r.mux, err = workerproc.NewMux(); err != nil {
+			return Outcome{Dir: dir}, err
+		}
+		defer r.mux.Close()
+		r.thenRelease = r.thenCS && t.sections() == 1 && !schedule.AtInvocation(p.Faults, schedule.EventRelease, r.Lease())
+	}
 	// Every server the topology starts, now or on a restart, reports an
 	// exit that no fault asked for.
 	ctx = clusters.WithExitWatch(ctx, r.serverExited)
@@ -297,7 +319,7 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 	faultStats(&res, faults)
 	res.Stats["check_s"] = seconds(time.Since(checkStart))
 	out := Outcome{Dir: dir, Result: res, Interrupted: interrupted, Ops: len(h), Stopped: stopped,
-		WorkerCPU: time.Duration(r.workerCPU.Load()), Commands: cmds, Checked: fatal != nil}
+		WorkerCPU: time.Duration(r.workerCPU.Load()), Commands: cmds, Checked: fatal != nil, OwnReleases: r.ownReleases.Load()}
 	if fatal != nil {
 		// The verdict of what was recorded stands beside the error: an
 		// anomaly found before it is still an anomaly, and the absence

@@ -74,7 +74,7 @@ func quick(t testing.TB, lock, nem string, fencing bool) Test {
 	return Test{Lock: lock, Nemesis: nem, Fencing: fencing, Workers: 5, Seed: 1,
 		Time: 6 * time.Second, Lease: 300 * time.Millisecond, Think: 10 * time.Millisecond, NemesisInterval: 1500 * time.Millisecond,
 		NemesisDuration: 900 * time.Millisecond, Store: t.TempDir(),
-		WorkerCmd: []string{os.Args[0]}, WorkerEnv: []string{"LOCKCHECK_TEST_WORKER=1"}}
+		WorkerCmd: []string{os.Args[0]}, WorkerEnv: []string{"LOCKCHECK_TEST_WORKER=1"}, ownWorker: true}
 }
 
 func kinds(res checker.Result, fenced bool) map[string]int {

@@ -101,6 +101,10 @@ type Test struct {
 	// countCommands asks Run for the commands the Redis lock nodes served
 	// during the workload (Outcome.Commands); set by check bench only.
 	countCommands bool
+	// ownWorker says WorkerCmd is this binary's own worker, as `check
+	// worker` serves it (the runner's tests run their test binary so):
+	// its stdout goes to the run's mux, as the built-in worker's does.
+	ownWorker bool
 	// Started is when the run began (set by Run, stored in test.json).
 	Started time.Time `json:"started"`
 }

@@ -41,8 +41,10 @@ type workerProc struct {
 	process int
 	stderr  *stderrTail
 	// thenCS is set when the worker runs a critical section right after a
-	// grant on request (its open reply listed workloads.ThenCS).
-	thenCS bool
+	// grant on request (its open reply listed workloads.ThenCS), and
+	// thenRelease when it also releases the lock after it
+	// (workloads.ThenCSRelease).
+	thenCS, thenRelease bool
 }
 
 // quietSysmon is the GODEBUG setting builtinWorkerEnv adds.
@@ -111,9 +113,12 @@ func (e *workerError) Unwrap() error { return e.Err }
 
 // startWorker starts one worker process in its own process group and opens
 // it with cfg. Its stderr goes to log, each line prefixed with its process
-// id. onEvent receives the events the worker reports on its own. Every
-// error is a *workerError.
-func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, log io.Writer, timeout time.Duration, onEvent func(workloads.Reply)) (*workerProc, error) {
+// id. Its stdout goes to mux when that is set (the run's built-in
+// workers). onEvent receives the events the worker reports on its own,
+// onReply every reply, on the goroutine that read it (workerproc.Options).
+// Every error is a *workerError.
+func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, log io.Writer, timeout time.Duration,
+	mux *workerproc.Mux, onEvent, onReply func(workloads.Reply)) (*workerProc, error) {
 	fail := func(broken bool, err error, tail *stderrTail) error { // always a *workerError
 		e := &workerError{Process: cfg.Process, Broken: broken, Err: err}
 		if tail != nil {
@@ -127,7 +132,8 @@ func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, 
 			tail.dropSched = true
 		}
 	}
-	p, err := workerproc.Start(argv, workerproc.Options{Env: env, Stderr: tail, OnEvent: onEvent, AfterExit: tail.flush})
+	p, err := workerproc.Start(argv, workerproc.Options{Env: env, Stderr: tail, OnEvent: onEvent, OnReply: onReply,
+		AfterExit: tail.flush, Mux: mux})
 	if err != nil {
 		return nil, fail(true, err, nil)
 	}
@@ -172,5 +178,6 @@ func startWorker(ctx context.Context, argv, env []string, cfg workloads.Config, 
 		return nil, e
 	}
 	w.thenCS = slices.Contains(reply.Then, workloads.ThenCS)
+	w.thenRelease = slices.Contains(reply.Then, workloads.ThenCSRelease)
 	return w, nil
 }

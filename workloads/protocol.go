@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -33,14 +34,30 @@ type Request struct {
 	// Then, on an acquire, asks a worker whose open reply listed it in
 	// Reply.Then to go on at once when the acquire is granted: ThenCS runs
 	// the first critical section with the grant, as an application does,
-	// and replies to it as to a cs request with id ID+1. An acquire that
-	// is not granted gets its own reply only.
+	// and replies to it as to a cs request with id ID+1; ThenCSRelease
+	// also releases the lock once that critical section has replied ok or
+	// fail, and replies to the release as to a release request with id
+	// ID+2. An acquire that is not granted gets its own reply only.
 	Then string `json:"then,omitempty"`
 }
 
 // ThenCS is the Request.Then that runs a critical section right after a
 // grant.
 const ThenCS = "cs"
+
+// ThenCSRelease is the Request.Then that runs a critical section right
+// after a grant and then releases the lock, unless the critical section's
+// outcome is unknown (info).
+const ThenCSRelease = "cs+release"
+
+// ThenSteps returns how many requests then stands for, each with an id
+// of its own after the request's: 0 for none.
+func ThenSteps(then string) int {
+	if then == "" {
+		return 0
+	}
+	return strings.Count(then, "+") + 1
+}
 
 // Reply is one line a worker writes to stdout for each request. A line with
 // Event set and no ID is not a reply but an event the lock client reported

@@ -26,6 +26,8 @@ func TestThen(t *testing.T) {
 			&Request{ID: 5, F: history.FCS, Key: "k1", Value: &history.Value{Owner: "o1", Token: 7}}},
 		{"granted with no value", true, Request{ID: 2, F: history.FAcquire, Key: "k0", Then: ThenCS}, Reply{ID: 2, Type: history.OK},
 			&Request{ID: 3, F: history.FCS, Key: "k0", Value: &history.Value{}}},
+		{"granted, then released", false, Request{ID: 4, F: history.FAcquire, Key: "k1", Then: ThenCSRelease}, Reply{ID: 4, Type: history.OK, Value: grant},
+			&Request{ID: 5, F: history.FCS, Key: "k1", Value: &history.Value{Owner: "o1"}}},
 		{"not asked", false, Request{ID: 4, F: history.FAcquire, Key: "k1"}, Reply{ID: 4, Type: history.OK, Value: grant}, nil},
 		{"failed", false, Request{ID: 4, F: history.FAcquire, Key: "k1", Then: ThenCS}, Reply{ID: 4, Type: history.Fail}, nil},
 		{"in doubt", false, Request{ID: 4, F: history.FAcquire, Key: "k1", Then: ThenCS}, Reply{ID: 4, Type: history.Info}, nil},
@@ -52,7 +54,9 @@ func TestThen(t *testing.T) {
 
 // TestServeThenCS runs the worker side on a real Redis node: an acquire
 // with then cs is answered twice when granted (the critical section's
-// reply with the next id), once when not.
+// reply with the next id), once when not; with then cs+release three times
+// (the release's reply with the id after that), and the lock is free
+// after.
 func TestServeThenCS(t *testing.T) {
 	r := startRedis(t)
 	cfg := testConfig(r, "redis-set-px", 0)
@@ -80,8 +84,8 @@ func TestServeThenCS(t *testing.T) {
 		return rep
 	}
 	send(Request{ID: 1, F: FOpen, Config: &cfg})
-	if rep := next(); rep.Type != history.OK || len(rep.Then) != 1 || rep.Then[0] != ThenCS {
-		t.Fatalf("open reply %+v, want ok listing then cs", rep)
+	if rep := next(); rep.Type != history.OK || len(rep.Then) != 2 || rep.Then[0] != ThenCS || rep.Then[1] != ThenCSRelease {
+		t.Fatalf("open reply %+v, want ok listing then cs and cs+release", rep)
 	}
 	send(Request{ID: 2, F: history.FAcquire, Key: "k0", Then: ThenCS})
 	acq := next()
@@ -106,9 +110,22 @@ func TestServeThenCS(t *testing.T) {
 	if rep := next(); rep.ID != 6 || rep.Type != history.OK {
 		t.Fatalf("release reply %+v, want id 6 ok", rep)
 	}
-	send(Request{ID: 7, F: FClose})
-	if rep := next(); rep.ID != 7 {
-		t.Fatalf("close reply %+v, want id 7", rep)
+	send(Request{ID: 7, F: history.FAcquire, Key: "k2", Then: ThenCSRelease})
+	for i, want := range []string{history.FAcquire, history.FCS, history.FRelease} {
+		rep := next()
+		if rep.ID != int64(7+i) || rep.Type != history.OK {
+			t.Fatalf("reply %d to acquire with then cs+release: %+v, want id %d ok (its %s)", i+1, rep, 7+i, want)
+		}
+		if want == history.FRelease && (rep.Value == nil || rep.Value.Released == nil || !*rep.Value.Released) {
+			t.Fatalf("release reply %+v, want released", rep)
+		}
+	}
+	if _, err := other.Acquire(context.Background(), "k2"); err != nil {
+		t.Fatalf("k2 after the worker released it on its own: %v", err)
+	}
+	send(Request{ID: 10, F: FClose})
+	if rep := next(); rep.ID != 10 {
+		t.Fatalf("close reply %+v, want id 10", rep)
 	}
 	select {
 	case err := <-done:

@@ -76,7 +76,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			if wk, err = open(req.Config, events); err != nil {
 				reply.Type, reply.Error = history.Fail, err.Error()
 			} else {
-				reply.Type, reply.Protocol, reply.Then = history.OK, ProtocolVersion, []string{ThenCS}
+				reply.Type, reply.Protocol, reply.Then = history.OK, ProtocolVersion, []string{ThenCS, ThenCSRelease}
 			}
 		case req.F == FClose:
 			reply.Type = history.OK
@@ -94,8 +94,21 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		}
 		if cs, ok := wk.then(req, reply); ok {
 			val, err := wk.invoke(ctx, cs)
-			if err := write(answer(cs.ID, val, err)); err != nil {
+			done := answer(cs.ID, val, err)
+			// The reply is written before the release leaves: whatever
+			// the release lets happen comes after it.
+			if err := write(done); err != nil {
 				return fmt.Errorf("worker: write reply: %w", err)
+			}
+			if req.Then == ThenCSRelease && done.Type != history.Info {
+				rel := Request{ID: req.ID + 2, F: history.FRelease, Key: req.Key, Value: &history.Value{}}
+				if g := reply.Value; g != nil {
+					rel.Value.Owner, rel.Value.Token = g.Owner, g.Token
+				}
+				val, err := wk.invoke(ctx, rel)
+				if err := write(answer(rel.ID, val, err)); err != nil {
+					return fmt.Errorf("worker: write reply: %w", err)
+				}
 			}
 		}
 	}
@@ -150,7 +163,7 @@ func answer(id int64, val *history.Value, err error) Reply {
 // granted (Request.Then), with the id of its reply, and false when there is
 // none: another request, or an acquire that was not granted.
 func (w *worker) then(req Request, reply Reply) (Request, bool) {
-	if w == nil || req.F != history.FAcquire || req.Then != ThenCS || reply.Type != history.OK {
+	if w == nil || req.F != history.FAcquire || (req.Then != ThenCS && req.Then != ThenCSRelease) || reply.Type != history.OK {
 		return Request{}, false
 	}
 	v := &history.Value{}

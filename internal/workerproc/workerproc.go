@@ -9,6 +9,7 @@ package workerproc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,21 +75,32 @@ type Options struct {
 	// OnStray is called for a reply that arrives while a call waits for
 	// another id (a late reply to an earlier request); nil drops it.
 	OnStray func(want int64, got workloads.Reply)
+	// OnReply, when set, is called with each reply on the goroutine
+	// that read it, before the reply is handed to the call waiting for it
+	// (a late one too): the controller records completions there, in the
+	// order the replies were read.
+	OnReply func(workloads.Reply)
 	// AfterExit runs once the process has exited and been waited for.
 	AfterExit func()
+	// Mux, when set, is the channel the worker's stdout goes to, shared
+	// with other workers and read in the order they wrote (see Mux).
+	Mux *Mux
 }
 
 // Proc is one running worker process.
 type Proc struct {
-	cmd       *exec.Cmd
-	stdin     io.WriteCloser
-	opts      Options
-	replies   chan workloads.Reply
-	done      chan struct{} // closed when the process has exited and been waited for
-	readErr   error         // why reading stopped early, nil at the end of stdout
-	exitErr   error         // the process's exit status, once done
-	cpu       time.Duration // user + system time, once done
-	killed    sync.Once
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	opts    Options
+	replies chan workloads.Reply
+	done    chan struct{} // closed when the process has exited and been waited for
+	readErr error         // why reading stopped early, nil at the end of stdout
+	exitErr error         // the process's exit status, once done
+	cpu     time.Duration // user + system time, once done
+	killed  sync.Once
+	// partial is the start of a line a worker on a Mux has not ended
+	// yet (under the mux's lock).
+	partial   []byte
 	mu        sync.Mutex
 	nextID    int64
 	closeOnce sync.Once
@@ -111,14 +123,21 @@ func Start(argv []string, o Options) (*Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
+	var stdout io.ReadCloser
+	if o.Mux != nil {
+		cmd.Stdout = o.Mux.w
+	} else if stdout, err = cmd.StdoutPipe(); err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start %q: %w", argv[0], err)
 	}
 	p := &Proc{cmd: cmd, stdin: stdin, opts: o, replies: make(chan workloads.Reply, 64), done: make(chan struct{})}
+	if o.Mux != nil {
+		o.Mux.add(p)
+		go p.waitMux()
+		return p, nil
+	}
 	go p.read(stdout)
 	return p, nil
 }
@@ -155,7 +174,59 @@ func (p *Proc) read(stdout io.Reader) {
 		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
 		_, _ = io.Copy(io.Discard, stdout)
 	}
-	p.exitErr = p.cmd.Wait()
+	p.exited(p.cmd.Wait())
+}
+
+// waitMux waits for a worker on a Mux to exit, then hands over what it
+// wrote before it did, a last line with no newline too.
+func (p *Proc) waitMux() {
+	defer close(p.done)
+	err := p.cmd.Wait()
+	m := p.opts.Mux
+	m.remove(p)
+	m.mu.Lock()
+	if len(p.partial) > 0 && p.readErr == nil {
+		p.take(string(p.partial), io.EOF)
+	}
+	p.partial = nil
+	m.mu.Unlock()
+	p.exited(err)
+}
+
+// feed takes a chunk of a worker's stdout read from a Mux: it hands over
+// each line the chunk ends. Called under the mux's lock.
+func (p *Proc) feed(b []byte) {
+	for p.readErr == nil && len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			p.partial = append(p.partial, b...)
+			if len(p.partial) > MaxLine {
+				p.take("", errLong)
+			}
+			break
+		}
+		line := b[:i+1]
+		if len(p.partial) > 0 {
+			line = append(p.partial, line...)
+			p.partial = nil
+		}
+		b = b[i+1:]
+		if len(line) > MaxLine {
+			p.take("", errLong)
+			break
+		}
+		p.take(string(line), nil)
+	}
+	if p.readErr != nil {
+		p.partial = nil
+		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+	}
+}
+
+// exited keeps the process's exit status err and CPU time and runs
+// AfterExit.
+func (p *Proc) exited(err error) {
+	p.exitErr = err
 	if ps := p.cmd.ProcessState; ps != nil {
 		p.cpu = ps.UserTime() + ps.SystemTime()
 	}
@@ -195,6 +266,9 @@ func (p *Proc) take(line string, err error) {
 	case v == Event && p.opts.OnEvent != nil:
 		p.opts.OnEvent(r)
 	case v == Deliver:
+		if p.opts.OnReply != nil {
+			p.opts.OnReply(r)
+		}
 		p.replies <- r
 	}
 }
@@ -211,15 +285,15 @@ func (p *Proc) LastID() int64 {
 // reading's error when the worker broke the protocol, else its exit or
 // ctx's error.
 //
-// A request with Then set takes two ids: the reply to what it asked to run
-// next comes with id LastID(), and Await waits for it.
+// A request with Then set takes an id more for each step it asks the
+// worker to run next (workloads.ThenSteps): their replies come with the
+// ids after the request's, the last of them LastID(), and Await waits for
+// each.
 func (p *Proc) Call(ctx context.Context, req workloads.Request, timeout time.Duration) (workloads.Reply, error) {
 	p.mu.Lock()
 	p.nextID++
 	req.ID = p.nextID
-	if req.Then != "" {
-		p.nextID++
-	}
+	p.nextID += int64(workloads.ThenSteps(req.Then))
 	p.mu.Unlock()
 	b, err := json.Marshal(req)
 	if err != nil {

@@ -10,6 +10,24 @@ import (
 	"github.com/lockcheck/lockcheck/workloads"
 )
 
+// stdouts runs f with a worker's stdout on a pipe of its own, and again on
+// a Mux.
+func stdouts(t *testing.T, f func(t *testing.T, mux *Mux)) {
+	t.Run("pipe", func(t *testing.T) { f(t, nil) })
+	t.Run("mux", func(t *testing.T) { f(t, newMux(t)) })
+}
+
+// newMux opens a mux that is closed when t ends, after its workers.
+func newMux(t *testing.T) *Mux {
+	t.Helper()
+	m, err := NewMux()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
 // sh starts a shell worker that reads one request and then runs script.
 func sh(t *testing.T, script string, o Options) *Proc {
 	t.Helper()
@@ -35,42 +53,49 @@ func TestCall(t *testing.T) {
 		{"exits", `exit 3`, 5 * time.Second, "exited"},
 		{"silent", `sleep 5`, 100 * time.Millisecond, "timeout"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var events, strays int
-			p := sh(t, tt.script, Options{
-				OnEvent: func(workloads.Reply) { events++ },
-				OnStray: func(int64, workloads.Reply) { strays++ },
+	stdouts(t, func(t *testing.T, mux *Mux) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				var events, strays int
+				p := sh(t, tt.script, Options{
+					OnEvent: func(workloads.Reply) { events++ },
+					OnStray: func(int64, workloads.Reply) { strays++ },
+					Mux:     mux,
+				})
+				r, err := p.Call(context.Background(), workloads.Request{F: "acquire"}, tt.timeout)
+				var late *Timeout
+				got := string(r.Type)
+				switch {
+				case errors.As(err, &late):
+					got = "timeout"
+				case errors.Is(err, ErrProtocol):
+					got = "protocol"
+				case err != nil && strings.Contains(err.Error(), "exited"):
+					got = "exited"
+				}
+				if got != tt.want {
+					t.Fatalf("got %q (%v), want %q", got, err, tt.want)
+				}
+				if err != nil && !errors.Is(err, ErrNoReply) {
+					t.Errorf("%v does not wrap ErrNoReply", err)
+				}
+				if tt.name == "event then reply" && events != 1 {
+					t.Errorf("%d events, want 1", events)
+				}
+				if tt.name == "stray then reply" && strays != 1 {
+					t.Errorf("%d strays, want 1", strays)
+				}
 			})
-			r, err := p.Call(context.Background(), workloads.Request{F: "acquire"}, tt.timeout)
-			var late *Timeout
-			got := string(r.Type)
-			switch {
-			case errors.As(err, &late):
-				got = "timeout"
-			case errors.Is(err, ErrProtocol):
-				got = "protocol"
-			case err != nil && strings.Contains(err.Error(), "exited"):
-				got = "exited"
-			}
-			if got != tt.want {
-				t.Fatalf("got %q (%v), want %q", got, err, tt.want)
-			}
-			if err != nil && !errors.Is(err, ErrNoReply) {
-				t.Errorf("%v does not wrap ErrNoReply", err)
-			}
-			if tt.name == "event then reply" && events != 1 {
-				t.Errorf("%d events, want 1", events)
-			}
-			if tt.name == "stray then reply" && strays != 1 {
-				t.Errorf("%d strays, want 1", strays)
-			}
-		})
-	}
+		}
+	})
 }
 
 func TestProtocolErrorKillsWorker(t *testing.T) {
-	p, err := Start([]string{"sh", "-c", "echo banner; sleep 30"}, Options{})
+	stdouts(t, testProtocolErrorKillsWorker)
+}
+
+func testProtocolErrorKillsWorker(t *testing.T, mux *Mux) {
+	p, err := Start([]string{"sh", "-c", "echo banner; sleep 30"}, Options{Mux: mux})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,16 +109,23 @@ func TestProtocolErrorKillsWorker(t *testing.T) {
 }
 
 func TestLongLine(t *testing.T) {
-	p := sh(t, `head -c 1100000 /dev/zero | tr '\0' 'x'; echo; sleep 30`, Options{
-		Line: func(*Proc, string, bool) (workloads.Reply, Verdict, error) { return workloads.Reply{}, Skip, nil },
+	// On a mux, only the worker's own writes count: the shell writes the
+	// line itself.
+	stdouts(t, func(t *testing.T, mux *Mux) {
+		p := sh(t, `x=x; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21; do x=$x$x; done; echo $x; sleep 30`, Options{
+			Line: func(*Proc, string, bool) (workloads.Reply, Verdict, error) { return workloads.Reply{}, Skip, nil },
+			Mux:  mux,
+		})
+		if _, err := p.Call(context.Background(), workloads.Request{F: "x"}, 10*time.Second); !errors.Is(err, ErrProtocol) {
+			t.Errorf("a line over MaxLine: %v, want ErrProtocol", err)
+		}
 	})
-	if _, err := p.Call(context.Background(), workloads.Request{F: "x"}, 10*time.Second); !errors.Is(err, ErrProtocol) {
-		t.Errorf("a line over MaxLine: %v, want ErrProtocol", err)
-	}
 }
 
-func TestCloseAndCPU(t *testing.T) {
-	p := sh(t, `echo '{"id":1,"type":"ok"}'; read next; echo '{"id":2,"type":"ok"}'`, Options{})
+func TestCloseAndCPU(t *testing.T) { stdouts(t, testCloseAndCPU) }
+
+func testCloseAndCPU(t *testing.T, mux *Mux) {
+	p := sh(t, `echo '{"id":1,"type":"ok"}'; read next; echo '{"id":2,"type":"ok"}'`, Options{Mux: mux})
 	if _, err := p.Call(context.Background(), workloads.Request{F: "acquire"}, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +144,11 @@ func TestCloseAndCPU(t *testing.T) {
 // TestReplyThenExit: a worker that replies and exits at once (as after
 // close) gives its reply, never "exited", however the reader and the exit
 // race.
-func TestReplyThenExit(t *testing.T) {
+func TestReplyThenExit(t *testing.T) { stdouts(t, testReplyThenExit) }
+
+func testReplyThenExit(t *testing.T, mux *Mux) {
 	for i := range 100 {
-		p, err := Start([]string{"sh", "-c", `read req; echo '{"id":1,"type":"ok"}'`}, Options{})
+		p, err := Start([]string{"sh", "-c", `read req; echo '{"id":1,"type":"ok"}'`}, Options{Mux: mux})
 		if err != nil {
 			t.Fatal(err)
 		}
