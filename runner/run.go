@@ -183,7 +183,12 @@ func (p *Plan) Run(ctx context.Context, log io.Writer) (Outcome, error) {
 		if r.mux, err = workerproc.NewMux(); err != nil {
 			return Outcome{Dir: dir}, err
 		}
-		defer r.mux.Close()
+		defer func() {
+			if n := r.mux.Dropped(); n > 0 {
+				fmt.Fprintf(workLog, "workers' stdout: %d bytes written by processes that are not workers (a worker's child?) were not read\n", n)
+			}
+			r.mux.Close()
+		}()
 		r.thenRelease = r.thenCS && t.sections() == 1 && !schedule.AtInvocation(p.Faults, schedule.EventRelease, r.Lease())
 	}
 	// Every server the topology starts, now or on a restart, reports an

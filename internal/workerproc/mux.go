@@ -175,11 +175,13 @@ func (m *Mux) remove(p *Proc) {
 	}
 }
 
-// Dropped returns how many bytes came from processes the mux did not know.
+// Dropped returns how many bytes came from processes that are not the
+// mux's workers (a child a worker started, say), which no one read.
 func (m *Mux) Dropped() int {
+	m.Sync()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.dropped
+	return m.dropped + m.earlyBytes()
 }
 
 // Close stops reading; workers still running then write to a socket no one

@@ -124,3 +124,21 @@ func TestCallThenSteps(t *testing.T) {
 		t.Fatalf("LastID %d after a request with then cs+release, want 3", p.LastID())
 	}
 }
+
+// TestMuxDropped: what a worker's child writes to the stdout it inherited
+// is not the worker's, and is counted as dropped.
+func TestMuxDropped(t *testing.T) {
+	m := newMux(t)
+	p := sh(t, `/bin/echo '{"id":1,"type":"ok"}'; sleep 30`, Options{Mux: m})
+	if _, err := p.stdin.Write([]byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); m.Dropped() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the line a worker's child wrote was not counted as dropped")
+		}
+	}
+	if r, err := p.Await(context.Background(), 1, 100*time.Millisecond); err == nil {
+		t.Fatalf("the line a worker's child wrote reached the worker's call: %+v", r)
+	}
+}
